@@ -1,0 +1,3 @@
+"""onnxstudio: see, inspect, run and export ONNX models."""
+
+__version__ = "0.1.0"

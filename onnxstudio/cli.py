@@ -1,0 +1,69 @@
+"""Entry point: `onnxstudio [FILE...]` opens the window; `onnxstudio CMD ...` works headless."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from onnxstudio import __version__
+from onnxstudio.commands import COMMANDS, load
+from onnxstudio.errors import OnnxStudioError
+
+
+def _command_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="onnxstudio", description="Work with ONNX models.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--version", action="version", version=f"onnxstudio {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            load(name).add_parser(sub)
+        except ModuleNotFoundError:  # a command still being written is simply absent
+            continue
+    return parser
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="onnxstudio",
+        description="Open ONNX models in the onnxstudio window. "
+        f"Headless commands: {', '.join(COMMANDS)} (onnxstudio COMMAND --help).",
+    )
+    parser.add_argument("files", nargs="*", help="models to open (none: the sample model)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--version", action="version", version=f"onnxstudio {__version__}")
+    parser.add_argument("--install-desktop", action="store_true",
+                        help="register the app and the .onnx file type for this user")
+    parser.add_argument("--uninstall-desktop", action="store_true",
+                        help="undo --install-desktop")
+    parser.add_argument("--new-instance", action="store_true",
+                        help="do not hand files to an already running window")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in args_list if a != "--debug"), None)
+    if first in COMMANDS:
+        args = _command_parser().parse_args(args_list)
+        handler = load(args.command).run
+    else:
+        args = _gui_parser().parse_args(args_list)
+        if args.install_desktop or args.uninstall_desktop:
+            from onnxstudio import desktop_integration
+
+            handler = desktop_integration.run
+        else:
+            from onnxstudio.ui.app import run_app
+
+            handler = run_app
+    try:
+        return int(handler(args))
+    except OnnxStudioError as exc:
+        if args.debug:
+            raise
+        print(f"onnxstudio: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

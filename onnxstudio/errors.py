@@ -1,0 +1,30 @@
+"""Typed errors whose message is already fit to show a user (banner, dialog, CLI line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class OnnxStudioError(Exception):
+    """Base of every error the app expects; anything else is a bug."""
+
+
+class ModelLoadError(OnnxStudioError):
+    """A model file could not be opened; the message names the file and the reason."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{self.path.name}: {reason}")
+
+
+class InputError(OnnxStudioError):
+    """An input the user supplied (image, .npy, option) cannot be used."""
+
+
+class RunError(OnnxStudioError):
+    """onnxruntime refused the model or failed while running it."""
+
+
+class ExportError(OnnxStudioError):
+    """A diagram or model could not be written."""

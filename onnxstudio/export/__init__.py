@@ -1,0 +1,1 @@
+"""export layer; see docs/architecture.md."""

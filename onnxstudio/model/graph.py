@@ -1,0 +1,195 @@
+"""Plain, Qt-free description of an ONNX model that every other layer reads.
+
+Built once from a ``ModelProto`` by :mod:`onnxstudio.model.extract`; nothing here
+refers back to protobuf objects, so layout, rendering and export can run on it in a
+worker thread without touching onnx.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Dim = int | str | None
+"""One dimension: a fixed size, a symbolic name (``"batch"``), or unknown."""
+
+ValueKind = Literal["input", "output", "initializer", "intermediate", "captured"]
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """What is known of a value's type. ``shape is None`` means the rank is unknown."""
+
+    dtype: str | None = None  # numpy-style name: float32, int64, string, bfloat16...
+    shape: tuple[Dim, ...] | None = None
+    kind: str = "tensor"  # tensor, sequence, map, optional, sparse_tensor
+
+    def shape_text(self) -> str:
+        if self.shape is None:
+            return "?"
+        return "×".join("?" if d is None else str(d) for d in self.shape) or "scalar"
+
+    def describe(self) -> str:
+        base = f"{self.dtype or '?'}[{self.shape_text()}]"
+        return base if self.kind == "tensor" else f"{self.kind}<{base}>"
+
+
+@dataclass
+class Value:
+    """A named tensor edge: produced by at most one node, consumed by any number."""
+
+    name: str
+    type: TensorType = field(default_factory=TensorType)
+    kind: ValueKind = "intermediate"
+    producer: int | None = None  # index into Graph.nodes
+    consumers: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class InitializerInfo:
+    """A weight, summarised without reading its bytes (they may live in external data)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    elements: int
+    nbytes: int
+    external_location: str | None = None  # path relative to the model's folder
+
+
+@dataclass(frozen=True)
+class TensorSummary:
+    """A tensor-valued attribute (e.g. Constant's ``value``), with a short preview."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    preview: str
+
+
+@dataclass(frozen=True)
+class Attribute:
+    """One node attribute. ``value`` is a Python scalar/list, TensorSummary, or a subgraph key."""
+
+    name: str
+    type: str  # INT, FLOAT, STRING, INTS, FLOATS, STRINGS, TENSOR, GRAPH, GRAPHS, ...
+    value: Any
+
+
+@dataclass(frozen=True)
+class SchemaInfo:
+    """The operator schema in force for a node under the model's opset imports."""
+
+    known: bool  # False: no schema in onnx for (domain, op_type) at any version
+    since_version: int | None = None  # version of the schema in force
+    latest_version: int | None = None  # newest version onnx knows
+    deprecated: bool = False
+    doc: str = ""
+    custom_domain: bool = False  # a domain onnx does not define (com.microsoft, ...)
+
+
+@dataclass
+class Node:
+    """One operator call. ``id`` is unique across the whole model, nested bodies included."""
+
+    id: str  # "n12" in the main graph, "n12/then_branch/n3" inside a body
+    index: int
+    name: str
+    op_type: str
+    domain: str  # "" for the default domain
+    inputs: list[str]  # "" marks an omitted optional input
+    outputs: list[str]
+    attributes: list[Attribute] = field(default_factory=list)
+    subgraphs: dict[str, Graph] = field(default_factory=dict)  # attribute name -> body
+    function: tuple[str, str] | None = None  # (domain, name) of a local function it calls
+    metadata: dict[str, str] = field(default_factory=dict)
+    doc_string: str = ""
+    schema: SchemaInfo = field(default_factory=lambda: SchemaInfo(known=False))
+
+    @property
+    def label(self) -> str:
+        return self.name or f"{self.op_type} #{self.index}"
+
+    def attribute(self, name: str) -> Attribute | None:
+        return next((a for a in self.attributes if a.name == name), None)
+
+
+@dataclass
+class Graph:
+    """A graph body: the main graph, an If/Loop/Scan body, or a local function body."""
+
+    name: str
+    id_prefix: str  # "" for the main graph; "n12/body/" for a nested one
+    nodes: list[Node] = field(default_factory=list)
+    values: dict[str, Value] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)  # real inputs: initializers excluded
+    outputs: list[str] = field(default_factory=list)
+    initializers: dict[str, InitializerInfo] = field(default_factory=dict)
+    captured: list[str] = field(default_factory=list)  # outer-scope values a body reads
+    doc_string: str = ""
+
+    def node_count_total(self) -> int:
+        """Nodes here plus in every nested body, recursively."""
+        return len(self.nodes) + sum(
+            body.node_count_total() for node in self.nodes for body in node.subgraphs.values()
+        )
+
+    def walk(self) -> list[Node]:
+        """Every node here and in nested bodies, depth first."""
+        out: list[Node] = []
+        for node in self.nodes:
+            out.append(node)
+            for body in node.subgraphs.values():
+                out.extend(body.walk())
+        return out
+
+
+@dataclass
+class Function:
+    """A model-local function (FunctionProto); calls to it link here via Node.function."""
+
+    domain: str
+    name: str
+    inputs: list[str]
+    outputs: list[str]
+    attribute_names: list[str]
+    opset_imports: dict[str, int]
+    body: Graph
+    doc_string: str = ""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.domain, self.name)
+
+
+@dataclass
+class Model:
+    """Everything the app shows about one opened file."""
+
+    path: Path
+    file_size: int
+    ir_version: int
+    producer_name: str
+    producer_version: str
+    domain: str
+    model_version: int
+    doc_string: str
+    opset_imports: dict[str, int]  # "" is the default domain
+    metadata: dict[str, str]
+    graph: Graph
+    functions: list[Function]
+    external_data: bool
+    parameters: int
+    weight_bytes: int
+    warnings: list[str] = field(default_factory=list)
+
+    def function(self, key: tuple[str, str]) -> Function | None:
+        return next((f for f in self.functions if f.key == key), None)
+
+    def node_by_id(self, node_id: str) -> Node | None:
+        """Look a node up by id, descending into nested bodies and function bodies."""
+        for graph in [self.graph, *(f.body for f in self.functions)]:
+            for node in graph.walk():
+                if node.id == node_id:
+                    return node
+        return None

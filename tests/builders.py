@@ -1,0 +1,50 @@
+"""Small generated models for tests, with an IR version onnxruntime accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+# onnx's newest IR can be newer than onnxruntime's; pin one both accept.
+IR_VERSION = 10
+OPSET = 21
+
+
+def make_model(graph: onnx.GraphProto, opset: int = OPSET, **kwargs) -> onnx.ModelProto:
+    opsets = kwargs.pop("opset_imports", [helper.make_opsetid("", opset)])
+    model = helper.make_model(graph, opset_imports=opsets, **kwargs)
+    model.ir_version = IR_VERSION
+    return model
+
+
+def save(model: onnx.ModelProto, path: Path) -> Path:
+    onnx.save(model, str(path))
+    return path
+
+
+def tiny_mlp(with_scopes: bool = True) -> onnx.ModelProto:
+    """x[1,4] -> MatMul(W1) -> Add(b1) -> Relu -> MatMul(W2) -> Softmax -> y[1,3]."""
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((4, 8)).astype(np.float32), "W1")
+    b1 = numpy_helper.from_array(np.zeros(8, np.float32), "b1")
+    w2 = numpy_helper.from_array(rng.standard_normal((8, 3)).astype(np.float32), "W2")
+    p = "/layer1/" if with_scopes else ""
+    q = "/head/" if with_scopes else ""
+    nodes = [
+        helper.make_node("MatMul", ["x", "W1"], ["h0"], name=f"{p}MatMul"),
+        helper.make_node("Add", ["h0", "b1"], ["h1"], name=f"{p}Add"),
+        helper.make_node("Relu", ["h1"], ["h2"], name=f"{p}Relu"),
+        helper.make_node("MatMul", ["h2", "W2"], ["logits"], name=f"{q}MatMul"),
+        helper.make_node("Softmax", ["logits"], ["y"], name=f"{q}Softmax", axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "tiny_mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])],
+        initializer=[w1, b1, w2],
+    )
+    return make_model(graph, producer_name="onnxstudio-tests")

@@ -1,0 +1,42 @@
+"""Shared test setup: headless Qt, the shared model corpus, and model builders."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Must be set before anything imports Qt.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("ONNXSTUDIO_SHARED", REPO.parent / "shared"))
+SHARED_MODELS = SHARED / "models"
+LADDER = SHARED / "ladder"
+
+
+def shared_model(relative: str) -> Path:
+    """Path to a file under ../shared/models, skipping the test when it is absent."""
+    path = SHARED_MODELS / relative
+    if not path.exists():
+        pytest.skip(f"../shared/models/{relative} not available")
+    return path
+
+
+def ladder_model(name: str) -> Path:
+    path = LADDER / name
+    if not path.exists():
+        pytest.skip(f"../shared/ladder/{name} not available")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Keep QSettings and XDG paths of tests away from the real user's."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    monkeypatch.setenv("ONNXSTUDIO_SETTINGS_DIR", str(home / "settings"))
