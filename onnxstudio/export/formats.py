@@ -1,0 +1,116 @@
+"""Pick the format from the file name and dispatch one export; the single entry point.
+
+``export_layout`` is what the CLI and the GUI worker call. DOT and JSON never import
+Qt; SVG, PNG and PDF import the render backends lazily.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from onnxstudio.errors import ExportError
+from onnxstudio.export.atomic import atomic_write, check_destination, protected_paths
+from onnxstudio.export.options import (
+    FORMATS,
+    CancelFn,
+    ExportCancelled,
+    ExportOptions,
+    Format,
+    ProgressFn,
+)
+from onnxstudio.export.region import crop_layout
+
+if TYPE_CHECKING:
+    from onnxstudio.layout.types import Layout
+    from onnxstudio.model.graph import Model
+
+EXTENSIONS: dict[str, Format] = {
+    ".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": "dot", ".gv": "dot", ".json": "json",
+}
+DESCRIPTIONS: dict[Format, str] = {
+    "svg": "SVG vector image", "png": "PNG image", "pdf": "PDF document",
+    "dot": "Graphviz DOT source", "json": "Layout as JSON",
+}
+QT_FORMATS: frozenset[Format] = frozenset({"svg", "png", "pdf"})
+
+
+@dataclass
+class ExportResult:
+    """What was written, and anything the user should be told (scale reduced, ...)."""
+
+    path: Path
+    format: Format
+    size: tuple[float, float] = (0.0, 0.0)  # pixels (PNG), points (PDF), units (SVG)
+    pages: int = 1
+    files: list[Path] = field(default_factory=list)  # every file written (tiles)
+    notices: list[str] = field(default_factory=list)
+
+
+def format_for_path(path: str | Path, explicit: str | None = None) -> Format:
+    """The explicit format if given, else the one the extension names."""
+    if explicit:
+        fmt = explicit.lower().lstrip(".")
+        if fmt not in FORMATS:
+            raise ExportError(f"unknown format {explicit!r} (use {', '.join(FORMATS)})")
+        return fmt  # type: ignore[return-value]
+    suffix = Path(path).suffix.lower()
+    if suffix not in EXTENSIONS:
+        shown = suffix or "no extension"
+        raise ExportError(f"{Path(path).name}: cannot tell the format from {shown} "
+                          f"(use .svg, .png, .pdf, .dot or .json, or --format)")
+    return EXTENSIONS[suffix]
+
+
+def needs_qt(fmt: Format) -> bool:
+    return fmt in QT_FORMATS
+
+
+def _check_cancel(cancel: CancelFn | None) -> None:
+    if cancel is not None and cancel():
+        raise ExportCancelled()
+
+
+def export_layout(layout: Layout, model: Model | None, path: str | Path,
+                  options: ExportOptions | None = None, progress: ProgressFn | None = None,
+                  cancel: CancelFn | None = None) -> ExportResult:
+    """Write ``layout`` to ``path``; raises ExportError (ExportCancelled on cancel).
+
+    SVG/PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it.
+    """
+    options = options or ExportOptions()
+    options.validate()
+    fmt = format_for_path(path, options.format)
+    protect = protected_paths(model)
+    dest = check_destination(path, protect)
+    _check_cancel(cancel)
+    result = ExportResult(path=dest, format=fmt, files=[dest])
+    if fmt == "json":
+        from onnxstudio.layout.serialize import layout_to_dict
+
+        data = layout_to_dict(crop_layout(layout, options))
+        atomic_write(dest, json.dumps(data, ensure_ascii=False), protect)
+    elif fmt == "dot":
+        from onnxstudio.export.dot import layout_to_dot
+        from onnxstudio.render.theme import theme_named
+
+        name = model.graph.name if model is not None and model.graph.name else "model"
+        text = layout_to_dot(crop_layout(layout, options), name, theme_named(options.theme_name()))
+        atomic_write(dest, text, protect)
+    elif fmt == "png":
+        from onnxstudio.export.raster import export_png
+
+        export_png(layout, model, dest, options, result, protect, progress, cancel)
+    elif fmt == "svg":
+        from onnxstudio.export.vector import export_svg
+
+        export_svg(layout, model, dest, options, result, protect, progress, cancel)
+    else:
+        from onnxstudio.export.vector import export_pdf
+
+        export_pdf(layout, model, dest, options, result, protect, progress, cancel)
+    if progress is not None and fmt in ("json", "dot"):
+        progress(1, 1)
+    return result
