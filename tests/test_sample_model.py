@@ -74,3 +74,27 @@ def test_sample_images_look_like_images() -> None:
         with Image.open(SAMPLE / f"digit_{digit}.png") as img:
             assert img.size == (128, 128)
             assert img.mode == "L"
+
+
+@pytest.mark.parametrize("digit", range(10))
+def test_runner_pipeline_classifies_each_sample(
+    digit: int, session: ort.InferenceSession
+) -> None:
+    """The app's own path: metadata-driven preprocessing and metadata labels."""
+    preprocess_mod = pytest.importorskip("onnxstudio.runner.preprocess")
+    images = pytest.importorskip("onnxstudio.runner.images")
+    inputs = pytest.importorskip("onnxstudio.runner.inputs")
+    labels_mod = pytest.importorskip("onnxstudio.runner.labels")
+
+    info = inputs.read_model_info(MODEL)
+    spec = preprocess_mod.image_input(info.inputs)
+    assert spec is not None
+    pre = preprocess_mod.preprocess(
+        images.load_image(SAMPLE / f"digit_{digit}.png"), spec, info.metadata
+    )
+    assert pre.plan.channels == "gray"
+    assert pre.plan.preset == "raw255"
+    probs = session.run(None, {spec.name: pre.tensor})[0][0]
+    labels = labels_mod.resolve_labels(len(probs), MODEL, info.metadata)
+    assert labels is not None and labels.source == "model metadata 'labels'"
+    assert labels.name(int(probs.argmax())) == str(digit)
