@@ -1,0 +1,311 @@
+"""Image -> tensor. Decided in order: model metadata, then input shape/dtype, then the user.
+
+Every number is computed per channel from a 256-entry table in float64 and cast once, so a
+preset gives exactly the value its formula says (e.g. imagenet: (x/255 - mean) / std).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+from PIL import Image
+
+from onnxstudio.errors import InputError
+from onnxstudio.runner.inputs import TensorSpec
+
+
+@dataclass(frozen=True)
+class Preset:
+    channels: str  # "rgb" or "bgr" (grey models take luminance whatever the preset)
+    divisor: float  # pixel / divisor, then minus mean, divided by std
+    mean: tuple[float, float, float]
+    std: tuple[float, float, float]
+
+
+PRESETS: dict[str, Preset] = {
+    "imagenet": Preset("rgb", 255.0, (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
+    "caffe": Preset("bgr", 1.0, (103.939, 116.779, 123.68), (1.0, 1.0, 1.0)),
+    "raw255": Preset("rgb", 1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
+    "unit": Preset("rgb", 255.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
+    "symmetric": Preset("rgb", 127.5, (1.0, 1.0, 1.0), (1.0, 1.0, 1.0)),
+}
+CHANNELS = ("rgb", "bgr", "gray")
+LAYOUTS = ("nchw", "nhwc")
+RESIZES = ("crop", "stretch", "letterbox")
+DEFAULT_SIZE = (224, 224)
+LETTERBOX_FILL = (114, 114, 114)  # the grey YOLO-style letterboxing pads with
+
+# The Windows ML / onnxmltools image metadata convention.
+_PIXEL_FORMATS = {"Rgb8": "rgb", "Rgba8": "rgb", "Bgr8": "bgr", "Bgra8": "bgr", "Gray8": "gray"}
+_PIXEL_RANGES = {"NominalRange_0_255": "raw255", "Normalized_0_1": "unit",
+                 "Normalized_1_1": "symmetric", "NominalRange_16_235": "raw255"}
+
+
+@dataclass
+class PreprocessOptions:
+    """The user's choices; None means "decide from the model"."""
+
+    preset: str | None = None
+    channels: str | None = None
+    layout: str | None = None
+    size: tuple[int, int] | None = None  # (height, width)
+    resize: str | None = None
+    mean: tuple[float, ...] | None = None
+    std: tuple[float, ...] | None = None
+    scale: float | None = None  # multiplier; x * scale replaces x / divisor
+
+
+@dataclass
+class PreprocessPlan:
+    """Everything that was decided, and why (the reasons are shown to the user)."""
+
+    input_name: str
+    preset: str
+    channels: str
+    layout: str
+    size: tuple[int, int]
+    resize: str
+    mean: tuple[float, ...]
+    std: tuple[float, ...]
+    divisor: float
+    dtype: str
+    rank: int = 4
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def scale(self) -> float:
+        return 1.0 / self.divisor
+
+    def as_json(self) -> dict[str, object]:
+        return {"preset": self.preset, "channels": self.channels, "layout": self.layout,
+                "size": [self.size[0], self.size[1]], "resize": self.resize,
+                "mean": list(self.mean), "std": list(self.std), "scale": self.scale,
+                "dtype": self.dtype}
+
+
+@dataclass
+class Preprocessed:
+    tensor: np.ndarray
+    plan: PreprocessPlan
+    preview: np.ndarray  # what the model sees, as uint8 (H, W, 3) or (H, W)
+    resized_rgb: np.ndarray  # the same geometry in colour (super-resolution recombines it)
+
+    @property
+    def description(self) -> str:
+        t = self.tensor
+        lo, hi = (float(t.min()), float(t.max())) if t.size else (0.0, 0.0)
+        head = (f"{self.plan.input_name}: {t.dtype}{list(t.shape)} range [{lo:.4g}, {hi:.4g}]"
+                f" — {self.plan.preset}, {self.plan.channels.upper()}, "
+                f"{self.plan.layout.upper()}, {self.plan.size[0]}x{self.plan.size[1]} "
+                f"{self.plan.resize}")
+        return "\n".join([head, *self.plan.reasons])
+
+
+def image_input(inputs: list[TensorSpec]) -> TensorSpec | None:
+    """The input an image should go to: the first tensor input of rank 3 or 4."""
+    for spec in inputs:
+        if spec.is_tensor and len(spec.shape) in (3, 4) and spec.dtype != "object":
+            return spec
+    return None
+
+
+def _fixed(d: object) -> int | None:
+    return d if isinstance(d, int) and d > 0 else None
+
+
+def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
+         options: PreprocessOptions | None = None, *, image_to_image: bool = False
+         ) -> PreprocessPlan:
+    """Decide the preprocessing for one input; later sources only fill what earlier left open."""
+    opts = options or PreprocessOptions()
+    meta = metadata or {}
+    why: list[str] = []
+    rank = len(spec.shape)
+    if rank not in (3, 4):
+        raise InputError(f"input {spec.name!r} ({spec.describe()}) is not image-shaped "
+                         "(rank 3 or 4 expected)")
+    dtype = spec.dtype or "float32"
+    if dtype not in ("float32", "float16", "float64", "uint8"):
+        raise InputError(f"input {spec.name!r} has dtype {dtype}; images feed float or uint8")
+    lead = 1 if rank == 4 else 0  # index of the first non-batch axis
+
+    # Layout: denotations, then which axis has 1 or 3 entries, then the user, then NCHW.
+    layout: str | None = None
+    if "DATA_CHANNEL" in spec.denotations:
+        ch_axis = spec.denotations.index("DATA_CHANNEL")
+        layout = "nchw" if ch_axis == lead else "nhwc" if ch_axis == rank - 1 else None
+        if layout:
+            why.append(f"layout {layout.upper()}: dimension denotation DATA_CHANNEL")
+    if layout is None:
+        first, last = _fixed(spec.shape[lead]), _fixed(spec.shape[-1])
+        if first in (1, 3, 4) and last not in (1, 3, 4):
+            layout = "nchw"
+        elif last in (1, 3, 4) and first not in (1, 3, 4):
+            layout = "nhwc"
+        if layout:
+            why.append(f"layout {layout.upper()}: from the input shape")
+    if layout is None:
+        layout = opts.layout if opts.layout in LAYOUTS else "nchw"
+        why.append(f"layout {layout.upper()}: " + ("your choice" if opts.layout else "default"))
+    elif opts.layout and opts.layout != layout:
+        why.append(f"(your layout {opts.layout.upper()} does not fit this input)")
+    ch_axis = lead if layout == "nchw" else rank - 1
+    hw_axes = (ch_axis + 1, ch_axis + 2) if layout == "nchw" else (ch_axis - 2, ch_axis - 1)
+    n_ch = _fixed(spec.shape[ch_axis])
+    if n_ch not in (None, 1, 3):
+        raise InputError(f"input {spec.name!r} ({spec.describe()}) has {n_ch} channels; "
+                         "an image has 1 or 3")
+
+    # Normalisation preset: metadata range, then dtype, then the user, then a guess.
+    preset: str | None = None
+    meta_range = meta.get("Image.NominalPixelRange")
+    if meta_range in _PIXEL_RANGES:
+        preset = _PIXEL_RANGES[meta_range]
+        why.append(f"preset {preset}: model metadata Image.NominalPixelRange={meta_range}")
+    elif dtype == "uint8":
+        preset = "raw255"
+        why.append("preset raw255: the input is uint8")
+    if preset is None:
+        if opts.preset:
+            if opts.preset not in PRESETS:
+                raise InputError(f"unknown preset {opts.preset!r} "
+                                 f"(choose from {', '.join(PRESETS)})")
+            preset = opts.preset
+            why.append(f"preset {preset}: your choice")
+        else:
+            preset = ("unit" if n_ch == 1 else "raw255") if image_to_image else \
+                ("unit" if n_ch == 1 else "imagenet")
+            why.append(f"preset {preset}: default for "
+                       + ("an image-to-image model" if image_to_image else "a classifier"))
+    elif opts.preset and opts.preset != preset:
+        why.append(f"(your preset {opts.preset} is overridden by the model)")
+    pre = PRESETS[preset]
+
+    # Channels: metadata pixel format, then the channel count, then the user, then the preset.
+    channels: str | None = None
+    fmt = meta.get("Image.BitmapPixelFormat")
+    if fmt in _PIXEL_FORMATS:
+        channels = _PIXEL_FORMATS[fmt]
+        why.append(f"channels {channels.upper()}: model metadata Image.BitmapPixelFormat={fmt}")
+    elif n_ch == 1:
+        channels = "gray"
+        why.append("channels GRAY (luminance): the input has 1 channel")
+    if channels is None:
+        if opts.channels in ("rgb", "bgr"):
+            channels = opts.channels
+            why.append(f"channels {channels.upper()}: your choice")
+        else:
+            channels = pre.channels
+    if (channels == "gray") != (n_ch == 1) and n_ch is not None:
+        channels = "gray" if n_ch == 1 else pre.channels
+
+    # Size: fixed dims, then the user, then the default for symbolic H/W.
+    h, w = _fixed(spec.shape[hw_axes[0]]), _fixed(spec.shape[hw_axes[1]])
+    if h and w:
+        size = (h, w)
+        if opts.size and tuple(opts.size) != size:
+            why.append(f"(your size {opts.size[0]}x{opts.size[1]} does not fit this input)")
+    else:
+        uh, uw = opts.size or (None, None)
+        size = (h or uh or DEFAULT_SIZE[0], w or uw or DEFAULT_SIZE[1])
+        why.append(f"size {size[0]}x{size[1]}: " + ("your choice" if opts.size else
+                   "default for a symbolic size"))
+    resize = opts.resize or "crop"
+    if resize not in RESIZES:
+        raise InputError(f"unknown resize mode {resize!r} (choose from {', '.join(RESIZES)})")
+
+    mean: tuple[float, ...] = pre.mean
+    std: tuple[float, ...] = pre.std
+    if channels == "gray":  # one channel: the average of the preset's per-channel values
+        mean, std = (float(np.mean(mean)),), (float(np.mean(std)),)
+    divisor = pre.divisor
+    if opts.mean is not None:
+        mean = tuple(float(v) for v in opts.mean)
+    if opts.std is not None:
+        std = tuple(float(v) for v in opts.std)
+    if opts.scale is not None:
+        if opts.scale == 0:
+            raise InputError("scale must not be 0")
+        divisor = 1.0 / float(opts.scale)
+    n_out = 1 if channels == "gray" else 3
+    for label, vals in (("mean", mean), ("std", std)):
+        if len(vals) not in (1, n_out):
+            raise InputError(f"{label} needs 1 or {n_out} values, got {len(vals)}")
+    if any(s == 0 for s in std):
+        raise InputError("std must not contain 0")
+    if dtype == "uint8" and (any(mean) or any(s != 1 for s in std) or divisor != 1):
+        why.append("(mean/std/scale ignored: a uint8 input takes raw pixels)")
+        mean, std, divisor = (0.0,) * n_out, (1.0,) * n_out, 1.0
+    return PreprocessPlan(spec.name, preset, channels, layout, size, resize, mean, std,
+                          divisor, dtype, rank, why)
+
+
+def resize_image(rgb: np.ndarray, size: tuple[int, int], mode: str) -> np.ndarray:
+    """crop: shorter side to 256/224 of the target then centre crop; stretch; letterbox."""
+    th, tw = size
+    img = Image.fromarray(rgb)
+    w, h = img.size
+    if mode == "stretch":
+        out = img.resize((tw, th), Image.Resampling.BILINEAR)
+    elif mode == "letterbox":
+        s = min(th / h, tw / w)
+        nw, nh = max(1, round(w * s)), max(1, round(h * s))
+        canvas = Image.new("RGB", (tw, th), LETTERBOX_FILL)
+        canvas.paste(img.resize((nw, nh), Image.Resampling.BILINEAR),
+                     ((tw - nw) // 2, (th - nh) // 2))
+        out = canvas
+    elif mode == "crop":
+        s = max(th / h, tw / w) * 256 / 224
+        nw, nh = max(tw, round(w * s)), max(th, round(h * s))
+        big = img.resize((nw, nh), Image.Resampling.BILINEAR)
+        left, top = (nw - tw) // 2, (nh - th) // 2
+        out = big.crop((left, top, left + tw, top + th))
+    else:
+        raise InputError(f"unknown resize mode {mode!r}")
+    return np.asarray(out.convert("RGB"))
+
+
+def luminance(rgb: np.ndarray) -> np.ndarray:
+    """ITU-R 601-2 luma as Pillow computes it (L = R*299/1000 + G*587/1000 + B*114/1000)."""
+    return np.asarray(Image.fromarray(rgb).convert("L"))
+
+
+def normalise(pixels: np.ndarray, p: PreprocessPlan) -> np.ndarray:
+    """uint8 (H, W, C) -> float values per channel: (x / divisor - mean) / std, via a table."""
+    x = np.arange(256, dtype=np.float64)
+    n = pixels.shape[2]
+    mean = p.mean if len(p.mean) == n else p.mean * n
+    std = p.std if len(p.std) == n else p.std * n
+    out = np.empty(pixels.shape, dtype=np.dtype(p.dtype))
+    for c in range(n):
+        table = ((x / p.divisor - mean[c]) / std[c]).astype(p.dtype)
+        out[..., c] = table[pixels[..., c]]
+    return out
+
+
+def apply(p: PreprocessPlan, rgb: np.ndarray) -> Preprocessed:
+    """Carry out a plan on an RGB uint8 image."""
+    resized = resize_image(rgb, p.size, p.resize)
+    if p.channels == "gray":
+        pixels = luminance(resized)[:, :, None]
+        preview = pixels[:, :, 0]
+    elif p.channels == "bgr":
+        pixels = resized[:, :, ::-1]
+        preview = resized
+    else:
+        pixels = resized
+        preview = resized
+    values = normalise(np.ascontiguousarray(pixels), p)  # (H, W, C)
+    if p.layout == "nchw":
+        values = values.transpose(2, 0, 1)
+    tensor = np.ascontiguousarray(values[None] if p.rank == 4 else values)
+    return Preprocessed(tensor, p, np.ascontiguousarray(preview), resized)
+
+
+def preprocess(rgb: np.ndarray, spec: TensorSpec, metadata: Mapping[str, str] | None = None,
+               options: PreprocessOptions | None = None, *, image_to_image: bool = False
+               ) -> Preprocessed:
+    return apply(plan(spec, metadata, options, image_to_image=image_to_image), rgb)
+
