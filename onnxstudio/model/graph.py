@@ -35,7 +35,7 @@ class TensorType:
         return base if self.kind == "tensor" else f"{self.kind}<{base}>"
 
 
-@dataclass
+@dataclass(slots=True)
 class Value:
     """A named tensor edge: produced by at most one node, consumed by any number."""
 
@@ -88,7 +88,7 @@ class SchemaInfo:
     custom_domain: bool = False  # a domain onnx does not define (com.microsoft, ...)
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """One operator call. ``id`` is unique across the whole model, nested bodies included."""
 
@@ -114,7 +114,7 @@ class Node:
         return next((a for a in self.attributes if a.name == name), None)
 
 
-@dataclass
+@dataclass(slots=True)
 class Graph:
     """A graph body: the main graph, an If/Loop/Scan body, or a local function body."""
 
@@ -144,7 +144,7 @@ class Graph:
         return out
 
 
-@dataclass
+@dataclass(slots=True)
 class Function:
     """A model-local function (FunctionProto); calls to it link here via Node.function."""
 
@@ -162,7 +162,7 @@ class Function:
         return (self.domain, self.name)
 
 
-@dataclass
+@dataclass(slots=True)
 class Model:
     """Everything the app shows about one opened file."""
 

@@ -1,0 +1,330 @@
+"""Turn a ModelProto into the plain Graph model: values with producers and consumers,
+nested If/Loop/Scan bodies with what they capture, local functions, schemas, weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from math import prod
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, numpy_helper
+
+from onnxstudio.model.dtypes import dtype_name, nbytes
+from onnxstudio.model.graph import (
+    Attribute,
+    Function,
+    Graph,
+    InitializerInfo,
+    Model,
+    Node,
+    SchemaInfo,
+    TensorSummary,
+    TensorType,
+    Value,
+)
+from onnxstudio.model.schemas import normalize_domain, resolve_schema
+
+_ATTR_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
+_UNKNOWN = TensorType()
+
+
+def tensor_type(type_proto: onnx.TypeProto) -> TensorType:
+    """What a TypeProto says of dtype and shape; symbolic dims kept as strings."""
+    which = type_proto.WhichOneof("value")
+    if which in ("tensor_type", "sparse_tensor_type"):
+        tt = getattr(type_proto, which)
+        shape = None
+        if tt.HasField("shape"):
+            shape = tuple(
+                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                for d in tt.shape.dim
+            )
+        kind = "tensor" if which == "tensor_type" else "sparse_tensor"
+        return TensorType(dtype_name(tt.elem_type), shape, kind)
+    if which == "sequence_type":
+        inner = tensor_type(type_proto.sequence_type.elem_type)
+        return TensorType(inner.dtype, inner.shape, "sequence")
+    if which == "optional_type":
+        inner = tensor_type(type_proto.optional_type.elem_type)
+        return TensorType(inner.dtype, inner.shape, "optional")
+    if which == "map_type":
+        key = dtype_name(type_proto.map_type.key_type) or "?"
+        value = tensor_type(type_proto.map_type.value_type)
+        return TensorType(f"{key}→{value.describe()}", None, "map")
+    return _UNKNOWN
+
+
+def initializer_info(tensor: onnx.TensorProto) -> InitializerInfo:
+    dtype = dtype_name(tensor.data_type) or "undefined"
+    shape = tuple(int(d) for d in tensor.dims)
+    elements = prod(shape)
+    size = nbytes(dtype, elements)
+    if dtype == "string":
+        size = sum(len(s) for s in tensor.string_data)
+    location = None
+    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+        location = next((e.value for e in tensor.external_data if e.key == "location"), None)
+    return InitializerInfo(tensor.name, dtype, shape, elements, size, location)
+
+
+def _tensor_summary(tensor: onnx.TensorProto) -> TensorSummary:
+    info = initializer_info(tensor)
+    preview = ""
+    if info.external_location is None and info.elements <= 4096:
+        try:
+            arr = numpy_helper.to_array(tensor)
+            flat = np.asarray(arr).ravel()
+            text = ", ".join(str(x) for x in flat[:8].tolist())
+            preview = f"[{text}{', …' if flat.size > 8 else ''}]"
+        except Exception:  # exotic dtypes numpy cannot hold: keep the summary
+            preview = ""
+    return TensorSummary(info.dtype, info.shape, preview)
+
+
+@dataclass
+class _Context:
+    """What every graph in one model shares while it is being extracted."""
+
+    opsets: dict[str, int]
+    function_keys: set[tuple[str, str]]
+    types: dict[str, TensorType] = field(default_factory=dict)  # inferred, whole model
+    parameters: int = 0
+    weight_bytes: int = 0
+    unknown_ops: set[tuple[str, str]] = field(default_factory=set)
+
+
+def _attribute(attr: onnx.AttributeProto, body_keys: dict[str, str]) -> Attribute:
+    kind = _ATTR_TYPE_NAMES.get(attr.type, str(attr.type))
+    if attr.ref_attr_name:
+        return Attribute(attr.name, kind, f"@{attr.ref_attr_name}")
+    t = attr.type
+    value: object
+    if t == AttributeProto.INT:
+        value = attr.i
+    elif t == AttributeProto.FLOAT:
+        value = attr.f
+    elif t == AttributeProto.STRING:
+        value = attr.s.decode("utf-8", "replace")
+    elif t == AttributeProto.INTS:
+        value = list(attr.ints)
+    elif t == AttributeProto.FLOATS:
+        value = list(attr.floats)
+    elif t == AttributeProto.STRINGS:
+        value = [s.decode("utf-8", "replace") for s in attr.strings]
+    elif t == AttributeProto.TENSOR:
+        value = _tensor_summary(attr.t)
+    elif t == AttributeProto.TENSORS:
+        value = [_tensor_summary(x) for x in attr.tensors]
+    elif t == AttributeProto.GRAPH:
+        value = body_keys[attr.name]
+    elif t == AttributeProto.GRAPHS:
+        value = [body_keys[f"{attr.name}[{i}]"] for i in range(len(attr.graphs))]
+    elif t == AttributeProto.TYPE_PROTO:
+        value = tensor_type(attr.tp).describe()
+    else:
+        value = str(onnx.helper.get_attribute_value(attr))
+    return Attribute(attr.name, kind, value)
+
+
+def _build_graph(
+    name: str,
+    prefix: str,
+    node_protos: Sequence[onnx.NodeProto],
+    inputs: Iterable[tuple[str, TensorType]],
+    outputs: Iterable[tuple[str, TensorType]],
+    value_infos: Iterable[onnx.ValueInfoProto],
+    initializers: Sequence[onnx.TensorProto],
+    ctx: _Context,
+    opsets: dict[str, int],
+    count_weights: bool = True,
+) -> Graph:
+    graph = Graph(name=name, id_prefix=prefix)
+    values = graph.values
+    types = ctx.types
+    for vi in value_infos:
+        values[vi.name] = Value(vi.name, tensor_type(vi.type))
+    for tensor in initializers:
+        info = initializer_info(tensor)
+        graph.initializers[tensor.name] = info
+        values[tensor.name] = Value(
+            tensor.name, TensorType(info.dtype, info.shape), kind="initializer")
+        if count_weights:
+            ctx.parameters += info.elements
+            ctx.weight_bytes += info.nbytes
+    for value_name, vtype in inputs:
+        if value_name in graph.initializers:
+            continue  # an initializer listed as input (IR < 4 style) is a weight, not an input
+        graph.inputs.append(value_name)
+        values[value_name] = Value(value_name, vtype, kind="input")
+
+    nodes = graph.nodes
+    schemas: dict[tuple[str, str], SchemaInfo] = {}
+    for index, proto in enumerate(node_protos):
+        node_id = f"{prefix}n{index}"
+        domain = proto.domain
+        op_type = proto.op_type
+        subgraphs: dict[str, Graph] = {}
+        body_keys: dict[str, str] = {}
+        attrs = proto.attribute
+        if attrs:
+            for attr in attrs:
+                if attr.type == AttributeProto.GRAPH:
+                    body_keys[attr.name] = attr.name
+                    subgraphs[attr.name] = _body(attr.g, f"{node_id}/{attr.name}/", ctx, opsets)
+                elif attr.type == AttributeProto.GRAPHS:
+                    for i, g in enumerate(attr.graphs):
+                        body_key = f"{attr.name}[{i}]"
+                        body_keys[body_key] = body_key
+                        subgraphs[body_key] = _body(g, f"{node_id}/{body_key}/", ctx, opsets)
+            attributes = [_attribute(a, body_keys) for a in attrs]
+        else:
+            attributes = []
+        key = (domain, op_type)
+        function = key if key in ctx.function_keys else None
+        schema = schemas.get(key)
+        if schema is None:
+            schema = schemas[key] = resolve_schema(
+                op_type, domain, opsets.get(normalize_domain(domain)))
+            if not schema.known and function is None:
+                ctx.unknown_ops.add(key)
+        node_inputs = list(proto.input)
+        node_outputs = list(proto.output)
+        metadata = {p.key: p.value for p in proto.metadata_props} if proto.metadata_props else {}
+        nodes.append(Node(
+            id=node_id, index=index, name=proto.name, op_type=op_type, domain=domain,
+            inputs=node_inputs, outputs=node_outputs, attributes=attributes,
+            subgraphs=subgraphs, function=function, metadata=metadata,
+            doc_string=proto.doc_string, schema=schema,
+        ))
+        for value_name in node_inputs:
+            if value_name:
+                value = values.get(value_name)
+                if value is None:
+                    value = values[value_name] = Value(
+                        value_name, types.get(value_name, _UNKNOWN))
+                value.consumers.append(index)
+        for value_name in node_outputs:
+            if value_name:
+                value = values.get(value_name)
+                if value is None:
+                    value = values[value_name] = Value(
+                        value_name, types.get(value_name, _UNKNOWN))
+                value.producer = index
+
+    for value_name, vtype in outputs:
+        value = values.setdefault(value_name, Value(value_name, vtype))
+        if vtype.dtype is not None or vtype.shape is not None:
+            value.type = vtype
+        value.kind = "output"
+        graph.outputs.append(value_name)
+
+    # Values read here but defined nowhere here come from the enclosing scope, as do
+    # those that nested bodies capture and this graph does not define either.
+    captured: dict[str, None] = {}
+    for value in values.values():
+        if value.kind == "intermediate" and value.producer is None and value.consumers:
+            value.kind = "captured"
+            captured[value.name] = None
+    for node in nodes:
+        for body in node.subgraphs.values():
+            for outer in body.captured:
+                if outer not in values:
+                    values[outer] = Value(outer, types.get(outer, _UNKNOWN), kind="captured")
+                    captured[outer] = None
+    graph.captured = list(captured)
+    return graph
+
+
+def _body(proto: onnx.GraphProto, prefix: str, ctx: _Context, opsets: dict[str, int]) -> Graph:
+    return _build_graph(
+        proto.name, prefix, proto.node,
+        [(vi.name, tensor_type(vi.type)) for vi in proto.input],
+        [(vi.name, tensor_type(vi.type)) for vi in proto.output],
+        proto.value_info, proto.initializer, ctx, opsets,
+    )
+
+
+def _function(proto: onnx.FunctionProto, ctx: _Context) -> Function:
+    opsets = {normalize_domain(o.domain): o.version for o in proto.opset_import}
+    body = _build_graph(
+        proto.name, f"f:{proto.domain}:{proto.name}/", proto.node,
+        [(n, _UNKNOWN) for n in proto.input], [(n, _UNKNOWN) for n in proto.output],
+        getattr(proto, "value_info", ()), (), ctx, opsets or ctx.opsets, count_weights=False,
+    )
+    return Function(
+        domain=proto.domain, name=proto.name, inputs=list(proto.input),
+        outputs=list(proto.output), attribute_names=list(proto.attribute),
+        opset_imports=opsets, body=body, doc_string=proto.doc_string,
+    )
+
+
+def _inferred_types(inferred: onnx.ModelProto | None) -> dict[str, TensorType]:
+    """Every value type shape inference found, across the main graph and nested bodies."""
+    if inferred is None:
+        return {}
+    types: dict[str, TensorType] = {}
+    stack = [inferred.graph]
+    while stack:
+        g = stack.pop()
+        for vi in (*g.value_info, *g.output):
+            types[vi.name] = tensor_type(vi.type)
+        for node in g.node:
+            for attr in node.attribute:
+                if attr.type == AttributeProto.GRAPH:
+                    stack.append(attr.g)
+                elif attr.type == AttributeProto.GRAPHS:
+                    stack.extend(attr.graphs)
+    return types
+
+
+def extract_model(
+    proto: onnx.ModelProto,
+    path: Path,
+    *,
+    inferred: onnx.ModelProto | None = None,
+    external_data: bool = False,
+    warnings: list[str] | None = None,
+) -> Model:
+    """Build the Model; ``inferred`` is the same model after onnx shape inference, if any."""
+    warnings = list(warnings or [])
+    opsets = {normalize_domain(o.domain): o.version for o in proto.opset_import}
+    ctx = _Context(opsets=opsets, function_keys={(f.domain, f.name) for f in proto.functions})
+    ctx.types = _inferred_types(inferred)
+    g = proto.graph
+    graph = _build_graph(
+        g.name, "", g.node,
+        [(vi.name, tensor_type(vi.type)) for vi in g.input],
+        [(vi.name, tensor_type(vi.type)) for vi in g.output],
+        g.value_info, g.initializer, ctx, opsets,
+    )
+    graph.doc_string = g.doc_string
+    functions = [_function(f, ctx) for f in proto.functions]
+    used_domains = {normalize_domain(n.domain) for n in graph.walk()}
+    for domain in sorted(used_domains - set(opsets) - {f.domain for f in functions}):
+        warnings.append(f"operators of domain '{domain or 'ai.onnx'}' are used "
+                        "but the model imports no opset for it")
+    for domain, op_type in sorted(ctx.unknown_ops):
+        where = f"custom domain '{domain}'" if domain else "the default domain"
+        warnings.append(f"{op_type}: no schema known to onnx in {where}")
+    return Model(
+        path=path,
+        file_size=path.stat().st_size if path.exists() else 0,
+        ir_version=proto.ir_version,
+        producer_name=proto.producer_name,
+        producer_version=proto.producer_version,
+        domain=proto.domain,
+        model_version=proto.model_version,
+        doc_string=proto.doc_string,
+        opset_imports=opsets,
+        metadata={p.key: p.value for p in proto.metadata_props},
+        graph=graph,
+        functions=functions,
+        external_data=external_data,
+        parameters=ctx.parameters,
+        weight_bytes=ctx.weight_bytes,
+        warnings=warnings,
+    )

@@ -1,0 +1,84 @@
+"""A JSON-ready summary of a Model: what `onnxstudio info` prints and the model panel shows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from onnxstudio.model.graph import Graph, Model, TensorType
+from onnxstudio.model.schemas import display_domain
+
+
+def shape_json(vtype: TensorType) -> list[int | str | None] | None:
+    return None if vtype.shape is None else list(vtype.shape)
+
+
+def io_json(graph: Graph, names: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for name in names:
+        vtype = graph.values[name].type
+        out.append({"name": name, "dtype": vtype.dtype, "shape": shape_json(vtype)})
+    return out
+
+
+def count_subgraphs(graph: Graph) -> int:
+    return sum(1 + count_subgraphs(body) for n in graph.nodes for body in n.subgraphs.values())
+
+
+def operator_counts(model: Model) -> list[dict[str, Any]]:
+    """One entry per (domain, op_type) in the main graph and nested bodies, most used first."""
+    counts: Counter[tuple[str, str]] = Counter()
+    since: dict[tuple[str, str], int | None] = {}
+    for node in model.graph.walk():
+        key = (display_domain(node.domain), node.op_type)
+        counts[key] += 1
+        since.setdefault(key, node.schema.since_version)
+    return [
+        {"domain": d, "op_type": op, "count": count, "since_version": since[(d, op)]}
+        for (d, op), count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+
+
+def model_summary(model: Model) -> dict[str, Any]:
+    graph = model.graph
+    return {
+        "path": str(model.path),
+        "file_size": model.file_size,
+        "ir_version": model.ir_version,
+        "producer": " ".join(p for p in (model.producer_name, model.producer_version) if p),
+        "producer_name": model.producer_name,
+        "producer_version": model.producer_version,
+        "domain": model.domain,
+        "model_version": model.model_version,
+        "doc_string": model.doc_string,
+        "opset_imports": {display_domain(d): v for d, v in sorted(model.opset_imports.items())},
+        "metadata": dict(model.metadata),
+        "inputs": io_json(graph, graph.inputs),
+        "outputs": io_json(graph, graph.outputs),
+        "node_count": len(graph.nodes),
+        "node_count_total": graph.node_count_total(),
+        "operators": operator_counts(model),
+        "subgraphs": count_subgraphs(graph),
+        "functions": len(model.functions),
+        "function_names": [f"{f.domain}::{f.name}".lstrip(":") for f in model.functions],
+        "initializers": len(graph.initializers),
+        "parameters": model.parameters,
+        "weight_bytes": model.weight_bytes,
+        "external_data": model.external_data,
+        "warnings": list(model.warnings),
+    }
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+def human_count(n: int) -> str:
+    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:.2f}{unit}"
+    return str(n)

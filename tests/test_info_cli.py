@@ -1,0 +1,126 @@
+"""`onnxstudio info`: exit codes, one-line errors, and JSON that agrees with onnx."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+
+from tests.builders import save, tiny_mlp
+from tests.conftest import REPO, SHARED_MODELS
+
+REQUIRED_KEYS = {
+    "path", "ir_version", "producer", "opset_imports", "metadata", "inputs", "outputs",
+    "node_count", "node_count_total", "operators", "subgraphs", "functions", "parameters",
+    "weight_bytes", "external_data", "warnings",
+}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "onnxstudio", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_info_json_on_generated_model(tmp_path: Path) -> None:
+    path = save(tiny_mlp(), tmp_path / "mlp.onnx")
+    result = _cli("info", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert set(info) >= REQUIRED_KEYS
+    assert info["opset_imports"] == {"ai.onnx": 21}
+    assert info["inputs"] == [{"name": "x", "dtype": "float32", "shape": ["batch", 4]}]
+    assert info["outputs"] == [{"name": "y", "dtype": "float32", "shape": ["batch", 3]}]
+    assert info["node_count"] == info["node_count_total"] == 5
+    ops = {o["op_type"]: o for o in info["operators"]}
+    assert ops["MatMul"] == {"domain": "ai.onnx", "op_type": "MatMul", "count": 2,
+                             "since_version": 13}
+    assert info["parameters"] == 64 and info["weight_bytes"] == 256
+    assert info["external_data"] is False
+
+
+def test_info_human_readable(tmp_path: Path) -> None:
+    result = _cli("info", str(save(tiny_mlp(), tmp_path / "mlp.onnx")))
+    assert result.returncode == 0
+    assert "MatMul" in result.stdout and "batch" in result.stdout
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage that is not a model at all\xff\xfe"])
+def test_info_bad_input_is_one_line_exit_2(tmp_path: Path, content: bytes) -> None:
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(content)
+    result = _cli("info", str(bad), "--json")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "bad.onnx" in lines[0]
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_info_missing_file() -> None:
+    result = _cli("info", "/no/such/model.onnx")
+    assert result.returncode == 2 and "model.onnx: file not found" in result.stderr
+
+
+def _corpus() -> list[Path]:
+    return sorted(SHARED_MODELS.rglob("*.onnx")) if SHARED_MODELS.exists() else []
+
+
+def _onnx_counts(proto: onnx.ModelProto) -> tuple[int, int]:
+    def total(g: onnx.GraphProto) -> int:
+        n = len(g.node)
+        for node in g.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    n += total(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    n += sum(total(x) for x in a.graphs)
+        return n
+    return len(proto.graph.node), total(proto.graph)
+
+
+def test_info_agrees_with_onnx_on_the_corpus() -> None:
+    """Every shared model: info --json matches onnx's own view, or fails as a typed error."""
+    from onnxstudio.errors import ModelLoadError
+    from onnxstudio.model import load_model
+    from onnxstudio.model.summary import model_summary
+
+    corpus = _corpus()
+    if not corpus:
+        pytest.skip("../shared/models not available")
+    checked = 0
+    for path in corpus:
+        try:
+            info = model_summary(load_model(path))
+        except ModelLoadError:
+            with pytest.raises(Exception):  # noqa: B017 - onnx must fail on it too
+                onnx.checker.check_model(onnx.load(str(path)))
+            continue
+        proto = onnx.load(str(path), load_external_data=False)
+        initializers = {i.name for i in proto.graph.initializer}
+        assert (info["node_count"], info["node_count_total"]) == _onnx_counts(proto), path
+        assert info["opset_imports"] == {
+            (o.domain or "ai.onnx"): o.version for o in proto.opset_import}, path
+        assert [i["name"] for i in info["inputs"]] == [
+            i.name for i in proto.graph.input if i.name not in initializers], path
+        assert [o["name"] for o in info["outputs"]] == [o.name for o in proto.graph.output], path
+        assert info["ir_version"] == proto.ir_version
+        assert sum(op["count"] for op in info["operators"]) == info["node_count_total"]
+        checked += 1
+    assert checked > 200
+
+
+def test_info_cli_on_a_shared_model() -> None:
+    corpus = _corpus()
+    if not corpus:
+        pytest.skip("../shared/models not available")
+    path = SHARED_MODELS / "zoo/mnist/mnist.onnx"
+    result = _cli("info", str(path), "--json")
+    assert result.returncode == 0
+    info = json.loads(result.stdout)
+    proto = onnx.load(str(path))
+    assert info["node_count"] == len(proto.graph.node)
+    assert info["inputs"][0]["shape"] == [
+        d.dim_value or d.dim_param for d in proto.graph.input[0].type.tensor_type.shape.dim]
