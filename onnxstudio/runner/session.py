@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -72,11 +73,9 @@ class BenchmarkResult:
 
 
 def _clean(exc: BaseException) -> str:
-    text = str(exc).strip().replace("\n", " ")
-    for prefix in ("[ONNXRuntimeError] : ",):
-        if text.startswith(prefix):
-            text = text[len(prefix):]
-    return text[:600]
+    """onnxruntime's message without its "[ONNXRuntimeError] : 1 : FAIL : " prefix."""
+    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", str(exc).strip())
+    return text.replace("\n", " ")[:600]
 
 
 class Session:
