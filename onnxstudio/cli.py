@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from onnxstudio import __version__
 from onnxstudio.commands import COMMANDS, load
 from onnxstudio.errors import OnnxStudioError
+from onnxstudio.model.infer_child import CHILD_COMMAND, child_main
 
 
 def _command_parser() -> argparse.ArgumentParser:
@@ -44,6 +45,8 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == [CHILD_COMMAND]:
+        return child_main(args_list[1:])
     first = next((a for a in args_list if a != "--debug"), None)
     if first in COMMANDS:
         args = _command_parser().parse_args(args_list)

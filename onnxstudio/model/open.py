@@ -10,6 +10,7 @@ import onnx
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.extract import extract_model
 from onnxstudio.model.graph import Model
+from onnxstudio.model.infer_child import infer_shapes_isolated
 from onnxstudio.model.load import read_model_proto
 
 Progress = Callable[[str, float], None]
@@ -32,13 +33,22 @@ def infer_shapes(proto: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str | 
         return None, problem
 
 
+# Above this many nodes, a GUI caller runs inference in a child process (see infer_child).
+ISOLATE_INFERENCE_NODES = 5000
+
+
 def load_model(
     path: str | Path,
     *,
     shape_inference: bool = True,
+    isolate_inference: bool = False,
     progress: Progress | None = None,
 ) -> Model:
-    """Open ``path`` read-only; raise ModelLoadError naming the file and the reason."""
+    """Open ``path`` read-only; raise ModelLoadError naming the file and the reason.
+
+    ``isolate_inference``: the caller is a GUI, so large graphs infer in a child process
+    rather than holding the GIL (and so the event loop) for hundreds of milliseconds.
+    """
     path = Path(path)
     report = progress or (lambda _stage, _fraction: None)
     report("Reading", 0.0)
@@ -47,7 +57,10 @@ def load_model(
     inferred = None
     if shape_inference:
         report("Inferring shapes", 0.3)
-        inferred, problem = infer_shapes(proto)
+        if isolate_inference and len(proto.graph.node) > ISOLATE_INFERENCE_NODES:
+            inferred, problem = infer_shapes_isolated(path)
+        else:
+            inferred, problem = infer_shapes(proto)
         if problem:
             warnings.append(problem)
     report("Building graph", 0.6)
