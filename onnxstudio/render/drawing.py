@@ -1,0 +1,147 @@
+"""The drawing surface: the few primitives the graph painter needs, backend-neutral.
+
+:class:`~onnxstudio.render.scene_painter.GraphPainter` draws onto a :class:`Surface`;
+the screen and PNG/PDF use the QPainter backend (``qt_surface``), SVG its own Qt-free
+writer (``svg_surface``). Because both receive the very same calls, an export looks
+exactly like the canvas. :class:`RecordingSurface` keeps the calls, for tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Point = tuple[float, float]
+Cubic = tuple[Point, Point, Point]  # control 1, control 2, end point
+Anchor = Literal["start", "middle", "end"]
+
+FONT_FAMILY = "DejaVu Sans"
+FONT_FALLBACKS = ("DejaVu Sans", "Segoe UI", "Helvetica Neue", "Arial", "sans-serif")
+
+
+@dataclass(frozen=True)
+class Stroke:
+    """An outline: colour, width in drawing units, optional dash pattern (in widths)."""
+
+    color: str
+    width: float = 1.0
+    dash: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Font:
+    """A font request; frozen so backends can cache the native font per instance."""
+
+    size: float
+    bold: bool = False
+    italic: bool = False
+    mono: bool = False
+
+
+class Surface(ABC):
+    """Where a graph is drawn. Coordinates are layout units; y grows downwards."""
+
+    def begin_item(  # noqa: B027 - optional hook, most backends ignore items
+        self, item_id: str, kind: str, name: str = "", op_type: str = ""
+    ) -> None:
+        """Open a logical item (node, edge, group); SVG turns it into a ``<g>``."""
+
+    def end_item(self) -> None:  # noqa: B027
+        """Close the item opened by the matching :meth:`begin_item`."""
+
+    @abstractmethod
+    def rect(
+        self, x: float, y: float, w: float, h: float, fill: str | None, stroke: Stroke | None
+    ) -> None: ...
+
+    @abstractmethod
+    def rounded_rect(
+        self,
+        x: float,
+        y: float,
+        w: float,
+        h: float,
+        radius: float,
+        fill: str | None,
+        stroke: Stroke | None,
+    ) -> None: ...
+
+    @abstractmethod
+    def path(self, start: Point, segments: Sequence[Cubic], stroke: Stroke) -> None:
+        """An open stroked curve made of cubic Bézier segments."""
+
+    @abstractmethod
+    def polygon(self, points: Sequence[Point], fill: str, stroke: Stroke | None = None) -> None: ...
+
+    @abstractmethod
+    def text(
+        self, x: float, y: float, text: str, font: Font, color: str, anchor: Anchor = "start"
+    ) -> None:
+        """Draw ``text`` with its baseline at ``y``; ``anchor`` says where ``x`` is."""
+
+    def rects(
+        self,
+        boxes: Sequence[tuple[float, float, float, float]],
+        fill: str | None,
+        stroke: Stroke | None,
+    ) -> None:
+        """Many plain rectangles in one style; backends may batch this (coarse zoom)."""
+        for x, y, w, h in boxes:
+            self.rect(x, y, w, h, fill, stroke)
+
+    def polylines(self, lines: Sequence[Sequence[Point]], stroke: Stroke) -> None:
+        """Many straight polylines in one style (edges at coarse zoom)."""
+        for pts in lines:
+            if len(pts) >= 2:
+                segs = [(a, b, b) for a, b in itertools.pairwise(pts)]
+                self.path(pts[0], segs, stroke)
+
+
+class RecordingSurface(Surface):
+    """Keeps every call as ``(name, args)``: lets tests count text or boxes drawn."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...]]] = []
+
+    def count(self, name: str) -> int:
+        return sum(1 for call, _ in self.calls if call == name)
+
+    def texts(self) -> list[str]:
+        return [args[2] for call, args in self.calls if call == "text"]
+
+    def begin_item(self, item_id: str, kind: str, name: str = "", op_type: str = "") -> None:
+        self.calls.append(("begin_item", (item_id, kind, name, op_type)))
+
+    def end_item(self) -> None:
+        self.calls.append(("end_item", ()))
+
+    def rect(self, x, y, w, h, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.calls.append(("rect", (x, y, w, h, fill, stroke)))
+
+    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.calls.append(("rounded_rect", (x, y, w, h, radius, fill, stroke)))
+
+    def path(self, start, segments, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.calls.append(("path", (start, list(segments), stroke)))
+
+    def polygon(self, points, fill, stroke=None) -> None:  # type: ignore[no-untyped-def]
+        self.calls.append(("polygon", (list(points), fill, stroke)))
+
+    def text(self, x, y, text, font, color, anchor="start") -> None:  # type: ignore[no-untyped-def]
+        self.calls.append(("text", (x, y, text, font, color, anchor)))
+
+    def rects(self, boxes, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.calls.append(("rects", (list(boxes), fill, stroke)))
+
+    def polylines(self, lines, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.calls.append(("polylines", (list(lines), stroke)))
+
+
+def split_rgba(color: str) -> tuple[str, float]:
+    """``"#rrggbbaa"`` -> (``"#rrggbb"``, alpha 0..1); ``"#rrggbb"`` has alpha 1."""
+    if len(color) == 9 and color.startswith("#"):
+        return color[:7], int(color[7:9], 16) / 255.0
+    return color, 1.0

@@ -1,0 +1,129 @@
+"""Edge geometry: smooth curves through routed bend points, arrowheads, label anchors.
+
+Pure Python on tuples (no Qt, no numpy) because it runs per visible edge and the inputs
+are short lists; the same numbers feed every backend.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from onnxstudio.render.drawing import Cubic, Point
+
+ARROW_LENGTH = 7.0
+ARROW_HALF_WIDTH = 3.5
+
+
+def smooth_curve(points: Sequence[Point]) -> tuple[Point, list[Cubic]]:
+    """A uniform cubic B-spline through a polyline, as Bézier segments (d3's curveBasis).
+
+    Chosen over Catmull-Rom because it never overshoots the bends the router chose, so
+    a curve stays inside the channel between boxes; it still starts and ends exactly at
+    the first and last point, where the edge meets its boxes.
+    """
+    pts = _dedupe(points)
+    if len(pts) < 2:
+        p = pts[0] if pts else (0.0, 0.0)
+        return p, []
+    if len(pts) == 2:
+        a, b = pts
+        return a, [(a, b, b)]
+    start = pts[0]
+    segs: list[Cubic] = []
+    x0, y0 = pts[0]
+    x1, y1 = pts[1]
+    # lineTo((5*p0 + p1)/6)
+    cur = start
+    first = ((5 * x0 + x1) / 6, (5 * y0 + y1) / 6)
+    segs.append((cur, first, first))
+    for x, y in pts[2:]:
+        segs.append(
+            (
+                ((2 * x0 + x1) / 3, (2 * y0 + y1) / 3),
+                ((x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3),
+                ((x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6),
+            )
+        )
+        x0, y0, x1, y1 = x1, y1, x, y
+    segs.append(
+        (
+            ((2 * x0 + x1) / 3, (2 * y0 + y1) / 3),
+            ((x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3),
+            ((x0 + 5 * x1) / 6, (y0 + 5 * y1) / 6),
+        )
+    )
+    end = (x1, y1)
+    last = segs[-1][2]
+    segs.append((last, end, end))
+    return start, segs
+
+
+def _dedupe(points: Sequence[Point]) -> list[Point]:
+    out: list[Point] = []
+    for p in points:
+        q = (float(p[0]), float(p[1]))
+        if not out or abs(out[-1][0] - q[0]) > 1e-6 or abs(out[-1][1] - q[1]) > 1e-6:
+            out.append(q)
+    return out
+
+
+def end_direction(start: Point, segs: Sequence[Cubic]) -> tuple[float, float]:
+    """Unit vector of the curve's direction where it arrives."""
+    if not segs:
+        return (0.0, 1.0)
+    end = segs[-1][2]
+    prev = start if len(segs) == 1 else segs[-2][2]
+    for cand in (segs[-1][1], segs[-1][0], prev):
+        dx, dy = end[0] - cand[0], end[1] - cand[1]
+        n = math.hypot(dx, dy)
+        if n > 1e-6:
+            return (dx / n, dy / n)
+    return (0.0, 1.0)
+
+
+def trim_end(start: Point, segs: list[Cubic], length: float) -> list[Cubic]:
+    """Pull the last point back by ``length`` so the line stops at the arrowhead's base."""
+    if not segs:
+        return segs
+    ux, uy = end_direction(start, segs)
+    c1, c2, end = segs[-1]
+    new_end = (end[0] - ux * length, end[1] - uy * length)
+    seg_start = start if len(segs) == 1 else segs[-2][2]
+    # Keep the control points from passing the new end on very short last segments.
+    if math.hypot(end[0] - seg_start[0], end[1] - seg_start[1]) <= length:
+        return [*segs[:-1], (seg_start, new_end, new_end)]
+    c2n = c2 if c2 != end else new_end
+    return [*segs[:-1], (c1, c2n, new_end)]
+
+
+def arrowhead(tip: Point, direction: tuple[float, float]) -> list[Point]:
+    """Triangle with its point at ``tip`` facing ``direction``."""
+    ux, uy = direction
+    bx, by = tip[0] - ux * ARROW_LENGTH, tip[1] - uy * ARROW_LENGTH
+    nx, ny = -uy * ARROW_HALF_WIDTH, ux * ARROW_HALF_WIDTH
+    return [tip, (bx + nx, by + ny), (bx - nx, by - ny)]
+
+
+def polyline_midpoint(points: Sequence[Point]) -> tuple[Point, tuple[float, float]]:
+    """Point halfway along a polyline, with the unit direction of the segment there."""
+    pts = _dedupe(points)
+    if len(pts) < 2:
+        return (pts[0] if pts else (0.0, 0.0)), (0.0, 1.0)
+    lengths = [math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(pts)]
+    half = sum(lengths) / 2
+    for (a, b), seg in zip(itertools.pairwise(pts), lengths, strict=False):
+        if half <= seg and seg > 0:
+            t = half / seg
+            d = ((b[0] - a[0]) / seg, (b[1] - a[1]) / seg)
+            return (a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t), d
+        half -= seg
+    a, b = pts[-2], pts[-1]
+    seg = lengths[-1] or 1.0
+    return b, ((b[0] - a[0]) / seg, (b[1] - a[1]) / seg)
+
+
+def label_anchor(points: Sequence[Point]) -> tuple[Point, tuple[float, float]]:
+    """Where an edge's shape label sits (halfway, as in Netron) and the direction there."""
+    return polyline_midpoint(points)

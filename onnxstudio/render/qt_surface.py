@@ -1,0 +1,188 @@
+"""QPainter backend of the drawing surface: the screen, PNG (QImage) and PDF (QPdfWriter).
+
+Pens, brushes, fonts and colours are cached per style value, because the canvas paints
+thousands of items per frame and building Qt objects dominates otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+
+from PySide6.QtCore import QLineF, QMarginsF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetricsF,
+    QImage,
+    QPageSize,
+    QPainter,
+    QPainterPath,
+    QPdfWriter,
+    QPen,
+    QPolygonF,
+)
+
+from onnxstudio.render.drawing import FONT_FAMILY, Anchor, Cubic, Font, Point, Stroke, Surface
+from onnxstudio.render.scene_painter import GraphPainter, PaintState
+
+_colors: dict[str, QColor] = {}
+_fonts: dict[Font, tuple[QFont, QFontMetricsF]] = {}
+
+
+def qcolor(color: str) -> QColor:
+    """``"#rrggbb"`` or ``"#rrggbbaa"`` as a QColor (cached)."""
+    c = _colors.get(color)
+    if c is None:
+        c = QColor(color[:7])
+        if len(color) == 9:
+            c.setAlpha(int(color[7:9], 16))
+        _colors[color] = c
+    return c
+
+
+def qfont(font: Font) -> tuple[QFont, QFontMetricsF]:
+    hit = _fonts.get(font)
+    if hit is None:
+        f = QFont("DejaVu Sans Mono" if font.mono else FONT_FAMILY)
+        f.setPixelSize(max(1, round(font.size)))
+        f.setBold(font.bold)
+        f.setItalic(font.italic)
+        f.setHintingPreference(QFont.HintingPreference.PreferNoHinting)
+        f.setStyleStrategy(QFont.StyleStrategy.PreferAntialias)
+        hit = (f, QFontMetricsF(f))
+        _fonts[font] = hit
+    return hit
+
+
+class QtSurface(Surface):
+    """Draws onto an active QPainter (already transformed to layout units)."""
+
+    def __init__(self, painter: QPainter) -> None:
+        self.p = painter
+        self._pens: dict[Stroke, QPen] = {}
+        self._brushes: dict[str, QBrush] = {}
+        self._no_pen = QPen(Qt.PenStyle.NoPen)
+        self._no_brush = QBrush(Qt.BrushStyle.NoBrush)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+
+    def _pen(self, stroke: Stroke | None) -> QPen:
+        if stroke is None:
+            return self._no_pen
+        pen = self._pens.get(stroke)
+        if pen is None:
+            pen = QPen(qcolor(stroke.color), stroke.width)
+            pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+            pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
+            if stroke.dash:
+                pen.setDashPattern(list(stroke.dash))
+            self._pens[stroke] = pen
+        return pen
+
+    def _brush(self, fill: str | None) -> QBrush:
+        if fill is None:
+            return self._no_brush
+        b = self._brushes.get(fill)
+        if b is None:
+            b = QBrush(qcolor(fill))
+            self._brushes[fill] = b
+        return b
+
+    def rect(self, x, y, w, h, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.p.setPen(self._pen(stroke))
+        self.p.setBrush(self._brush(fill))
+        self.p.drawRect(QRectF(x, y, w, h))
+
+    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.p.setPen(self._pen(stroke))
+        self.p.setBrush(self._brush(fill))
+        self.p.drawRoundedRect(QRectF(x, y, w, h), radius, radius)
+
+    def path(self, start: Point, segments: Sequence[Cubic], stroke: Stroke) -> None:
+        qp = QPainterPath(QPointF(*start))
+        for c1, c2, end in segments:
+            if c1 == start and c2 == end:
+                qp.lineTo(*end)
+            else:
+                qp.cubicTo(c1[0], c1[1], c2[0], c2[1], end[0], end[1])
+            start = end
+        self.p.setPen(self._pen(stroke))
+        self.p.setBrush(self._no_brush)
+        self.p.drawPath(qp)
+
+    def polygon(self, points: Sequence[Point], fill: str, stroke: Stroke | None = None) -> None:
+        self.p.setPen(self._pen(stroke))
+        self.p.setBrush(self._brush(fill))
+        self.p.drawPolygon(QPolygonF([QPointF(x, y) for x, y in points]))
+
+    def text(
+        self, x: float, y: float, text: str, font: Font, color: str, anchor: Anchor = "start"
+    ) -> None:
+        f, metrics = qfont(font)
+        if anchor != "start":
+            w = metrics.horizontalAdvance(text)
+            x -= w / 2 if anchor == "middle" else w
+        self.p.setFont(f)
+        self.p.setPen(qcolor(color))
+        self.p.drawText(QPointF(x, y), text)
+
+    def rects(self, boxes, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.p.setPen(self._pen(stroke))
+        self.p.setBrush(self._brush(fill))
+        self.p.drawRects([QRectF(*b) for b in boxes])
+
+    def polylines(self, lines, stroke) -> None:  # type: ignore[no-untyped-def]
+        qlines = []
+        for pts in lines:
+            for a, b in itertools.pairwise(pts):
+                qlines.append(QLineF(a[0], a[1], b[0], b[1]))
+        self.p.setPen(self._pen(stroke))
+        self.p.drawLines(qlines)
+
+
+def render_image(
+    graph: GraphPainter,
+    scale: float = 1.0,
+    state: PaintState | None = None,
+    margin: float = 20.0,
+    transparent: bool = False,
+    max_pixels: int = 200_000_000,
+) -> QImage:
+    """The whole drawing as an ARGB image at ``scale`` (reduced to stay under
+    ``max_pixels``, as Netron caps PNG export so big graphs stay whole)."""
+    bx, by, bw, bh = graph.bounds(margin)
+    pixels = bw * bh * scale * scale
+    if pixels > max_pixels:
+        scale *= (max_pixels / pixels) ** 0.5
+    width, height = max(1, int(bw * scale + 0.5)), max(1, int(bh * scale + 0.5))
+    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent if transparent else qcolor(graph.theme.canvas))
+    painter = QPainter(image)
+    try:
+        painter.scale(scale, scale)
+        painter.translate(-bx, -by)
+        graph.paint(QtSurface(painter), None, scale, state)
+    finally:
+        painter.end()
+    return image
+
+
+def render_pdf(
+    graph: GraphPainter, path: str | Path, state: PaintState | None = None, margin: float = 20.0
+) -> None:
+    """Write the drawing as a one-page vector PDF sized to the graph (1 unit = 1/96 in)."""
+    bx, by, bw, bh = graph.bounds(margin)
+    writer = QPdfWriter(str(path))
+    writer.setResolution(96)
+    writer.setPageSize(QPageSize(QSizeF(bw * 72 / 96, bh * 72 / 96), QPageSize.Unit.Point))
+    writer.setPageMargins(QMarginsF(0, 0, 0, 0))
+    painter = QPainter(writer)
+    try:
+        painter.translate(-bx, -by)
+        painter.fillRect(QRectF(bx, by, bw, bh), qcolor(graph.theme.canvas))
+        graph.paint(QtSurface(painter), None, 1.0, state)
+    finally:
+        painter.end()

@@ -1,0 +1,165 @@
+"""SVG backend of the drawing surface: writes SVG text directly, no Qt needed.
+
+Text stays ``<text>`` (searchable, selectable, small files) and every node is a
+``<g class="node" data-name=... data-op-type=...>`` with a ``<title>``, so a browser's
+find and tooltips work on the exported diagram.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+from onnxstudio.render.drawing import (
+    FONT_FALLBACKS,
+    Anchor,
+    Cubic,
+    Font,
+    Point,
+    Stroke,
+    Surface,
+    split_rgba,
+)
+from onnxstudio.render.scene_painter import GraphPainter, PaintState
+
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def _n(v: float) -> str:
+    """Compact number: two decimals, no trailing zeros."""
+    s = f"{v:.2f}".rstrip("0").rstrip(".")
+    return "0" if s in ("-0", "") else s
+
+
+def svg_id(item_id: str) -> str:
+    """An XML-safe id for ``item_id`` (the raw id is kept in ``data-id``)."""
+    return "i-" + _ID_UNSAFE.sub("_", item_id)
+
+
+class SvgSurface(Surface):
+    """Collects SVG elements; :meth:`document` wraps them into a complete file."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self._depth = 0
+        self._ids: set[str] = set()
+
+    # -- styling helpers ----------------------------------------------------------------
+
+    @staticmethod
+    def _fill(fill: str | None) -> str:
+        if fill is None:
+            return ' fill="none"'
+        rgb, a = split_rgba(fill)
+        return f' fill="{rgb}"' + (f' fill-opacity="{_n(a)}"' if a < 1 else "")
+
+    @staticmethod
+    def _stroke(stroke: Stroke | None) -> str:
+        if stroke is None:
+            return ""
+        rgb, a = split_rgba(stroke.color)
+        out = f' stroke="{rgb}" stroke-width="{_n(stroke.width)}"'
+        if a < 1:
+            out += f' stroke-opacity="{_n(a)}"'
+        if stroke.dash:
+            out += ' stroke-dasharray="' + " ".join(_n(d * stroke.width) for d in stroke.dash) + '"'
+        return out
+
+    # -- Surface ------------------------------------------------------------------------
+
+    def begin_item(self, item_id: str, kind: str, name: str = "", op_type: str = "") -> None:
+        sid = svg_id(item_id)
+        if sid in self._ids:  # ids must stay unique even if sanitising collides
+            k = 2
+            while f"{sid}-{k}" in self._ids:
+                k += 1
+            sid = f"{sid}-{k}"
+        self._ids.add(sid)
+        attrs = f' id="{sid}" class="{kind}" data-id={quoteattr(item_id)}'
+        if name:
+            attrs += f" data-name={quoteattr(name)}"
+        if op_type:
+            attrs += f" data-op-type={quoteattr(op_type)}"
+        title = " ".join(p for p in (op_type, name or item_id) if p)
+        self.parts.append(f"<g{attrs}><title>{escape(title)}</title>")
+        self._depth += 1
+
+    def end_item(self) -> None:
+        if self._depth:
+            self._depth -= 1
+            self.parts.append("</g>")
+
+    def rect(self, x, y, w, h, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.parts.append(
+            f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"'
+            f"{self._fill(fill)}{self._stroke(stroke)}/>"
+        )
+
+    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+        self.parts.append(
+            f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}" rx="{_n(radius)}"'
+            f"{self._fill(fill)}{self._stroke(stroke)}/>"
+        )
+
+    def path(self, start: Point, segments: Sequence[Cubic], stroke: Stroke) -> None:
+        d = [f"M{_n(start[0])} {_n(start[1])}"]
+        cur = start
+        for c1, c2, end in segments:
+            if c1 == cur and c2 == end:
+                d.append(f"L{_n(end[0])} {_n(end[1])}")
+            else:
+                d.append(
+                    f"C{_n(c1[0])} {_n(c1[1])} {_n(c2[0])} {_n(c2[1])} {_n(end[0])} {_n(end[1])}"
+                )
+            cur = end
+        self.parts.append(
+            f'<path d="{"".join(d)}" fill="none"{self._stroke(stroke)}'
+            ' stroke-linecap="round" stroke-linejoin="round"/>'
+        )
+
+    def polygon(self, points: Sequence[Point], fill: str, stroke: Stroke | None = None) -> None:
+        pts = " ".join(f"{_n(x)},{_n(y)}" for x, y in points)
+        self.parts.append(f'<polygon points="{pts}"{self._fill(fill)}{self._stroke(stroke)}/>')
+
+    def text(
+        self, x: float, y: float, text: str, font: Font, color: str, anchor: Anchor = "start"
+    ) -> None:
+        attrs = f'x="{_n(x)}" y="{_n(y)}" font-size="{_n(font.size)}"'
+        if font.bold:
+            attrs += ' font-weight="bold"'
+        if font.italic:
+            attrs += ' font-style="italic"'
+        if font.mono:
+            attrs += ' font-family="DejaVu Sans Mono, monospace"'
+        if anchor != "start":
+            attrs += f' text-anchor="{anchor}"'
+        self.parts.append(f"<text {attrs}{self._fill(color)}>{escape(text)}</text>")
+
+    # -- document -----------------------------------------------------------------------
+
+    def document(self, x: float, y: float, w: float, h: float, background: str | None) -> str:
+        family = ", ".join(f"'{f}'" if " " in f else f for f in FONT_FALLBACKS)
+        head = (
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(w)}" height="{_n(h)}" '
+            f'viewBox="{_n(x)} {_n(y)} {_n(w)} {_n(h)}" font-family="{family}">\n'
+        )
+        bg = ""
+        if background:
+            box = f'x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"'
+            bg = f"<rect {box}{self._fill(background)}/>\n"
+        return head + bg + "\n".join(self.parts) + "\n</svg>\n"
+
+
+def render_svg(
+    graph: GraphPainter,
+    state: PaintState | None = None,
+    margin: float = 20.0,
+    transparent: bool = False,
+) -> str:
+    """The whole drawing as an SVG document (zoom 1, full detail)."""
+    surface = SvgSurface()
+    graph.paint(surface, None, 1.0, state)
+    x, y, w, h = graph.bounds(margin)
+    return surface.document(x, y, w, h, None if transparent else graph.theme.canvas)

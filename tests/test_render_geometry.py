@@ -1,0 +1,63 @@
+"""Qt-free render helpers: curves, text widths, hit testing."""
+
+from __future__ import annotations
+
+from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
+from onnxstudio.render.drawing import Font
+from onnxstudio.render.geometry import arrowhead, end_direction, smooth_curve
+from onnxstudio.render.hit_index import GraphIndex
+from onnxstudio.render.text import elide, text_width
+
+
+def test_smooth_curve_starts_and_ends_on_the_route() -> None:
+    pts = [(0.0, 0.0), (0.0, 20.0), (50.0, 60.0), (50.0, 100.0)]
+    start, segs = smooth_curve(pts)
+    assert start == (0.0, 0.0)
+    assert segs[-1][2] == (50.0, 100.0)
+    ux, uy = end_direction(start, segs)
+    assert abs(ux) < 1e-9 and uy > 0.99  # arrives straight down
+    assert smooth_curve([(1.0, 1.0), (1.0, 1.0)]) == ((1.0, 1.0), [])
+
+
+def test_arrowhead_points_along_direction() -> None:
+    tip, left, right = arrowhead((10.0, 10.0), (0.0, 1.0))
+    assert tip == (10.0, 10.0)
+    assert left[1] < 10.0 and right[1] < 10.0
+
+
+def test_text_width_and_elide() -> None:
+    font = Font(10.0)
+    assert text_width("MatMul", Font(11.0, bold=True)) > text_width("MatMul", Font(11.0))
+    long = "/encoder/layer.11/attention/self/MatMul_1"
+    cut = elide(long, font, 80.0)
+    assert "…" in cut and text_width(cut, font) <= 80.0
+    assert cut.startswith("/enc") and cut.endswith("_1")
+    assert elide("Add", font, 100.0) == "Add"
+
+
+def _layout() -> Layout:
+    a = Box("a", "node", 0, 0, 100, 30, "Conv")
+    b = Box("b", "node", 0, 100, 100, 30, "Relu")
+    c = Box("c", "node", 200, 100, 100, 30, "Sigmoid")
+    edges = [
+        Edge("a", "b", "x", "", [(50, 30), (50, 100)]),
+        Edge("a", "c", "x", "", [(50, 30), (250, 100)]),
+    ]
+    frame = GroupFrame("/g", "g", -10, -30, 330, 170, 3, ["a", "b", "c"])
+    return Layout("TB", 320, 140, [a, b, c], [frame], edges)
+
+
+def test_index_queries() -> None:
+    idx = GraphIndex(_layout())
+    assert idx.box_at(50, 15) == "a"
+    assert idx.box_at(150, 15) is None
+    assert sorted(idx.boxes_in((0, 90, 400, 50))) == ["b", "c"]
+    assert idx.edge_near(51, 60, 3) == 0
+    assert idx.edge_near(150, 65, 3) == 1
+    assert idx.edge_near(150, 15, 3) is None
+    hood = idx.neighbours("a")
+    assert hood.outgoing == (0, 1) and hood.boxes == {"b", "c"}
+    assert idx.neighbours("b").incoming == (0,)
+    assert idx.group_label_at(100, -20) == "/g"
+    assert idx.group_label_at(100, 50) is None
+    assert idx.group_at(100, 50) == "/g"

@@ -1,0 +1,136 @@
+"""GraphPainter through its backends: pixels where boxes are, SVG structure, level of detail."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from onnxstudio.render.demo import demo_layout, grid_layout
+from onnxstudio.render.drawing import RecordingSurface
+from onnxstudio.render.scene_painter import GraphPainter, PaintState
+from onnxstudio.render.svg_surface import render_svg
+from onnxstudio.render.theme import DARK, LIGHT
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture(scope="module")
+def qapp_gui():
+    from PySide6.QtWidgets import QApplication
+
+    return QApplication.instance() or QApplication([])
+
+
+@pytest.mark.parametrize("theme", [LIGHT, DARK], ids=lambda t: t.name)
+def test_image_has_box_colours_on_boxes_and_background_elsewhere(qapp_gui, theme) -> None:
+    from PySide6.QtGui import QColor
+
+    from onnxstudio.render.qt_surface import render_image
+
+    layout = demo_layout()
+    painter = GraphPainter(layout, theme)
+    margin = 20.0
+    image = render_image(painter, 1.0, margin=margin)
+    assert image.width() == round(layout.width + 2 * margin)
+    background = QColor(theme.canvas)
+    conv = layout.box("n0")
+    assert conv is not None
+    # Header band of the Conv node carries the conv colour.
+    px = image.pixelColor(int(conv.x + margin + 6), int(conv.y + margin + 4))
+    assert px.name() == theme.node("conv").fill
+    # Far from every item: background.
+    assert image.pixelColor(5, 5) == background
+    assert image.pixelColor(int(margin + 20), int(layout.height)) == background
+    # The top band of every box (above its title text) is painted.
+    for box in layout.boxes:
+        cx, _ = box.center
+        assert image.pixelColor(int(cx + margin), int(box.y + margin + 3)) != background, box.id
+
+
+def test_svg_parses_and_has_a_group_per_node_with_op_type() -> None:
+    layout = demo_layout()
+    svg = render_svg(GraphPainter(layout, LIGHT))
+    root = ET.fromstring(svg)
+    assert root.tag == f"{SVG_NS}svg"
+    nodes = {g.get("data-id"): g for g in root.iter(f"{SVG_NS}g") if g.get("class") == "node"}
+    op_boxes = [b for b in layout.boxes if b.kind == "node"]
+    assert set(nodes) == {b.id for b in op_boxes}
+    for box in op_boxes:
+        g = nodes[box.id]
+        assert g.get("data-op-type") == box.title
+        assert g.get("data-name") == box.subtitle
+        title = g.find(f"{SVG_NS}title")
+        assert title is not None and box.title in (title.text or "")
+        texts = [t.text for t in g.iter(f"{SVG_NS}text")]
+        assert box.title in texts
+    ids = [g.get("id") for g in root.iter(f"{SVG_NS}g")]
+    assert len(ids) == len(set(ids))
+    assert any(g.get("class") == "group" for g in root.iter(f"{SVG_NS}g"))
+    assert sum(1 for g in root.iter(f"{SVG_NS}g") if g.get("class") == "edge") == len(layout.edges)
+
+
+def test_svg_backend_needs_no_qt() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['PySide6'] = None\n"
+        "from onnxstudio.render.demo import demo_layout\n"
+        "from onnxstudio.render.scene_painter import GraphPainter\n"
+        "from onnxstudio.render.svg_surface import render_svg\n"
+        "assert render_svg(GraphPainter(demo_layout())).startswith('<?xml')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_level_of_detail_drops_text_but_keeps_boxes() -> None:
+    painter = GraphPainter(demo_layout(), LIGHT)
+    full = RecordingSurface()
+    painter.paint(full, None, 1.0)
+    assert full.count("text") > 20
+    small = RecordingSurface()
+    painter.paint(small, None, 0.3)
+    assert small.count("text") == 0
+    assert small.count("rounded_rect") >= len(painter.layout.boxes)
+    tiny = RecordingSurface()
+    painter.paint(tiny, None, 0.05)
+    assert tiny.count("text") == 0
+    drawn = sum(len(args[0]) for name, args in tiny.calls if name == "rects")
+    assert drawn >= len(painter.layout.boxes)
+
+
+def test_only_visible_items_are_drawn() -> None:
+    layout = grid_layout(400, columns=20)
+    painter = GraphPainter(layout, LIGHT)
+    rec = RecordingSurface()
+    painter.paint(rec, (0.0, 0.0, 400.0, 200.0), 1.0)
+    drawn = [args[0] for name, args in rec.calls if name == "begin_item" and args[1] == "node"]
+    assert 0 < len(drawn) < 20
+    assert "n0" in drawn and "n399" not in drawn
+
+
+def test_names_shown_on_demand() -> None:
+    layout = demo_layout()
+    painter = GraphPainter(layout, LIGHT)
+    off = RecordingSurface()
+    painter.paint(off, None, 1.0, PaintState(show_names=False))
+    on = RecordingSurface()
+    painter.paint(on, None, 1.0, PaintState(show_names=True))
+    conv = layout.box("n0")
+    assert conv is not None
+    assert conv.subtitle not in off.texts()
+    assert conv.subtitle in on.texts()
+
+
+def test_selection_and_hover_add_rings() -> None:
+    painter = GraphPainter(demo_layout(), LIGHT)
+    plain = RecordingSurface()
+    painter.paint(plain, None, 1.0)
+    marked = RecordingSurface()
+    painter.paint(marked, None, 1.0, PaintState(selected=frozenset({"n0"}), hovered="n1"))
+    rings = [
+        args for name, args in marked.calls if name == "rounded_rect" and args[6] is not None
+    ]
+    colours = {args[6].color for args in rings}
+    assert LIGHT.selection in colours and LIGHT.hover in colours
