@@ -10,8 +10,8 @@ from PIL import Image, ImageFile, UnidentifiedImageError
 
 from onnxstudio.errors import InputError
 
-# The formats the run panel accepts (MPO is what many cameras write for JPEG).
-FORMATS = ("PNG", "JPEG", "MPO", "BMP", "GIF", "TIFF", "WEBP")
+# The formats the run panel accepts (camera MPO files open through the JPEG plugin).
+FORMATS = ("PNG", "JPEG", "BMP", "GIF", "TIFF", "WEBP")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 # Pillow's own default (~89 Mpx); kept explicit so a test can lower it.
 MAX_PIXELS: int = 89_478_485
@@ -48,7 +48,7 @@ def load_image(path: str | Path) -> np.ndarray:
         raise InputError(f"{p.name}: file not found") from exc
     except UnidentifiedImageError as exc:
         raise InputError(f"{p.name}: not a readable image "
-                         f"(supported: {', '.join(f for f in FORMATS if f != 'MPO')})") from exc
+                         f"(supported: {', '.join(FORMATS)})") from exc
     except (OSError, SyntaxError, ValueError, EOFError) as exc:
         reason = str(exc) or type(exc).__name__
         if "truncated" in reason.lower() or isinstance(exc, EOFError):

@@ -52,7 +52,7 @@ def parse_labels(text: str) -> list[str]:
     lines = [ln.strip() for ln in text.splitlines()]
     while lines and not lines[-1]:
         lines.pop()
-    if len(lines) == 1 and "," in lines[0]:
+    if len(lines) == 1 and "," in lines[0] and not _SYNSET.match(lines[0]):
         return [p.strip() for p in lines[0].split(",")]
     return [_SYNSET.sub("", ln) for ln in lines]
 

@@ -140,10 +140,10 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
             why.append(f"layout {layout.upper()}: dimension denotation DATA_CHANNEL")
     if layout is None:
         first, last = _fixed(spec.shape[lead]), _fixed(spec.shape[-1])
-        if first in (1, 3, 4) and last not in (1, 3, 4):
+        if first in (1, 3) and (last not in (1, 3) or (first == 3 and last == 1)):
             layout = "nchw"
-        elif last in (1, 3, 4) and first not in (1, 3, 4):
-            layout = "nhwc"
+        elif last in (1, 3) and (first not in (1, 3) or (last == 3 and first == 1)):
+            layout = "nhwc"  # [1, H, W, 3]: a 3-channel image beats a 1-channel one 3 wide
         if layout:
             why.append(f"layout {layout.upper()}: from the input shape")
     if layout is None:
