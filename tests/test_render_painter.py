@@ -15,15 +15,8 @@ from onnxstudio.render.theme import DARK, LIGHT
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
-@pytest.fixture(scope="module")
-def qapp_gui():
-    from PySide6.QtWidgets import QApplication
-
-    return QApplication.instance() or QApplication([])
-
-
 @pytest.mark.parametrize("theme", [LIGHT, DARK], ids=lambda t: t.name)
-def test_image_has_box_colours_on_boxes_and_background_elsewhere(qapp_gui, theme) -> None:
+def test_image_has_box_colours_on_boxes_and_background_elsewhere(qapp, theme) -> None:
     from PySide6.QtGui import QColor
 
     from onnxstudio.render.qt_surface import render_image

@@ -69,6 +69,12 @@ class QtSurface(Surface):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
 
+    def bind(self, painter: QPainter) -> None:
+        """Draw on another (active) painter, keeping the pen and brush caches."""
+        self.p = painter
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+
     def _pen(self, stroke: Stroke | None) -> QPen:
         if stroke is None:
             return self._no_pen
