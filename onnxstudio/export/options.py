@@ -51,6 +51,7 @@ class ExportOptions:
     theme: ThemeChoice = "light"
     current_theme: str = "light"  # the app's theme, used when theme == "current"
     title_block: bool = False
+    show_names: bool = False  # node names under op types, as the view's toggle
     paginate: str | None = None  # PDF paper size ("A4", ...); None: one page sized to fit
     landscape: bool | None = None  # paginated PDF orientation; None: follow the diagram
     margin: float = 24.0  # layout units of empty border around the diagram

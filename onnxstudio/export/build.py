@@ -1,0 +1,45 @@
+"""The layout an export draws: the view's own, or one built from the CLI's options.
+
+The GUI passes its current ExpandState and direction so the file matches the screen;
+the CLI starts from the same default state the window opens with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from onnxstudio.export.options import ExportOptions
+
+if TYPE_CHECKING:
+    from onnxstudio.layout.state import ExpandState
+    from onnxstudio.layout.types import Direction, Layout
+    from onnxstudio.model.graph import Model
+
+
+def export_state(model: Model, options: ExportOptions,
+                 current: ExpandState | None = None) -> ExpandState:
+    """The expand state the options ask for: current (or the default), all, or none."""
+    from onnxstudio.layout.state import ExpandState, default_state
+
+    if options.expand == "all":
+        state = ExpandState()
+        state.expand_all(model.graph, bodies=True)
+        return state
+    if options.expand == "collapsed":
+        return ExpandState()
+    return current.copy() if current is not None else default_state(model.graph)
+
+
+def layout_for_export(model: Model, options: ExportOptions,
+                      current: ExpandState | None = None,
+                      direction: Direction | None = None,
+                      cancel: Callable[[], bool] | None = None,
+                      progress: Callable[[float], None] | None = None) -> Layout:
+    """Lay the model out for export (runs the layout engine; call it off the GUI thread)."""
+    from onnxstudio.layout import build_layout
+
+    state = export_state(model, options, current)
+    functions = {f.key: f.body for f in model.functions}
+    chosen: Direction = options.direction or direction or "TB"
+    return build_layout(model.graph, state, chosen, cancel, progress, functions=functions)

@@ -1,0 +1,179 @@
+"""SVG and PDF export: vector, full detail, text kept as text.
+
+SVG goes through render's Qt-free SVG surface (each node a ``<g>`` carrying its name and
+op type). PDF goes through QPdfWriter with the QPainter surface: one page sized to the
+diagram, or, on request, the diagram spread over pages of a paper size.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from onnxstudio.errors import ExportError
+from onnxstudio.export.atomic import atomic_path, atomic_write
+from onnxstudio.export.options import CancelFn, ExportCancelled, ExportOptions, ProgressFn
+from onnxstudio.export.sheet import Sheet, item_count, paint_state, plan_sheet
+from onnxstudio.export.surfaces import OffsetSurface, WatchSurface
+from onnxstudio.render.scene_painter import GraphPainter
+from onnxstudio.render.svg_surface import SvgSurface
+
+if TYPE_CHECKING:
+    from onnxstudio.export.formats import ExportResult
+    from onnxstudio.layout.types import Layout
+    from onnxstudio.model.graph import Model
+
+PT_PER_UNIT = 72.0 / 96.0  # one layout unit is one CSS pixel, 1/96 inch
+MAX_PAGE_PT = 14_400.0  # 200 in: the largest page PDF viewers (Acrobat) accept
+PAGE_MARGIN_MM = 10.0
+MIN_PRINT_SCALE = 0.6  # below this, text gets too small on paper: tile across instead
+PAGE_OVERLAP = 24.0  # layout units repeated on neighbouring pages, so nothing is lost at cuts
+
+
+def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportOptions,
+               result: ExportResult, protect: list[Path], progress: ProgressFn | None = None,
+               cancel: CancelFn | None = None) -> None:
+    sheet = plan_sheet(layout, model, options)
+    graph = GraphPainter(layout, sheet.theme)
+    svg = SvgSurface()
+    sheet.paint_title(svg)
+    if sheet.clip:
+        x, y, w, h = sheet.diagram_rect()
+        svg.parts.append(f'<clipPath id="export-region"><rect x="{x:g}" y="{y:g}" '
+                         f'width="{w:g}" height="{h:g}"/></clipPath>'
+                         '<g clip-path="url(#export-region)">')
+    total = item_count(layout) + 1
+    watch = WatchSurface(OffsetSurface(svg, sheet.dx, sheet.dy), progress, cancel, total=total)
+    graph.paint(watch, sheet.layout_rect(None), 1.0, paint_state(options))
+    if sheet.clip:
+        svg.parts.append("</g>")
+    text = svg.document(0.0, 0.0, sheet.width, sheet.height, sheet.theme.canvas)
+    if cancel is not None and cancel():
+        raise ExportCancelled()
+    atomic_write(dest, text, protect)
+    if progress is not None:
+        progress(total, total)
+    result.size = (sheet.width, sheet.height)
+
+
+def _paper(name: str):  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QPageSize
+
+    ids = {"A4": QPageSize.PageSizeId.A4, "A3": QPageSize.PageSizeId.A3,
+           "A2": QPageSize.PageSizeId.A2, "Letter": QPageSize.PageSizeId.Letter,
+           "Legal": QPageSize.PageSizeId.Legal, "Tabloid": QPageSize.PageSizeId.Tabloid}
+    return QPageSize(ids[name])
+
+
+def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportOptions,
+               result: ExportResult, protect: list[Path], progress: ProgressFn | None = None,
+               cancel: CancelFn | None = None) -> None:
+    from PySide6.QtCore import QMarginsF, QRectF, QSizeF
+    from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
+
+    from onnxstudio.render.qt_surface import QtSurface, qcolor
+
+    sheet = plan_sheet(layout, model, options)
+    graph = GraphPainter(layout, sheet.theme)
+    state = paint_state(options)
+    with atomic_path(dest, protect) as tmp:
+        writer = QPdfWriter(str(tmp))
+        writer.setCreator("onnxstudio")
+        writer.setTitle(sheet.title.title if sheet.title else dest.stem)
+        writer.setResolution(72)  # painter units are points
+        if options.paginate is None:
+            fit = min(1.0, MAX_PAGE_PT / (max(sheet.width, sheet.height) * PT_PER_UNIT))
+            unit = PT_PER_UNIT * fit
+            page_w, page_h = sheet.width * unit, sheet.height * unit
+            writer.setPageSize(QPageSize(QSizeF(page_w, page_h), QPageSize.Unit.Point, "",
+                                         QPageSize.SizeMatchPolicy.ExactMatch))
+            writer.setPageMargins(QMarginsF(0, 0, 0, 0), QPageLayout.Unit.Point)
+            if fit < 1.0:
+                result.notices.append(
+                    f"the diagram is {sheet.width * PT_PER_UNIT / 72:,.0f} in tall or wide, "
+                    f"over the 200 in page limit of PDF viewers; drawn at {fit:.0%} on one "
+                    "page (vector: zoom in for detail), or paginate onto paper")
+            windows = [(0.0, 0.0, sheet.width, sheet.height)]
+            content = QRectF(0, 0, page_w, page_h)
+        else:
+            windows, unit, content = _paginate(writer, sheet, options)
+        painter = QPainter()
+        if not painter.begin(writer):
+            raise ExportError(f"{dest.name}: the PDF writer could not start")
+        total = item_count(layout) * len(windows) + 1
+        try:
+            for n, (wx, wy, ww, wh) in enumerate(windows):
+                if n:
+                    writer.newPage()
+                if cancel is not None and cancel():
+                    raise ExportCancelled()
+                painter.save()
+                painter.setClipRect(content)
+                painter.translate(content.x(), content.y())
+                painter.scale(unit, unit)
+                painter.translate(-wx, -wy)
+                painter.fillRect(QRectF(wx, wy, ww, wh), qcolor(sheet.theme.canvas))
+                surface = QtSurface(painter)
+                if sheet.title is not None and wy < sheet.margin + sheet.band:
+                    sheet.paint_title(surface)
+                if sheet.clip:
+                    painter.setClipRect(QRectF(*sheet.diagram_rect()))
+                painter.translate(sheet.dx, sheet.dy)
+                watch = WatchSurface(surface, progress, cancel, base=n * item_count(layout),
+                                     total=total)
+                graph.paint(watch, sheet.layout_rect((wx, wy, ww, wh)), max(unit, 1.0), state)
+                painter.restore()
+                if len(windows) > 1:
+                    _page_number(painter, writer, n + 1, len(windows), sheet)
+        finally:
+            painter.end()
+    if progress is not None:
+        progress(total, total)
+    result.pages = len(windows)
+    if options.paginate is None:
+        result.size = (sheet.width * unit, sheet.height * unit)
+    else:
+        rect = writer.pageLayout().fullRect(QPageLayout.Unit.Point)
+        result.size = (rect.width(), rect.height())
+
+
+def _paginate(writer, sheet: Sheet, options: ExportOptions):  # type: ignore[no-untyped-def]
+    """Pages of the chosen paper: fit the width if text stays readable, else tile across."""
+    from PySide6.QtCore import QMarginsF
+    from PySide6.QtGui import QPageLayout
+
+    landscape = options.landscape if options.landscape is not None else (
+        sheet.width > sheet.height)
+    orientation = (QPageLayout.Orientation.Landscape if landscape
+                   else QPageLayout.Orientation.Portrait)
+    margins = QMarginsF(*(PAGE_MARGIN_MM,) * 4)
+    writer.setPageLayout(QPageLayout(_paper(options.paginate), orientation, margins,
+                                     QPageLayout.Unit.Millimeter))
+    content = writer.pageLayout().paintRect(QPageLayout.Unit.Point)
+    content.setHeight(content.height() - 14)  # room for the page number
+    unit = min(PT_PER_UNIT, content.width() / sheet.width)
+    unit = max(unit, MIN_PRINT_SCALE * PT_PER_UNIT)
+    win_w, win_h = content.width() / unit, content.height() / unit
+    step_w, step_h = win_w - PAGE_OVERLAP, win_h - PAGE_OVERLAP
+    cols = 1 if sheet.width <= win_w else math.ceil((sheet.width - PAGE_OVERLAP) / step_w)
+    rows = 1 if sheet.height <= win_h else math.ceil((sheet.height - PAGE_OVERLAP) / step_h)
+    windows = [(c * step_w, r * step_h, win_w, win_h) for r in range(rows) for c in range(cols)]
+    from PySide6.QtCore import QRectF
+
+    return windows, unit, QRectF(0, 0, content.width(), content.height())
+
+
+def _page_number(painter, writer, page: int, pages: int, sheet: Sheet) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QFont, QPageLayout
+
+    from onnxstudio.render.qt_surface import qcolor
+
+    rect = writer.pageLayout().paintRect(QPageLayout.Unit.Point)
+    font = QFont("DejaVu Sans")
+    font.setPixelSize(8)
+    painter.setFont(font)
+    painter.setPen(qcolor(sheet.theme.group_count))
+    label = f"{sheet.title.title + ' — ' if sheet.title else ''}page {page} of {pages}"
+    painter.drawText(QPointF(0, rect.height() - 2), label)
