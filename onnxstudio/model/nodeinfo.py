@@ -116,5 +116,8 @@ def parse_class_hierarchy(text: str) -> list[str]:
 
 
 def short_class(name: str) -> str:
-    """'transformers.models.bert.modeling_bert.BertLayer' -> 'BertLayer'."""
+    """'transformers.models.bert.modeling_bert.BertLayer' -> 'BertLayer';
+    'aten.gather.default' -> 'aten.gather' (an ATen op keeps its namespace)."""
+    if name.startswith(("aten.", "prims.")):
+        return name.removesuffix(".default")
     return name.rsplit(".", 1)[-1]

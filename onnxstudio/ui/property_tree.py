@@ -1,0 +1,183 @@
+"""A property list (name, value, type) with sections, clickable link rows and copy menus.
+
+Shared by the node and model panels so they look alike: bold section rows, names on
+the left, values on the right (wrapping), links drawn like links and emitted as
+``linkActivated(target)``; right-click offers to copy the name, the value and whatever
+extra texts the row was given (a tensor name, attributes as JSON...).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QFont, QFontMetrics, QGuiApplication, QPalette
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QMenu,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeWidget,
+    QTreeWidgetItem,
+)
+
+LINK_ROLE = Qt.ItemDataRole.UserRole + 1
+COPY_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+class _WrappingDelegate(QStyledItemDelegate):
+    """Row heights that follow the column width: QTreeView alone does not re-wrap text."""
+
+    def __init__(self, tree: QTreeWidget) -> None:
+        super().__init__(tree)
+        self._tree = tree
+
+    def sizeHint(self, option: QStyleOptionViewItem,
+                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+        size = super().sizeHint(option, index)
+        if index.column() != 1:
+            return size
+        width = self._tree.columnWidth(1) - 8
+        text = str(index.data() or "")
+        if width <= 20 or not text:
+            return size
+        font = index.data(Qt.ItemDataRole.FontRole) or option.font
+        rect = QFontMetrics(font).boundingRect(
+            QRect(0, 0, width, 10_000), int(Qt.TextFlag.TextWrapAnywhere), text)
+        return QSize(size.width(), max(size.height(), rect.height() + 4))
+
+
+class PropertyTree(QTreeWidget):
+    """Sections of name/value rows; see the module docstring."""
+
+    linkActivated = Signal(str)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setColumnCount(3)
+        self.setHeaderHidden(True)
+        self.setWordWrap(True)
+        self.setItemDelegate(_WrappingDelegate(self))
+        self.setUniformRowHeights(False)
+        self.setRootIsDecorated(True)
+        self.setIndentation(12)
+        self.setAlternatingRowColors(False)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._context_menu)
+        self.itemClicked.connect(self._clicked)
+        self.itemActivated.connect(self._clicked)
+        self.setMouseTracking(True)
+
+    # --- building ---------------------------------------------------------------
+
+    def add_section(self, title: str, count: int | None = None) -> QTreeWidgetItem:
+        text = title if count is None else f"{title} ({count})"
+        item = QTreeWidgetItem(self, [text])
+        item.setFirstColumnSpanned(True)
+        font = QFont(item.font(0))
+        font.setBold(True)
+        item.setFont(0, font)
+        item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+        item.setExpanded(True)
+        return item
+
+    def add_row(self, parent: QTreeWidgetItem | None, name: str, value: str = "",
+                kind: str = "", *, link: str | None = None, tooltip: str | None = None,
+                copy: list[tuple[str, str]] | None = None,
+                muted: bool = False) -> QTreeWidgetItem:
+        """A name/value/type row; ``link`` makes it clickable, ``copy`` adds menu entries."""
+        item = QTreeWidgetItem(parent if parent is not None else self, [name, value, kind])
+        item.setToolTip(0, tooltip or name)
+        item.setToolTip(1, tooltip or value)
+        item.setToolTip(2, tooltip or kind)
+        palette = self.palette()
+        muted_brush = QBrush(palette.color(QPalette.ColorRole.PlaceholderText))
+        item.setForeground(2, muted_brush)
+        if muted:
+            item.setForeground(0, muted_brush)
+            item.setForeground(1, muted_brush)
+        if link:
+            item.setData(0, LINK_ROLE, link)
+            item.setForeground(1, QBrush(palette.color(QPalette.ColorRole.Link)))
+        if copy:
+            item.setData(0, COPY_ROLE, copy)
+        item.setExpanded(True)
+        return item
+
+    def fit_name_column(self, maximum: int = 180) -> None:
+        """Names as wide as they need up to ``maximum`` px, so values get the rest."""
+        self.resizeColumnToContents(0)
+        self.setColumnWidth(0, min(maximum, self.columnWidth(0) + 8))
+
+    # --- reacting ----------------------------------------------------------------
+
+    def _clicked(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        link = item.data(0, LINK_ROLE)
+        if link:
+            self.linkActivated.emit(str(link))
+
+    def row_texts(self) -> list[tuple[str, str, str]]:
+        """Every row as (name, value, type), depth first: what the user reads (tests use it)."""
+        out: list[tuple[str, str, str]] = []
+
+        def walk(item: QTreeWidgetItem) -> None:
+            out.append((item.text(0), item.text(1), item.text(2)))
+            for i in range(item.childCount()):
+                walk(item.child(i))
+
+        for i in range(self.topLevelItemCount()):
+            walk(self.topLevelItem(i))
+        return out
+
+    def find_row(self, name: str, section: str | None = None) -> QTreeWidgetItem | None:
+        for i in range(self.topLevelItemCount()):
+            top = self.topLevelItem(i)
+            if section is not None and not top.text(0).startswith(section):
+                continue
+            stack = [top.child(j) for j in range(top.childCount())]
+            while stack:
+                item = stack.pop(0)
+                if item.text(0) == name:
+                    return item
+                stack.extend(item.child(j) for j in range(item.childCount()))
+        return None
+
+    def resizeEvent(self, event) -> None:
+        """Re-measure rows so wrapped values get the height the new width needs."""
+        super().resizeEvent(event)
+        self.scheduleDelayedItemsLayout()
+
+    def mouseMoveEvent(self, event) -> None:
+        """A pointing hand over link rows, as over links in a browser."""
+        item = self.itemAt(event.position().toPoint())
+        linked = item is not None and bool(item.data(0, LINK_ROLE))
+        self.viewport().setCursor(Qt.CursorShape.PointingHandCursor if linked
+                                  else Qt.CursorShape.ArrowCursor)
+        super().mouseMoveEvent(event)
+
+    def copy_entries(self, item: QTreeWidgetItem) -> list[tuple[str, str]]:
+        entries = list(item.data(0, COPY_ROLE) or [])
+        if item.text(1):
+            entries.append(("Copy value", item.text(1)))
+        if item.text(0) and item.parent() is not None:
+            entries.append(("Copy name", item.text(0)))
+        return entries
+
+    def _context_menu(self, pos: QPoint) -> None:
+        item = self.itemAt(pos)
+        if item is None:
+            return
+        entries = self.copy_entries(item)
+        if not entries:
+            return
+        menu = QMenu(self)
+        for label, text in entries:
+            action = menu.addAction(label)
+            action.triggered.connect(lambda _=False, t=text: QGuiApplication.clipboard().setText(t))
+        menu.exec(self.viewport().mapToGlobal(pos))
