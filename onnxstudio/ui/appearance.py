@@ -1,0 +1,55 @@
+"""Light/dark/system appearance of the whole window (the canvas follows via render.theme)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+APPEARANCES = ("system", "light", "dark")
+
+
+def resolve(appearance: str) -> str:
+    """'light' or 'dark'; 'system' follows the desktop's colour scheme."""
+    if appearance in ("light", "dark"):
+        return appearance
+    hints = QGuiApplication.styleHints()
+    scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
+    return "dark" if scheme == Qt.ColorScheme.Dark else "light"
+
+
+def _dark_palette() -> QPalette:
+    p = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#232529",
+        QPalette.ColorRole.WindowText: "#e6e6e6",
+        QPalette.ColorRole.Base: "#1b1d21",
+        QPalette.ColorRole.AlternateBase: "#272a2f",
+        QPalette.ColorRole.ToolTipBase: "#30343a",
+        QPalette.ColorRole.ToolTipText: "#f0f0f0",
+        QPalette.ColorRole.Text: "#e6e6e6",
+        QPalette.ColorRole.Button: "#2c2f34",
+        QPalette.ColorRole.ButtonText: "#e6e6e6",
+        QPalette.ColorRole.BrightText: "#ff6b6b",
+        QPalette.ColorRole.Link: "#6cb2ff",
+        QPalette.ColorRole.Highlight: "#3d7bd9",
+        QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.PlaceholderText: "#8a8f98",
+        QPalette.ColorRole.Mid: "#3a3e45",
+        QPalette.ColorRole.Dark: "#16181b",
+        QPalette.ColorRole.Midlight: "#34383e",
+    }
+    for role, color in roles.items():
+        p.setColor(role, QColor(color))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText,
+                 QPalette.ColorRole.ButtonText):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f747c"))
+    return p
+
+
+def apply(app: QApplication, appearance: str) -> str:
+    """Style the application; returns the resolved 'light' or 'dark'."""
+    resolved = resolve(appearance)
+    app.setStyle("Fusion")
+    app.setPalette(_dark_palette() if resolved == "dark" else app.style().standardPalette())
+    return resolved

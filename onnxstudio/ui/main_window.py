@@ -1,0 +1,581 @@
+"""The main window: tabs of open models, docked panels, menus, drops, remembered state."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QAction,
+    QActionGroup,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QIcon,
+    QKeySequence,
+)
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QProgressBar,
+    QStackedWidget,
+    QTabWidget,
+    QToolBar,
+    QWidget,
+)
+
+from onnxstudio.layout.types import Layout
+from onnxstudio.model import Model
+from onnxstudio.model.schemas import display_domain
+from onnxstudio.resources import resource
+from onnxstudio.ui import appearance
+from onnxstudio.ui.model_tab import ModelTab
+from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
+from onnxstudio.ui.welcome import WelcomePage
+
+MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
+MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
+
+
+def sample_model_path() -> Path:
+    return resource("sample", "digits_cnn.onnx")
+
+
+class MainWindow(QMainWindow):
+    """Hosts one ModelTab per open file and the panels that describe the current one."""
+
+    model_opened = Signal(object)  # ModelTab, once its first layout is shown
+    current_changed = Signal(object)  # ModelTab | None
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setWindowTitle("onnxstudio")
+        self.setWindowIcon(QIcon(str(resource("icons", "onnxstudio.svg"))))
+        self.setAcceptDrops(True)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks
+                            | QMainWindow.DockOption.AllowTabbedDocks)
+        settings = app_settings()
+        self.appearance = str(settings.value("appearance", "system"))
+        self.theme = appearance.resolve(self.appearance)
+        self.direction = "LR" if settings.value("direction", "TB") == "LR" else "TB"
+        self.show_names = settings.value("show_names", False) in (True, "true")
+
+        self.tabs = QTabWidget()
+        self.tabs.setTabsClosable(True)
+        self.tabs.setMovable(True)
+        self.tabs.setDocumentMode(True)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(self._on_current_changed)
+        self.welcome = WelcomePage()
+        self.welcome.open_clicked.connect(self.open_dialog)
+        self.welcome.sample_clicked.connect(self.open_sample)
+        self.welcome.recent_clicked.connect(lambda p: self.open_paths([p]))
+        self.central = QStackedWidget()
+        self.central.addWidget(self.welcome)
+        self.central.addWidget(self.tabs)
+        self.setCentralWidget(self.central)
+
+        self.docks: dict[str, QDockWidget] = {}
+        self._build_panels()
+        self._build_actions()
+        self._build_menus()
+        self._build_toolbar()
+        self._build_status_bar()
+        self._refresh_recent()
+        self._restore_window_state()
+        self._update_actions()
+
+    # -- construction ---------------------------------------------------------------
+    def _add_dock(self, key: str, title: str, widget: QWidget,
+                  area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(f"dock_{key}")
+        dock.setWidget(widget)
+        self.addDockWidget(area, dock)
+        self.docks[key] = dock
+        return dock
+
+    def _build_panels(self) -> None:
+        """Docked panels; each is optional so the window works while they are written."""
+        from onnxstudio.ui import panels
+
+        self.panels = panels.create_panels(self)
+        for key, (title, widget, area) in self.panels.items():
+            self._add_dock(key, title, widget, area)
+        right = [self.docks[k] for k in ("node", "model", "opsets", "weights") if k in self.docks]
+        for first, other in itertools.pairwise(right):
+            self.tabifyDockWidget(first, other)
+        if right:
+            right[0].raise_()
+
+    def _action(self, text: str, slot, shortcut: QKeySequence | str | None = None,  # type: ignore[no-untyped-def]
+                checkable: bool = False, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        action.setCheckable(checkable)
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(f"{tip} ({action.shortcut().toString()})"
+                              if shortcut else tip)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_actions(self) -> None:
+        S = QKeySequence.StandardKey
+        a = self._action
+        self.act_open = a("&Open…", self.open_dialog, S.Open, tip="Open an ONNX model")
+        self.act_sample = a("Open &Sample Model", self.open_sample,
+                            tip="Open the bundled digit classifier")
+        self.act_export = a("&Export Diagram…", self.export_diagram, "Ctrl+E",
+                            tip="Export the graph as SVG, PNG, PDF, DOT or JSON")
+        self.act_close = a("&Close", lambda: self.close_tab(self.tabs.currentIndex()),
+                           S.Close, tip="Close this model")
+        self.act_quit = a("&Quit", self.close, S.Quit)
+        self.act_zoom_in = a("Zoom &In", lambda: self._view_call("zoom_in"), S.ZoomIn,
+                             tip="Zoom in")
+        self.act_zoom_out = a("Zoom &Out", lambda: self._view_call("zoom_out"), S.ZoomOut,
+                              tip="Zoom out")
+        self.act_fit = a("&Fit to Window", lambda: self._view_call("fit"), "Ctrl+0",
+                         tip="Show the whole graph")
+        self.act_expand = a("&Expand All Groups", lambda: self._tab_call("expand_all"),
+                            "Ctrl+Shift+E", tip="Expand every group and body")
+        self.act_collapse = a("&Collapse All Groups", lambda: self._tab_call("collapse_all"),
+                              "Ctrl+Shift+C", tip="Collapse every group")
+        self.act_names = a("Show Node &Names", self._toggle_names, "Ctrl+Shift+N",
+                           checkable=True)
+        self.act_names.setChecked(self.show_names)
+        self.direction_group = QActionGroup(self)
+        self.act_tb = a("&Top to Bottom", lambda: self.set_direction("TB"), checkable=True)
+        self.act_lr = a("&Left to Right", lambda: self.set_direction("LR"), checkable=True)
+        for act in (self.act_tb, self.act_lr):
+            self.direction_group.addAction(act)
+        (self.act_lr if self.direction == "LR" else self.act_tb).setChecked(True)
+        self.act_toggle_dir = a("Toggle &Direction", self._toggle_direction, "Ctrl+D",
+                                tip="Switch between top-to-bottom and left-to-right")
+        self.theme_group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for name in appearance.APPEARANCES:
+            act = a(name.capitalize(), lambda _=False, n=name: self.set_appearance(n),
+                    checkable=True)
+            self.theme_group.addAction(act)
+            self.theme_actions[name] = act
+        self.theme_actions[self.appearance].setChecked(True)
+        self.act_find = a("&Find…", lambda: self._show_panel("search", focus=True), S.Find,
+                          tip="Find nodes, tensors and weights")
+        self.act_properties = a("Model &Properties", lambda: self._show_panel("model"),
+                                "Ctrl+I")
+        self.act_opsets = a("&Opsets", lambda: self._show_panel("opsets"))
+        self.act_run_image = a("Run &Image…", lambda: self._run_call("open_image_dialog"),
+                               "Ctrl+R", tip="Run the model on an image")
+        self.act_run_random = a("Run with &Random Inputs",
+                                lambda: self._run_call("run_random"), "Ctrl+Shift+R")
+        self.act_benchmark = a("&Benchmark", lambda: self._run_call("benchmark"))
+        self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
+        self.act_about = a("&About onnxstudio", self.show_about)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addAction(self.act_open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addAction(self.act_sample)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_export)
+        file_menu.addSeparator()
+        file_menu.addAction(self.act_close)
+        file_menu.addAction(self.act_quit)
+
+        view = bar.addMenu("&View")
+        for act in (self.act_zoom_in, self.act_zoom_out, self.act_fit):
+            view.addAction(act)
+        view.addSeparator()
+        view.addAction(self.act_expand)
+        view.addAction(self.act_collapse)
+        view.addAction(self.act_names)
+        direction = view.addMenu("&Direction")
+        direction.addAction(self.act_tb)
+        direction.addAction(self.act_lr)
+        view.addAction(self.act_toggle_dir)
+        theme = view.addMenu("&Theme")
+        for act in self.theme_actions.values():
+            theme.addAction(act)
+        view.addSeparator()
+        panels = view.addMenu("&Panels")
+        for dock in self.docks.values():
+            panels.addAction(dock.toggleViewAction())
+
+        model = bar.addMenu("&Model")
+        model.addAction(self.act_properties)
+        model.addAction(self.act_opsets)
+        model.addAction(self.act_find)
+        self.model_menu = model
+
+        run = bar.addMenu("&Run")
+        run.addAction(self.act_run_image)
+        run.addAction(self.act_run_random)
+        run.addAction(self.act_benchmark)
+        self.run_menu = run
+
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.act_shortcuts)
+        help_menu.addAction(self.act_about)
+
+    def _build_toolbar(self) -> None:
+        tb = QToolBar("Main")
+        tb.setObjectName("toolbar_main")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for act in (self.act_open, self.act_export):
+            tb.addAction(act)
+        tb.addSeparator()
+        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out):
+            tb.addAction(act)
+        tb.addSeparator()
+        tb.addAction(self.act_expand)
+        tb.addAction(self.act_collapse)
+        tb.addAction(self.act_toggle_dir)
+        tb.addSeparator()
+        tb.addAction(self.act_find)
+        tb.addAction(self.act_run_image)
+        self.act_expand.setIconText("Expand all")
+        self.act_collapse.setIconText("Collapse all")
+        self.act_toggle_dir.setIconText("TB ⇄ LR")
+        self.act_fit.setIconText("Fit")
+        self.act_zoom_in.setIconText("Zoom +")
+        self.act_zoom_out.setIconText("Zoom −")
+        self.act_open.setIconText("Open")
+        self.act_export.setIconText("Export")
+        self.act_find.setIconText("Find")
+        self.act_run_image.setIconText("Run image")
+        self.addToolBar(tb)
+        self.toolbar = tb
+
+    def _build_status_bar(self) -> None:
+        status = self.statusBar()
+        self.status_nodes = QLabel()
+        self.status_opset = QLabel()
+        self.status_progress = QProgressBar()
+        self.status_progress.setMaximumWidth(180)
+        self.status_progress.setRange(0, 100)
+        self.status_progress.hide()
+        for w in (self.status_progress, self.status_nodes, self.status_opset):
+            status.addPermanentWidget(w)
+
+    # -- settings -------------------------------------------------------------------
+    def _restore_window_state(self) -> None:
+        settings = app_settings()
+        geometry = settings.value("window/geometry")
+        if isinstance(geometry, QByteArray | bytes):
+            self.restoreGeometry(QByteArray(geometry))
+        else:
+            self.resize(1400, 900)
+        state = settings.value("window/state")
+        if isinstance(state, QByteArray | bytes):
+            self.restoreState(QByteArray(state))
+        elif self.docks:
+            # First start: panels take a third of the window at most; the graph the rest.
+            docks = list(self.docks.values())
+            self.resizeDocks(docks, [400] * len(docks), Qt.Orientation.Horizontal)
+
+    def save_window_state(self) -> None:
+        settings = app_settings()
+        settings.setValue("window/geometry", self.saveGeometry())
+        settings.setValue("window/state", self.saveState())
+        settings.setValue("appearance", self.appearance)
+        settings.setValue("direction", self.direction)
+        settings.setValue("show_names", self.show_names)
+        settings.sync()
+
+    def shutdown(self) -> None:
+        """Remember the window and stop every background thread; safe to call twice."""
+        if getattr(self, "_shut_down", False):
+            return
+        self._shut_down = True
+        self.save_window_state()
+        for tab in self.model_tabs():
+            tab.cancel()
+        for _title, widget, _area in self.panels.values():
+            if hasattr(widget, "shutdown"):
+                widget.shutdown()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        super().closeEvent(event)
+
+    # -- opening --------------------------------------------------------------------
+    def model_tabs(self) -> list[ModelTab]:
+        return [t for i in range(self.tabs.count())
+                if isinstance(t := self.tabs.widget(i), ModelTab)]
+
+    def current_tab(self) -> ModelTab | None:
+        tab = self.tabs.currentWidget()
+        return tab if isinstance(tab, ModelTab) else None
+
+    def open_dialog(self) -> None:
+        settings = app_settings()
+        folder = str(settings.value("last_open_dir", str(Path.home())))
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open ONNX model", folder, MODEL_FILTER)
+        if paths:
+            settings.setValue("last_open_dir", str(Path(paths[0]).parent))
+            self.open_paths(paths)
+
+    def open_sample(self) -> None:
+        self.open_paths([str(sample_model_path())])
+
+    def open_paths(self, paths: list[str]) -> list[ModelTab]:
+        """Open each file in a tab (or switch to it if it is open already)."""
+        opened = []
+        for raw in paths:
+            path = Path(raw).expanduser().absolute()
+            existing = next((t for t in self.model_tabs() if t.path == path), None)
+            if existing is not None and existing.error is None:
+                self.tabs.setCurrentWidget(existing)
+                opened.append(existing)
+                continue
+            tab = ModelTab(path, self.direction, self.theme)
+            tab.view.show_names = self.show_names
+            tab.loaded.connect(lambda _m, t=tab: self._on_tab_loaded(t))
+            tab.failed.connect(lambda msg, t=tab: self._on_tab_failed(t, msg))
+            tab.layout_changed.connect(lambda layout, t=tab: self._on_layout_changed(t, layout))
+            tab.busy_changed.connect(lambda busy, t=tab: self._on_busy(t, busy))
+            tab.progress.connect(lambda stage, f, t=tab: self._on_progress(t, stage, f))
+            tab.close_requested.connect(lambda t=tab: self.close_tab(self.tabs.indexOf(t)))
+            tab.view.selectionChanged.connect(lambda ids, t=tab: self._on_selection(t, ids))
+            index = self.tabs.addTab(tab, path.name)
+            self.tabs.setTabToolTip(index, str(path))
+            self.tabs.setCurrentIndex(index)
+            self.central.setCurrentWidget(self.tabs)
+            tab.start()
+            opened.append(tab)
+        self._update_actions()
+        return opened
+
+    def close_tab(self, index: int) -> None:
+        if index < 0:
+            return
+        tab = self.tabs.widget(index)
+        if isinstance(tab, ModelTab):
+            tab.cancel()
+        self.tabs.removeTab(index)
+        if tab is not None:
+            tab.deleteLater()
+        if self.tabs.count() == 0:
+            self.central.setCurrentWidget(self.welcome)
+            self._on_current_changed(-1)
+        self._update_actions()
+
+    def _on_tab_loaded(self, tab: ModelTab) -> None:
+        self._refresh_recent(add_recent_file(str(tab.path)))
+        if tab is self.current_tab():
+            self._on_current_changed(self.tabs.currentIndex())
+        self.statusBar().showMessage(
+            f"Opened {tab.path.name} in {tab.timings.get('load', 0):.2f} s, laid out in "
+            f"{tab.timings.get('layout', 0):.2f} s", 8000)
+        self.model_opened.emit(tab)
+
+    def _on_tab_failed(self, tab: ModelTab, message: str) -> None:
+        self.statusBar().showMessage(message, 10000)
+        index = self.tabs.indexOf(tab)
+        if index >= 0 and tab.model is None:
+            self.tabs.setTabText(index, f"⚠ {tab.path.name}")
+
+    def _on_busy(self, tab: ModelTab, busy: bool) -> None:
+        if tab is self.current_tab():
+            self.status_progress.setVisible(busy)
+
+    def _on_progress(self, tab: ModelTab, stage: str, fraction: float) -> None:
+        if tab is self.current_tab():
+            self.status_progress.setValue(int(fraction * 100))
+            self.status_progress.setFormat(f"{stage} %p%")
+
+    def _on_layout_changed(self, tab: ModelTab, layout: Layout) -> None:
+        if tab is self.current_tab():
+            self._update_status(tab)
+
+    def _on_current_changed(self, _index: int) -> None:
+        tab = self.current_tab()
+        self._update_status(tab)
+        self._update_actions()
+        model = tab.model if tab is not None else None
+        from onnxstudio.ui import panels
+
+        panels.show_model(self, tab, model)
+        self.setWindowTitle(f"{tab.path.name} — onnxstudio" if tab else "onnxstudio")
+        self.current_changed.emit(tab)
+
+    def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
+        from onnxstudio.ui import panels
+
+        panels.show_selection(self, tab, ids)
+
+    def _update_status(self, tab: ModelTab | None) -> None:
+        model: Model | None = tab.model if tab is not None else None
+        if model is None:
+            self.status_nodes.setText("")
+            self.status_opset.setText("")
+            return
+        total = model.graph.node_count_total()
+        shown = sum(1 for b in tab.layout_data.boxes if b.kind == "node") if (
+            tab is not None and tab.layout_data is not None) else 0
+        self.status_nodes.setText(f"{total:,} nodes ({shown:,} shown)")
+        self.status_opset.setText("  ".join(
+            f"{display_domain(d)} v{v}" for d, v in sorted(model.opset_imports.items())))
+
+    def _update_actions(self) -> None:
+        has_tab = self.current_tab() is not None
+        has_model = has_tab and self.current_tab().model is not None  # type: ignore[union-attr]
+        for act in (self.act_close,):
+            act.setEnabled(has_tab)
+        for act in (self.act_export, self.act_zoom_in, self.act_zoom_out, self.act_fit,
+                    self.act_expand, self.act_collapse, self.act_find, self.act_run_image,
+                    self.act_run_random, self.act_benchmark, self.act_properties,
+                    self.act_opsets):
+            act.setEnabled(bool(has_model))
+
+    def _refresh_recent(self, files: list[str] | None = None) -> None:
+        files = recent_files() if files is None else files
+        self.recent_menu.clear()
+        for path in files:
+            act = self.recent_menu.addAction(Path(path).name)
+            act.setToolTip(path)
+            act.setStatusTip(path)
+            act.triggered.connect(lambda _=False, p=path: self.open_paths([p]))
+        self.recent_menu.setEnabled(bool(files))
+        self.welcome.set_recent(files)
+
+    # -- drag and drop --------------------------------------------------------------
+    @staticmethod
+    def _local_paths(urls: list[QUrl]) -> list[Path]:
+        return [Path(u.toLocalFile()) for u in urls if u.isLocalFile()]
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        paths = self._local_paths(event.mimeData().urls())
+        if any(p.suffix.lower() in MODEL_SUFFIXES | IMAGE_SUFFIXES for p in paths):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = self._local_paths(event.mimeData().urls())
+        models = [str(p) for p in paths if p.suffix.lower() in MODEL_SUFFIXES]
+        images = [str(p) for p in paths if p.suffix.lower() in IMAGE_SUFFIXES]
+        if models:
+            self.open_paths(models)
+        if images:
+            self.run_images(images)
+        event.acceptProposedAction()
+
+    def run_images(self, paths: list[str]) -> None:
+        """Images dropped or pasted go to the run panel of the current model."""
+        if self.current_tab() is None or self.current_tab().model is None:  # type: ignore[union-attr]
+            self.statusBar().showMessage("Open a model first, then drop images to run it", 8000)
+            return
+        self._show_panel("run")
+        self._run_call("open_images", paths)
+
+    # -- view commands --------------------------------------------------------------
+    def _tab_call(self, name: str, *args: object) -> None:
+        tab = self.current_tab()
+        if tab is not None:
+            getattr(tab, name)(*args)
+
+    def _view_call(self, name: str) -> None:
+        tab = self.current_tab()
+        if tab is not None and hasattr(tab.view, name):
+            getattr(tab.view, name)()
+
+    def _run_call(self, name: str, *args: object) -> None:
+        entry = self.panels.get("run")
+        if entry is not None and hasattr(entry[1], name):
+            self._show_panel("run")
+            getattr(entry[1], name)(*args)
+
+    def _show_panel(self, key: str, focus: bool = False) -> None:
+        dock = self.docks.get(key)
+        if dock is None:
+            return
+        dock.show()
+        dock.raise_()
+        if focus and hasattr(dock.widget(), "focus_query"):
+            dock.widget().focus_query()
+
+    def _toggle_names(self) -> None:
+        self.show_names = self.act_names.isChecked()
+        for tab in self.model_tabs():
+            tab.view.show_names = self.show_names
+            tab.view.viewport().update()
+
+    def set_direction(self, direction: str) -> None:
+        self.direction = "LR" if direction == "LR" else "TB"
+        (self.act_lr if self.direction == "LR" else self.act_tb).setChecked(True)
+        for tab in self.model_tabs():
+            tab.set_direction(self.direction)  # type: ignore[arg-type]
+
+    def _toggle_direction(self) -> None:
+        self.set_direction("TB" if self.direction == "LR" else "LR")
+
+    def set_appearance(self, name: str) -> None:
+        self.appearance = name
+        self.theme_actions[name].setChecked(True)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            self.theme = appearance.apply(app, name)
+        for tab in self.model_tabs():
+            tab.set_theme(self.theme)
+
+    def export_diagram(self) -> None:
+        tab = self.current_tab()
+        if tab is None or tab.model is None or tab.layout_data is None:
+            return
+        from onnxstudio.ui.export_dialog import start_export
+
+        start_export(self, tab.model, tab.layout_data, tab.view)
+
+    # -- help -----------------------------------------------------------------------
+    def show_shortcuts(self) -> None:
+        rows = []
+        for menu_action in self.menuBar().actions():
+            menu: QMenu | None = menu_action.menu()
+            if menu is None:
+                continue
+            for act in menu.actions():
+                if not act.shortcut().isEmpty():
+                    text = act.text().replace("&", "").rstrip("…")
+                    key = act.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
+                    rows.append(f"<tr><td>{text}</td><td><b>{key}</b></td></tr>")
+        canvas = [("Zoom", "Mouse wheel, pinch, + / −"), ("Pan", "Drag, scroll bars, arrow keys"),
+                  ("Select / add to selection", "Click / Ctrl+click"),
+                  ("Expand or collapse a group", "Double-click"),
+                  ("Next / previous search hit", "F3 / Shift+F3"),
+                  ("Clear selection", "Esc")]
+        rows += [f"<tr><td>{a}</td><td><b>{b}</b></td></tr>" for a, b in canvas]
+        QMessageBox.information(
+            self, "Keyboard shortcuts",
+            "<table cellspacing='6'>" + "".join(rows) + "</table>")
+
+    def show_about(self) -> None:
+        import onnx
+        import PySide6
+        from PySide6.QtCore import qVersion
+
+        from onnxstudio import __version__
+
+        try:
+            from importlib.metadata import version
+
+            ort = version("onnxruntime")
+        except Exception:
+            ort = "not installed"
+        QMessageBox.about(
+            self, "About onnxstudio",
+            f"<h3>onnxstudio {__version__}</h3>"
+            "<p>See, inspect, run and export ONNX models.</p>"
+            f"<p>onnx {onnx.__version__}<br>onnxruntime {ort}<br>"
+            f"Qt {qVersion()} (PySide6 {PySide6.__version__})</p>"
+            "<p>MIT licensed.</p>")

@@ -1,0 +1,285 @@
+"""One open model: loads and lays it out off the GUI thread, then shows it in a GraphView.
+
+The tab owns the model's view state (what is expanded, the direction) and re-lays the
+graph out in the background whenever that changes; a newer request supersedes an older
+one, so fast clicking never queues stale layouts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxstudio.layout.build import build_layout
+from onnxstudio.layout.layered import LayoutCancelled
+from onnxstudio.layout.state import ExpandState, default_state
+from onnxstudio.layout.types import Direction, Layout
+from onnxstudio.model import Model, Node, load_model
+from onnxstudio.render.theme import theme_named
+from onnxstudio.ui.graph_view import GraphView
+from onnxstudio.ui.tasks import Cancelled, TaskContext, TaskRunner
+
+
+@dataclass
+class Opened:
+    """What the background open hands back to the GUI thread."""
+
+    model: Model
+    nodes: dict[str, Node]
+    state: ExpandState
+    layout: Layout
+    load_seconds: float
+    layout_seconds: float
+
+
+def _layout(model: Model, state: ExpandState, direction: Direction,
+            context: TaskContext) -> Layout:
+    functions = {f.key: f.body for f in model.functions}
+    try:
+        return build_layout(
+            model.graph, state, direction, cancel=context.cancelled,
+            progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
+            functions=functions)
+    except LayoutCancelled as exc:
+        raise Cancelled from exc
+
+
+class _ProgressPage(QWidget):
+    """Shown while a model opens: what is happening, how far, and a way out."""
+
+    cancel_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel()
+        self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.title.setStyleSheet("font-size: 15px; font-weight: 600;")
+        self.stage = QLabel("Reading")
+        self.stage.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 100)
+        self.bar.setFixedWidth(360)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.clicked.connect(self.cancel_clicked)
+        box = QVBoxLayout(self)
+        box.addStretch(2)
+        box.addWidget(self.title)
+        box.addWidget(self.stage)
+        row = QHBoxLayout()
+        row.addStretch()
+        row.addWidget(self.bar)
+        row.addStretch()
+        box.addLayout(row)
+        row2 = QHBoxLayout()
+        row2.addStretch()
+        row2.addWidget(self.cancel)
+        row2.addStretch()
+        box.addLayout(row2)
+        box.addStretch(3)
+
+
+class _ErrorPage(QWidget):
+    """A model that could not be opened: the reason, and the window stays usable."""
+
+    close_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.headline = QLabel("This model could not be opened")
+        self.headline.setStyleSheet("font-size: 16px; font-weight: 600;")
+        self.headline.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setMaximumWidth(640)
+        close = QPushButton("Close tab")
+        close.clicked.connect(self.close_clicked)
+        box = QVBoxLayout(self)
+        box.addStretch(2)
+        box.addWidget(self.headline)
+        box.addWidget(self.message, 0, Qt.AlignmentFlag.AlignHCenter)
+        row = QHBoxLayout()
+        row.addStretch()
+        row.addWidget(close)
+        row.addStretch()
+        box.addLayout(row)
+        box.addStretch(3)
+
+
+class ModelTab(QWidget):
+    """A tab holding one model file."""
+
+    loaded = Signal(object)  # Model, once, when the first layout is shown
+    failed = Signal(str)  # the user-facing reason
+    layout_changed = Signal(object)  # Layout, after every (re)layout
+    busy_changed = Signal(bool)
+    progress = Signal(str, float)
+    close_requested = Signal()
+
+    def __init__(self, path: str | Path, direction: Direction = "TB", theme: str = "light",
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.path = Path(path)
+        self.direction: Direction = direction
+        self.model: Model | None = None
+        self.nodes: dict[str, Node] = {}
+        self.state = ExpandState()
+        self.layout_data: Layout | None = None
+        self.error: str | None = None
+        self.timings: dict[str, float] = {}
+        self._keep_view = True
+        self._pending_center: str | None = None
+
+        self.view = GraphView()
+        self.view.set_theme(theme_named(theme))
+        self.view.expandRequested.connect(self.toggle)
+        self.view.collapseRequested.connect(self.toggle)
+        self._progress_page = _ProgressPage()
+        self._progress_page.title.setText(f"Opening {self.path.name}")
+        self._progress_page.cancel_clicked.connect(self.cancel)
+        self._error_page = _ErrorPage()
+        self._error_page.close_clicked.connect(self.close_requested)
+        self._stack = QStackedWidget()
+        for page in (self._progress_page, self.view, self._error_page):
+            self._stack.addWidget(page)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self._stack)
+
+        self._opener = TaskRunner(self)
+        self._opener.progress.connect(self._on_progress)
+        self._opener.finished.connect(self._on_opened)
+        self._opener.failed.connect(self._on_failed)
+        self._opener.busy_changed.connect(self.busy_changed)
+        self._layouter = TaskRunner(self)
+        self._layouter.progress.connect(self.progress)
+        self._layouter.finished.connect(self._on_laid_out)
+        self._layouter.failed.connect(self._on_failed)
+        self._layouter.busy_changed.connect(self.busy_changed)
+
+    # -- opening --------------------------------------------------------------------
+    def start(self) -> None:
+        self._stack.setCurrentWidget(self._progress_page)
+        path, direction = self.path, self.direction
+        started = time.perf_counter()
+
+        def work(context: TaskContext) -> Opened:
+            model = load_model(path, isolate_inference=True,
+                               progress=lambda stage, f: context.progress(stage, f / 2))
+            context.check()
+            loaded = time.perf_counter()
+            nodes = {n.id: n for n in model.graph.walk()}
+            for function in model.functions:
+                nodes.update((n.id, n) for n in function.body.walk())
+            state = default_state(model.graph)
+            layout = _layout(model, state, direction, context)
+            return Opened(model, nodes, state, layout, loaded - started,
+                          time.perf_counter() - loaded)
+
+        self._opener.start(work, quiet_gc=True)
+
+    @property
+    def busy(self) -> bool:
+        return self._opener.busy or self._layouter.busy
+
+    def cancel(self) -> None:
+        """Stop opening (closes nothing: the tab shows why it is empty) or a relayout."""
+        if self._opener.busy:
+            self._opener.cancel()
+            self._show_error(f"{self.path.name}: opening was cancelled")
+        self._layouter.cancel()
+
+    def _on_progress(self, stage: str, fraction: float) -> None:
+        self._progress_page.stage.setText(stage)
+        self._progress_page.bar.setValue(int(fraction * 100))
+        self.progress.emit(stage, fraction)
+
+    def _on_opened(self, opened: Opened) -> None:
+        self.model, self.nodes, self.state = opened.model, opened.nodes, opened.state
+        self.timings = {"load": opened.load_seconds, "layout": opened.layout_seconds}
+        self._show_layout(opened.layout, keep_view=False)
+        self._stack.setCurrentWidget(self.view)
+        self.loaded.emit(opened.model)
+
+    def _on_failed(self, message: str) -> None:
+        if self.model is None:
+            self._show_error(message)
+        self.failed.emit(message)
+
+    def _show_error(self, message: str) -> None:
+        self.error = message
+        self._error_page.message.setText(message)
+        self._stack.setCurrentWidget(self._error_page)
+
+    # -- view state -----------------------------------------------------------------
+    def relayout(self, keep_view: bool = True) -> None:
+        if self.model is None:
+            return
+        model, state, direction = self.model, self.state.copy(), self.direction
+        self._keep_view = keep_view
+        self._layouter.start(lambda context: _layout(model, state, direction, context))
+
+    def _on_laid_out(self, layout: Layout) -> None:
+        self._show_layout(layout, keep_view=self._keep_view)
+
+    def _show_layout(self, layout: Layout, keep_view: bool) -> None:
+        self.layout_data = layout
+        self.view.set_layout(layout, keep_view=keep_view)
+        self._center_pending(layout)
+        self.layout_changed.emit(layout)
+
+    def toggle(self, box_id: str) -> None:
+        """Expand or collapse a scope group, or a node's body shown in place."""
+        node = self.nodes.get(box_id)
+        if node is not None and (node.subgraphs or node.function):
+            self.state.nodes.symmetric_difference_update({box_id})
+        else:
+            self.state.toggle(box_id)
+        self.relayout()
+
+    def expand_all(self) -> None:
+        if self.model is not None:
+            self.state.expand_all(self.model.graph, bodies=True)
+            self.relayout()
+
+    def collapse_all(self) -> None:
+        self.state.collapse_all()
+        self.relayout()
+
+    def set_direction(self, direction: Direction) -> None:
+        if direction != self.direction:
+            self.direction = direction
+            self.relayout(keep_view=False)
+
+    def set_theme(self, theme: str) -> None:
+        self.view.set_theme(theme_named(theme))
+
+    def reveal(self, node_id: str) -> None:
+        """Centre ``node_id``, expanding the groups and bodies that hide it first."""
+        if self.model is None:
+            return
+        if self.layout_data is not None and self.layout_data.box(node_id) is not None:
+            self.view.centerOn(node_id)
+            return
+        self.state.reveal(self.model.graph, node_id)
+        self._pending_center = node_id
+        self.relayout()
+
+    def _center_pending(self, layout: Layout) -> None:
+        node_id = self._pending_center
+        if node_id and layout.box(node_id) is not None:
+            self._pending_center = None
+            self.view.centerOn(node_id)

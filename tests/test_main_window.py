@@ -1,0 +1,200 @@
+"""The main window driven as a user drives it: argv, drops, tabs, settings, hand-over."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from onnxstudio.ui.main_window import MainWindow, sample_model_path
+from onnxstudio.ui.model_tab import ModelTab
+from onnxstudio.ui.single_instance import InstanceServer
+from tests.builders import save, tiny_mlp
+from tests.conftest import REPO, ladder_model
+
+
+@pytest.fixture
+def window(qtbot) -> MainWindow:
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    return w
+
+
+def wait_open(qtbot, tab: ModelTab) -> ModelTab:
+    qtbot.waitUntil(lambda: not tab.busy and (tab.layout_data is not None or bool(tab.error)),
+                    timeout=60000)
+    return tab
+
+
+def drop(widget, paths: list[Path]) -> None:
+    """A drag entering with file URLs, then the drop: what a file manager sends."""
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    centre = widget.rect().center()
+    args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.NoModifier)
+    enter = QDragEnterEvent(centre, *args)
+    QApplication.sendEvent(widget, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(widget, QDropEvent(QPointF(centre), *args))
+
+
+def test_welcome_view_when_nothing_is_open(window: MainWindow, qtbot) -> None:
+    assert window.central.currentWidget() is window.welcome
+    assert window.welcome.no_recent.isVisible()
+    assert not window.act_export.isEnabled()
+    qtbot.mouseClick(window.welcome.sample_button, Qt.MouseButton.LeftButton)
+    tab = wait_open(qtbot, window.current_tab())
+    assert tab.path == sample_model_path()
+    assert tab.error is None and tab.model is not None
+    assert window.central.currentWidget() is window.tabs
+    assert "Conv" in {b.title for b in tab.layout_data.boxes}
+    window.close_tab(0)
+    assert window.central.currentWidget() is window.welcome
+    assert window.welcome.recent.count() == 1  # the sample is now a recent file
+
+
+def test_drop_onnx_file_opens_a_tab(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    model = save(tiny_mlp(), tmp_path / "dropped.onnx")
+    drop(window, [model])
+    tab = wait_open(qtbot, window.current_tab())
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "dropped.onnx"
+    titles = sorted(b.title for b in tab.layout_data.boxes if b.kind == "node")
+    assert titles == ["Add", "MatMul", "MatMul", "Relu", "Softmax"]
+    assert "5 nodes" in window.status_nodes.text()
+    assert "ai.onnx v21" in window.status_opset.text()
+
+
+def test_bad_model_shows_reason_and_window_stays_usable(window: MainWindow, qtbot,
+                                                        tmp_path: Path) -> None:
+    bad = tmp_path / "broken.onnx"
+    bad.write_bytes(b"\x08\x07\x12\xff\xff\xff\xff\x0f")
+    tab = wait_open(qtbot, window.open_paths([str(bad)])[0])
+    assert tab.error is not None and tab.error.startswith("broken.onnx: ")
+    assert tab._error_page.message.text() == tab.error
+    assert window.tabs.tabText(0).startswith("⚠")
+    good = wait_open(qtbot, window.open_paths([str(save(tiny_mlp(), tmp_path / "ok.onnx"))])[0])
+    assert good.error is None and window.tabs.count() == 2
+
+
+def test_several_files_open_in_several_tabs(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    a = save(tiny_mlp(), tmp_path / "a.onnx")
+    b = save(tiny_mlp(with_scopes=False), tmp_path / "b.onnx")
+    tabs = window.open_paths([str(a), str(b)])
+    for tab in tabs:
+        wait_open(qtbot, tab)
+    assert [window.tabs.tabText(i) for i in range(2)] == ["a.onnx", "b.onnx"]
+    again = window.open_paths([str(a)])  # already open: switch, don't duplicate
+    assert again[0] is tabs[0] and window.tabs.count() == 2
+
+
+def test_settings_persist_across_restart(qtbot, tmp_path: Path) -> None:
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.show()
+    first.set_direction("LR")
+    first.set_appearance("dark")
+    first.act_names.setChecked(True)
+    first._toggle_names()
+    first.resize(640, 470)
+    path = save(tiny_mlp(), tmp_path / "remember.onnx")
+    wait_open(qtbot, first.open_paths([str(path)])[0])
+    first.close()
+
+    second = MainWindow()
+    qtbot.addWidget(second)
+    second.show()
+    assert second.direction == "LR" and second.act_lr.isChecked()
+    assert second.appearance == "dark" and second.theme_actions["dark"].isChecked()
+    assert second.show_names and second.act_names.isChecked()
+    assert (second.width(), second.height()) == (640, 470)
+    assert next(a.toolTip() for a in second.recent_menu.actions()) == str(path)
+    second.set_appearance("light")
+
+
+def test_double_click_group_expands_and_click_selects(window: MainWindow, qtbot) -> None:
+    path = ladder_model("resnet50.onnx")  # exporter-style scoped names: real groups
+    tab = wait_open(qtbot, window.open_paths([str(path)])[0])
+    layout = tab.layout_data
+    ops = [b for b in layout.boxes if b.kind == "node"]
+    assert ops, "the CNN opens with its operators visible"
+    # Collapse everything: one box per top-level group, then expand one by double-click.
+    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
+        tab.collapse_all()
+    groups = [b for b in tab.layout_data.boxes if b.kind == "group"]
+    assert groups
+    assert len([b for b in tab.layout_data.boxes if b.kind == "node"]) < len(ops)
+    target = groups[0]
+    tab.view.center_on_box(target.id, flash=False)
+    pos = tab.view.map_box_to_view(target.id)
+    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
+        qtbot.mouseDClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert target.id in tab.state.groups
+    assert tab.layout_data.box(target.id) is None  # now a frame, not a box
+    assert any(f.id == target.id for f in tab.layout_data.groups)
+    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
+        tab.expand_all()
+    op = next(b for b in tab.layout_data.boxes if b.kind == "node")
+    tab.view.center_on_box(op.id, flash=False)
+    pos = tab.view.map_box_to_view(op.id)
+    with qtbot.waitSignal(tab.view.selectionChanged, timeout=5000) as sig:
+        qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert sig.args[0] == [op.id]
+    assert tab.nodes[op.id].op_type == op.title
+
+
+def test_argv_opens_files_in_a_real_process(tmp_path: Path) -> None:
+    good = save(tiny_mlp(), tmp_path / "argv.onnx")
+    env = {**os.environ, "ONNXSTUDIO_QUIT_AFTER_OPEN": "1", "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-m", "onnxstudio", "--new-instance", str(good)],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"")
+    result = subprocess.run([sys.executable, "-m", "onnxstudio", "--new-instance", str(bad)],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    assert "bad.onnx: the file is empty" in result.stderr
+
+
+def test_second_launch_hands_files_to_the_running_window(window: MainWindow, qtbot,
+                                                         tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    instance = f"test-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("ONNXSTUDIO_INSTANCE", instance)
+    server = InstanceServer(window.open_paths, window)
+    assert server.listening
+    model = save(tiny_mlp(), tmp_path / "handed.onnx")
+    env = {**os.environ, "ONNXSTUDIO_INSTANCE": instance, "QT_QPA_PLATFORM": "offscreen"}
+    second = subprocess.Popen([sys.executable, "-m", "onnxstudio", str(model)], cwd=REPO,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
+    qtbot.waitUntil(lambda: second.poll() is not None, timeout=120000)
+    _, err = second.communicate()
+    assert second.returncode == 0, err
+    assert "running window" in err
+    tab = wait_open(qtbot, window.current_tab())
+    assert tab.path == model.absolute()
+    server.close()
+
+
+def test_view_menu_commands(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    tab = wait_open(qtbot, window.open_paths([str(save(tiny_mlp(), tmp_path / "m.onnx"))])[0])
+    before = tab.view.current_scale()
+    window.act_zoom_in.trigger()
+    assert tab.view.current_scale() > before
+    window.act_fit.trigger()
+    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
+        window.act_toggle_dir.trigger()
+    assert tab.layout_data.direction == "LR"
+    xs = [b.x for b in tab.layout_data.boxes if b.kind == "node"]
+    assert max(xs) - min(xs) > 0  # left-to-right really spreads along x
