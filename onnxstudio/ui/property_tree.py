@@ -8,6 +8,8 @@ extra texts the row was given (a tensor name, attributes as JSON...).
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QFontMetrics, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
@@ -22,6 +24,14 @@ from PySide6.QtWidgets import (
 
 LINK_ROLE = Qt.ItemDataRole.UserRole + 1
 COPY_ROLE = Qt.ItemDataRole.UserRole + 2
+
+
+_BREAK_AFTER = re.compile(r"([/_.,×\[(])(?=\S)")
+
+
+def breakable(text: str) -> str:
+    """Display-only: allow line breaks inside paths and identifiers (after / _ . , ×)."""
+    return _BREAK_AFTER.sub("\\1\u200b", text)
 
 
 class _WrappingDelegate(QStyledItemDelegate):
@@ -42,8 +52,14 @@ class _WrappingDelegate(QStyledItemDelegate):
             return size
         font = index.data(Qt.ItemDataRole.FontRole) or option.font
         rect = QFontMetrics(font).boundingRect(
-            QRect(0, 0, width, 10_000), int(Qt.TextFlag.TextWrapAnywhere), text)
+            QRect(0, 0, width, 10_000), int(Qt.TextFlag.TextWordWrap), breakable(text))
         return QSize(size.width(), max(size.height(), rect.height() + 4))
+
+    def initStyleOption(self, option: QStyleOptionViewItem,
+                        index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        if index.column() == 1:
+            option.text = breakable(option.text)
 
 
 class PropertyTree(QTreeWidget):
@@ -67,7 +83,7 @@ class PropertyTree(QTreeWidget):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Interactive)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
         self.itemClicked.connect(self._clicked)
@@ -110,10 +126,12 @@ class PropertyTree(QTreeWidget):
         item.setExpanded(True)
         return item
 
-    def fit_name_column(self, maximum: int = 180) -> None:
-        """Names as wide as they need up to ``maximum`` px, so values get the rest."""
+    def fit_name_column(self, maximum: int = 180, type_maximum: int = 110) -> None:
+        """Names and types as wide as they need up to a cap, so values get the rest."""
         self.resizeColumnToContents(0)
         self.setColumnWidth(0, min(maximum, self.columnWidth(0) + 8))
+        self.resizeColumnToContents(2)
+        self.setColumnWidth(2, min(type_maximum, self.columnWidth(2) + 4))
 
     # --- reacting ----------------------------------------------------------------
 
