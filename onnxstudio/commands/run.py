@@ -98,17 +98,6 @@ def _requests(args: argparse.Namespace) -> list[Any]:
     return requests
 
 
-def _fill_npy(request: Any, pipeline: Any) -> None:
-    """A bare .npy path goes to the model's only input."""
-    if "" in request.npy:
-        inputs = pipeline.session.inputs
-        if len(inputs) != 1:
-            names = ", ".join(s.name for s in inputs)
-            raise InputError(f"{request.model.name} has {len(inputs)} inputs ({names}); "
-                             "give NAME=FILE.npy for each")
-        request.npy = {inputs[0].name: request.npy.pop("")}
-
-
 def _text(outcome: Any) -> str:
     lines = [f"== {outcome.source}"]
     lines += [f"   fed {f.describe()}" for f in outcome.fed]
@@ -145,8 +134,6 @@ def run(args: argparse.Namespace) -> int:
 
     pipeline = Pipeline()
     for request in _requests(args):
-        pipeline.ensure_session(request.model, request.config)
-        _fill_npy(request, pipeline)
         for outcome in pipeline.execute(request):
             if args.json:
                 data = outcome.as_json(request.model)

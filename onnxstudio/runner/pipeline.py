@@ -187,13 +187,20 @@ class Pipeline:
                 pre = apply_plan(the_plan, src.load())
                 jobs.append((src.name, {the_plan.input_name: pre.tensor, **extra}, pre))
         elif request.npy:
+            npy = dict(request.npy)
+            if "" in npy:  # a bare file: the model's only input
+                if len(session.inputs) != 1:
+                    names = ", ".join(s.name for s in session.inputs)
+                    raise InputError(f"{request.model.name} has {len(session.inputs)} inputs "
+                                     f"({names}); name each .npy after its input")
+                npy = {session.inputs[0].name: npy.pop("")}
             feeds: dict[str, Any] = {}
             for spec in session.inputs:
-                if spec.name not in request.npy:
+                if spec.name not in npy:
                     raise InputError(f"{request.model.name}: no .npy file for input "
                                      f"{spec.name!r}")
-                feeds[spec.name] = load_npy(request.npy[spec.name], spec)
-            jobs.append((", ".join(p.name for p in request.npy.values()), feeds, None))
+                feeds[spec.name] = load_npy(npy[spec.name], spec)
+            jobs.append((", ".join(p.name for p in npy.values()), feeds, None))
         elif request.random:
             specs = self.info.inputs or session.inputs
             jobs.append(("random inputs", random_feeds(specs, request.dim_sizes), None))

@@ -1,0 +1,731 @@
+"""The run dock: drop an image (or paste, pick, .npy, random), see the model's answer.
+
+All work happens on the runner's worker thread (`onnxstudio.runner.qt_worker`); this widget
+only gathers choices, remembers them (per model for preprocessing, globally for the session)
+and displays outcomes. It never imports onnxruntime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxstudio.runner.images import IMAGE_SUFFIXES, is_image_path
+from onnxstudio.runner.pipeline import ImageSource, RunOutcome, RunRequest
+from onnxstudio.runner.postprocess import OutputView
+from onnxstudio.runner.preprocess import CHANNELS, LAYOUTS, PRESETS, RESIZES, PreprocessOptions
+from onnxstudio.runner.qt_worker import (
+    OPTIMIZATION_LEVELS,
+    RunController,
+    SessionConfig,
+    available_providers,
+)
+from onnxstudio.ui.settings import app_settings
+
+AUTO = "auto"
+THUMB = 160
+IMAGE_FILTER = "Images ({})".format(" ".join(f"*{s}" for s in IMAGE_SUFFIXES))
+
+
+def qimage_from_array(arr: np.ndarray) -> QImage:
+    """uint8 (H, W) or (H, W, 3) -> a QImage that owns its pixels."""
+    a = np.ascontiguousarray(arr)
+    h, w = a.shape[:2]
+    if a.ndim == 2:
+        return QImage(a.data, w, h, a.strides[0], QImage.Format.Format_Grayscale8).copy()
+    return QImage(a.data, w, h, a.strides[0], QImage.Format.Format_RGB888).copy()
+
+
+def array_from_qimage(img: QImage) -> np.ndarray:
+    """A QImage (e.g. from the clipboard) -> RGB uint8 (H, W, 3)."""
+    rgb = img.convertToFormat(QImage.Format.Format_RGB888)
+    h, w, bpl = rgb.height(), rgb.width(), rgb.bytesPerLine()
+    buf = np.frombuffer(rgb.constBits(), dtype=np.uint8, count=bpl * h)
+    return buf.reshape(h, bpl)[:, : w * 3].reshape(h, w, 3).copy()
+
+
+def _model_key(path: Path) -> str:
+    return hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
+
+
+class DropZone(QLabel):
+    """The visible target; drops anywhere on the panel work the same."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Drop images here\n(PNG, JPEG, BMP, GIF, TIFF, WebP or .npy)", parent)
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setMinimumHeight(56)
+        self.setStyleSheet("QLabel { border: 2px dashed palette(mid); border-radius: 6px; }")
+
+
+class RunPanel(QWidget):
+    """Dock content. Wire it with `set_model(path)` and route dropped images to `open_images`."""
+
+    run_finished = Signal(object)  # list[RunOutcome]
+    run_failed = Signal(str)
+    status_message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None,
+                 controller: RunController | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("RunPanel")
+        self.setAcceptDrops(True)
+        self.controller = controller or RunController(self)
+        self._model: Path | None = None
+        self._labels_file: Path | None = None
+        self._last: RunRequest | None = None
+        self._outcomes: list[RunOutcome] = []
+        self._restoring = False
+        self._build()
+        self._connect()
+        self._restore_session_settings()
+        self._update_enabled()
+
+    # ----------------------------------------------------------------- public API
+    def set_model(self, path: str | Path | None, model: Any = None) -> None:
+        """Show this model's remembered choices; its session is created on the first run."""
+        if self.controller.busy:
+            self.controller.cancel()
+        self._model = Path(path) if path else None
+        self.model_label.setText(self._model.name if self._model else "No model open")
+        self.model_label.setToolTip(str(self._model or ""))
+        self._clear_results()
+        self.hide_error()
+        self._restore_model_settings()
+        self._update_enabled()
+
+    def model_path(self) -> Path | None:
+        return self._model
+
+    def open_images(self, paths: Iterable[str | Path]) -> bool:
+        """Run on image files (or .npy files); False (with a message) if none could be used."""
+        files = [Path(p) for p in paths]
+        npys = [p for p in files if p.suffix.lower() == ".npy"]
+        pics = [p for p in files if is_image_path(p)]
+        others = [p for p in files if p not in npys and p not in pics]
+        if not self._require_model():
+            return False
+        if others:
+            self.show_error(f"{others[0].name}: not an image or .npy file "
+                            f"(supported: {', '.join(IMAGE_SUFFIXES)}, .npy)")
+            if not pics and not npys:
+                return False
+        if pics:  # decoded on the worker thread: a bad file comes back as a message
+            sources = [ImageSource(p.name, p) for p in pics]
+            self._submit(RunRequest(self._model, images=sources))  # type: ignore[arg-type]
+            return True
+        if npys:
+            return self.open_npy(npys)
+        return False
+
+    def open_npy(self, paths: Sequence[str | Path]) -> bool:
+        """.npy inputs: one file feeds the only input; several are matched by file stem."""
+        if not self._require_model():
+            return False
+        files = [Path(p) for p in paths]
+        if len(files) == 1:
+            self._submit(RunRequest(self._model, npy={"": files[0]}))  # type: ignore[arg-type]
+        else:
+            self._submit(RunRequest(self._model,  # type: ignore[arg-type]
+                                    npy={p.stem: p for p in files}))
+        return True
+
+    def paste_image(self) -> bool:
+        """Run on the clipboard's image (or the image files it holds)."""
+        clip = QGuiApplication.clipboard()
+        mime = clip.mimeData()
+        if mime is not None and mime.hasUrls():
+            local = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
+            if local:
+                return self.open_images(local)
+        img = clip.image()
+        if img.isNull():
+            self.show_error("The clipboard holds no image")
+            return False
+        if not self._require_model():
+            return False
+        src = ImageSource("clipboard image", rgb=array_from_qimage(img))
+        self._submit(RunRequest(self._model, images=[src]))  # type: ignore[arg-type]
+        return True
+
+    def run_random(self) -> bool:
+        if not self._require_model():
+            return False
+        try:
+            sizes = self._dim_sizes()
+        except ValueError as exc:
+            self.show_error(str(exc))
+            return False
+        self._submit(RunRequest(self._model, random=True,  # type: ignore[arg-type]
+                                dim_sizes=sizes))
+        return True
+
+    def benchmark(self, runs: int | None = None) -> bool:
+        """Repeat the last input N times; shows median and p90."""
+        if self._last is None:
+            self.show_error("Run the model once first, then benchmark that input")
+            return False
+        n = runs or self.bench_runs.value()
+        req = self._last
+        self._submit(RunRequest(req.model, images=req.images, npy=req.npy, random=req.random,
+                                dim_sizes=req.dim_sizes, benchmark_runs=n), remember=False)
+        return True
+
+    def cancel(self) -> None:
+        self.controller.cancel()
+
+    def shutdown(self) -> None:
+        """Stop the worker thread; call when the window closes."""
+        self.controller.shutdown()
+
+    def outcomes(self) -> list[RunOutcome]:
+        return list(self._outcomes)
+
+    # ----------------------------------------------------------------- building
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer.addWidget(scroll)
+        body = QWidget()
+        scroll.setWidget(body)
+        lay = QVBoxLayout(body)
+
+        self.model_label = QLabel("No model open")
+        self.model_label.setStyleSheet("font-weight: bold")
+        lay.addWidget(self.model_label)
+
+        self.error_banner = QFrame()
+        self.error_banner.setObjectName("runErrorBanner")
+        self.error_banner.setStyleSheet(
+            "#runErrorBanner { background: #fde2e1; border: 1px solid #e0908a; "
+            "border-radius: 4px; } QLabel { color: #6b1510; }")
+        eb = QHBoxLayout(self.error_banner)
+        eb.setContentsMargins(6, 4, 4, 4)
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.clicked.connect(self.hide_error)
+        eb.addWidget(self.error_label, 1)
+        eb.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.error_banner.hide()
+        lay.addWidget(self.error_banner)
+
+        self.drop_zone = DropZone()
+        lay.addWidget(self.drop_zone)
+        row = QHBoxLayout()
+        self.open_button = QPushButton("Open image…")
+        self.paste_button = QPushButton("Paste")
+        self.npy_button = QPushButton(".npy…")
+        self.random_button = QPushButton("Run with random inputs")
+        for b in (self.open_button, self.paste_button, self.npy_button, self.random_button):
+            row.addWidget(b)
+        lay.addLayout(row)
+
+        pre = QGroupBox("Preprocessing (the model's metadata and input shape come first)")
+        form = QFormLayout(pre)
+        self.preset_combo = self._combo([AUTO, *PRESETS])
+        self.channels_combo = self._combo([AUTO, *CHANNELS])
+        self.layout_combo = self._combo([AUTO, *LAYOUTS])
+        self.resize_combo = self._combo(list(RESIZES))
+        size_row = QHBoxLayout()
+        self.height_spin = self._spin(0, 8192, 0, AUTO)
+        self.width_spin = self._spin(0, 8192, 0, AUTO)
+        size_row.addWidget(self.height_spin)
+        size_row.addWidget(QLabel("×"))
+        size_row.addWidget(self.width_spin)
+        self.topk_spin = self._spin(1, 100, 5)
+        labels_row = QHBoxLayout()
+        self.labels_source = QLabel("labels: automatic")
+        self.labels_button = QPushButton("Labels file…")
+        labels_row.addWidget(self.labels_source, 1)
+        labels_row.addWidget(self.labels_button)
+        self.dims_edit = QLineEdit()
+        self.dims_edit.setPlaceholderText("symbolic dims for random inputs, e.g. batch=1, seq=16")
+        form.addRow("Preset", self.preset_combo)
+        form.addRow("Channels", self.channels_combo)
+        form.addRow("Layout", self.layout_combo)
+        form.addRow("Size (H × W)", size_row)
+        form.addRow("Resize", self.resize_combo)
+        form.addRow("Top k", self.topk_spin)
+        form.addRow(labels_row)
+        form.addRow("Dims", self.dims_edit)
+        lay.addWidget(pre)
+
+        ses = QGroupBox("Session")
+        sform = QFormLayout(ses)
+        self.provider_combo = self._combo(available_providers())
+        self.optimization_combo = self._combo(list(OPTIMIZATION_LEVELS))
+        self.optimization_combo.setCurrentText("all")
+        self.threads_spin = self._spin(0, 256, 0, AUTO)
+        sform.addRow("Execution provider", self.provider_combo)
+        sform.addRow("Graph optimisation", self.optimization_combo)
+        sform.addRow("Threads", self.threads_spin)
+        lay.addWidget(ses)
+
+        status = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setMaximumHeight(14)
+        self.progress.setTextVisible(False)
+        self.progress.setRange(0, 1)
+        self.cancel_button = QPushButton("Cancel")
+        self.bench_runs = self._spin(2, 10000, 20)
+        self.bench_button = QPushButton("Benchmark")
+        status.addWidget(self.progress, 1)
+        status.addWidget(self.cancel_button)
+        status.addWidget(self.bench_runs)
+        status.addWidget(self.bench_button)
+        lay.addLayout(status)
+        self.status_label = QLabel("Ready")
+        self.status_label.setWordWrap(True)
+        lay.addWidget(self.status_label)
+
+        fed = QHBoxLayout()
+        self.thumbnail = QLabel()
+        self.thumbnail.setFixedSize(QSize(THUMB, THUMB))
+        self.thumbnail.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.thumbnail.setFrameShape(QFrame.Shape.StyledPanel)
+        self.fed_label = QLabel()
+        self.fed_label.setWordWrap(True)
+        self.fed_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.fed_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        fed.addWidget(self.thumbnail)
+        fed.addWidget(self.fed_label, 1)
+        lay.addLayout(fed)
+
+        self.outcome_combo = QComboBox()
+        self.outcome_combo.hide()
+        lay.addWidget(self.outcome_combo)
+        self.latency_label = QLabel()
+        lay.addWidget(self.latency_label)
+
+        self.top_table = QTableWidget(0, 3)
+        self.top_table.setHorizontalHeaderLabels(["Label", "Probability", "Score"])
+        self._table_setup(self.top_table)
+        self.top_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        lay.addWidget(self.top_table)
+
+        self.images_box = QWidget()
+        self.images_layout = QHBoxLayout(self.images_box)
+        self.images_layout.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.images_box)
+
+        self.outputs_table = QTableWidget(0, 4)
+        self.outputs_table.setHorizontalHeaderLabels(["Output", "Kind", "Type / shape",
+                                                      "Statistics"])
+        self._table_setup(self.outputs_table)
+        self.outputs_table.horizontalHeader().setSectionResizeMode(
+            3, QHeaderView.ResizeMode.Stretch)
+        lay.addWidget(self.outputs_table)
+        self.values_table = QTableWidget(0, 0)
+        self._table_setup(self.values_table)
+        lay.addWidget(self.values_table)
+        lay.addStretch(1)
+
+    @staticmethod
+    def _table_setup(t: QTableWidget) -> None:
+        t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        t.verticalHeader().setVisible(False)
+        t.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        t.setMinimumHeight(80)
+        t.hide()
+
+    def _combo(self, items: Sequence[str]) -> QComboBox:
+        c = QComboBox()
+        c.addItems(list(items))
+        return c
+
+    def _spin(self, lo: int, hi: int, value: int, special: str | None = None) -> QSpinBox:
+        s = QSpinBox()
+        s.setRange(lo, hi)
+        s.setValue(value)
+        if special:
+            s.setSpecialValueText(special)
+        return s
+
+    def _connect(self) -> None:
+        self.open_button.clicked.connect(self._pick_images)
+        self.paste_button.clicked.connect(self.paste_image)
+        self.npy_button.clicked.connect(self._pick_npy)
+        self.random_button.clicked.connect(self.run_random)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.bench_button.clicked.connect(lambda: self.benchmark())
+        self.labels_button.clicked.connect(self._pick_labels)
+        self.outcome_combo.currentIndexChanged.connect(self._show_outcome)
+        for w in (self.preset_combo, self.channels_combo, self.layout_combo, self.resize_combo):
+            w.currentTextChanged.connect(self._save_model_settings)
+        for s in (self.height_spin, self.width_spin, self.topk_spin):
+            s.valueChanged.connect(self._save_model_settings)
+        self.dims_edit.editingFinished.connect(self._save_model_settings)
+        self.provider_combo.currentTextChanged.connect(self._save_session_settings)
+        self.optimization_combo.currentTextChanged.connect(self._save_session_settings)
+        self.threads_spin.valueChanged.connect(self._save_session_settings)
+        c = self.controller
+        c.started.connect(self._on_started)
+        c.progress.connect(self._on_progress)
+        c.finished.connect(self._on_finished)
+        c.failed.connect(self._on_failed)
+        c.cancelled.connect(self._on_cancelled)
+        c.busy_changed.connect(lambda _busy: self._update_enabled())
+
+    # ----------------------------------------------------------------- settings
+    def _restore_session_settings(self) -> None:
+        s = app_settings()
+        self._restoring = True
+        provider = str(s.value("runner/provider", ""))
+        if provider and self.provider_combo.findText(provider) >= 0:
+            self.provider_combo.setCurrentText(provider)
+        level = str(s.value("runner/optimization", "all"))
+        if self.optimization_combo.findText(level) >= 0:
+            self.optimization_combo.setCurrentText(level)
+        self.threads_spin.setValue(int(str(s.value("runner/threads", 0) or 0)))
+        self._restoring = False
+
+    def _save_session_settings(self) -> None:
+        if self._restoring:
+            return
+        s = app_settings()
+        s.setValue("runner/provider", self.provider_combo.currentText())
+        s.setValue("runner/optimization", self.optimization_combo.currentText())
+        s.setValue("runner/threads", self.threads_spin.value())
+
+    def _restore_model_settings(self) -> None:
+        self._restoring = True
+        try:
+            group = f"runner/models/{_model_key(self._model)}/" if self._model else None
+            s = app_settings()
+
+            def get(key: str, default: str) -> str:
+                return str(s.value(group + key, default)) if group else default
+
+            self.preset_combo.setCurrentText(get("preset", AUTO))
+            self.channels_combo.setCurrentText(get("channels", AUTO))
+            self.layout_combo.setCurrentText(get("layout", AUTO))
+            self.resize_combo.setCurrentText(get("resize", "crop"))
+            self.height_spin.setValue(int(get("height", "0") or 0))
+            self.width_spin.setValue(int(get("width", "0") or 0))
+            self.topk_spin.setValue(int(get("top_k", "5") or 5))
+            self.dims_edit.setText(get("dims", ""))
+            labels = get("labels_file", "")
+            self._labels_file = Path(labels) if labels else None
+            self.labels_source.setText(f"labels: {self._labels_file.name}" if self._labels_file
+                                       else "labels: automatic")
+        finally:
+            self._restoring = False
+
+    def _save_model_settings(self) -> None:
+        if self._restoring or self._model is None:
+            return
+        s = app_settings()
+        group = f"runner/models/{_model_key(self._model)}/"
+        s.setValue(group + "path", str(self._model))
+        s.setValue(group + "preset", self.preset_combo.currentText())
+        s.setValue(group + "channels", self.channels_combo.currentText())
+        s.setValue(group + "layout", self.layout_combo.currentText())
+        s.setValue(group + "resize", self.resize_combo.currentText())
+        s.setValue(group + "height", self.height_spin.value())
+        s.setValue(group + "width", self.width_spin.value())
+        s.setValue(group + "top_k", self.topk_spin.value())
+        s.setValue(group + "dims", self.dims_edit.text())
+        s.setValue(group + "labels_file", str(self._labels_file or ""))
+
+    # ----------------------------------------------------------------- requests
+    def options(self) -> PreprocessOptions:
+        def pick(combo: QComboBox) -> str | None:
+            text = combo.currentText()
+            return None if text == AUTO else text
+
+        h, w = self.height_spin.value(), self.width_spin.value()
+        return PreprocessOptions(preset=pick(self.preset_combo),
+                                 channels=pick(self.channels_combo),
+                                 layout=pick(self.layout_combo),
+                                 size=(h or w or 224, w or h or 224) if (h or w) else None,
+                                 resize=self.resize_combo.currentText())
+
+    def session_config(self) -> SessionConfig:
+        return SessionConfig(self.provider_combo.currentText(),
+                             self.optimization_combo.currentText(), self.threads_spin.value())
+
+    def _dim_sizes(self) -> dict[str, int]:
+        sizes: dict[str, int] = {}
+        for part in self.dims_edit.text().replace(";", ",").split(","):
+            if not part.strip():
+                continue
+            name, _, value = part.partition("=")
+            if not value.strip().isdigit():
+                raise ValueError(f"Dims: expected NAME=SIZE, got {part.strip()!r}")
+            sizes[name.strip()] = int(value)
+        return sizes
+
+    def _require_model(self) -> bool:
+        if self._model is None:
+            self.show_error("Open a model first, then drop an image on it")
+            return False
+        return True
+
+    def _submit(self, request: RunRequest, remember: bool = True) -> None:
+        request.options = self.options()
+        request.config = self.session_config()
+        request.top_k = self.topk_spin.value()
+        request.labels_file = self._labels_file
+        if remember:
+            self._last = request
+        self.hide_error()
+        self.controller.submit(request)
+
+    def _pick_images(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Open images", "",
+                                                f"{IMAGE_FILTER};;All files (*)")
+        if files:
+            self.open_images(files)
+
+    def _pick_npy(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Open .npy inputs (file name = input name)",
+                                                "", "NumPy arrays (*.npy)")
+        if files:
+            self.open_npy(files)
+
+    def _pick_labels(self) -> None:
+        file, _ = QFileDialog.getOpenFileName(self, "Labels file (one class per line)", "",
+                                              "Text (*.txt *.json *.names);;All files (*)")
+        if file:
+            self.set_labels_file(file)
+
+    def set_labels_file(self, path: str | Path | None) -> None:
+        self._labels_file = Path(path) if path else None
+        self.labels_source.setText(f"labels: {self._labels_file.name}" if self._labels_file
+                                   else "labels: automatic")
+        self._save_model_settings()
+
+    # ----------------------------------------------------------------- drops
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        mime = event.mimeData()
+        files = mime.hasUrls() and any(u.isLocalFile() for u in mime.urls())
+        if files or mime.hasImage():
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        mime = event.mimeData()
+        local = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
+        if local:
+            self.open_images(local)
+            event.acceptProposedAction()
+        elif mime.hasImage() and self._require_model():
+            img = QImage(mime.imageData())
+            self._submit(RunRequest(self._model,  # type: ignore[arg-type]
+                                    images=[ImageSource("dropped image",
+                                                        rgb=array_from_qimage(img))]))
+            event.acceptProposedAction()
+
+    # ----------------------------------------------------------------- results
+    def show_error(self, message: str) -> None:
+        """Non-modal: a banner at the top of the panel; everything stays usable."""
+        self.error_label.setText(message)
+        self.error_banner.show()
+        self.status_message.emit(message)
+
+    def hide_error(self) -> None:
+        self.error_banner.hide()
+
+    def error_text(self) -> str:
+        return self.error_label.text() if self.error_banner.isVisibleTo(self) else ""
+
+    def _update_enabled(self) -> None:
+        busy = self.controller.busy
+        has_model = self._model is not None
+        for b in (self.open_button, self.paste_button, self.npy_button, self.random_button):
+            b.setEnabled(has_model)
+        self.cancel_button.setEnabled(busy)
+        self.bench_button.setEnabled(has_model and not busy)
+        if busy:
+            self.progress.setRange(0, 0)
+        else:
+            self.progress.setRange(0, 1)
+            self.progress.setValue(0)
+
+    def _on_started(self) -> None:
+        self.status_label.setText("Running…")
+
+    def _on_progress(self, message: str, done: int, total: int) -> None:
+        self.status_label.setText(message)
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+
+    def _on_failed(self, message: str) -> None:
+        self.status_label.setText("Failed")
+        self.show_error(message)
+        self.run_failed.emit(message)
+
+    def _on_cancelled(self) -> None:
+        self.status_label.setText("Cancelled")
+
+    def _on_finished(self, outcomes: list[RunOutcome]) -> None:
+        self._outcomes = list(outcomes)
+        self.outcome_combo.blockSignals(True)
+        self.outcome_combo.clear()
+        self.outcome_combo.addItems([o.source for o in outcomes])
+        self.outcome_combo.setVisible(len(outcomes) > 1)
+        self.outcome_combo.blockSignals(False)
+        self._show_outcome(0)
+        self.status_label.setText("Done")
+        self.run_finished.emit(outcomes)
+
+    def _clear_results(self) -> None:
+        self._outcomes = []
+        self._last = None
+        self.outcome_combo.clear()
+        self.outcome_combo.hide()
+        self.thumbnail.clear()
+        self.fed_label.clear()
+        self.latency_label.clear()
+        for t in (self.top_table, self.outputs_table, self.values_table):
+            t.setRowCount(0)
+            t.hide()
+        self._clear_images()
+        self.status_label.setText("Ready" if self._model else "Open a model to run it")
+
+    def _clear_images(self) -> None:
+        while self.images_layout.count():
+            item = self.images_layout.takeAt(0)
+            w = item.widget() if item is not None else None
+            if w is not None:
+                w.deleteLater()
+
+    def _show_outcome(self, index: int) -> None:
+        if not 0 <= index < len(self._outcomes):
+            return
+        out = self._outcomes[index]
+        pre = out.preprocessed
+        if pre is not None:
+            pix = QPixmap.fromImage(qimage_from_array(pre.preview))
+            self.thumbnail.setPixmap(pix.scaled(THUMB, THUMB, Qt.AspectRatioMode.KeepAspectRatio,
+                                                Qt.TransformationMode.SmoothTransformation))
+            reasons = "\n".join(pre.plan.reasons)
+            self.fed_label.setText("Fed " + "\n".join(f.describe() for f in out.fed)
+                                   + f"\n{pre.plan.preset}, {pre.plan.channels.upper()}, "
+                                   f"{pre.plan.layout.upper()}, {pre.plan.size[0]}×"
+                                   f"{pre.plan.size[1]} {pre.plan.resize}\n{reasons}")
+        else:
+            self.thumbnail.clear()
+            self.fed_label.setText(f"Fed ({out.source}):\n"
+                                   + "\n".join(f.describe() for f in out.fed))
+        text = f"Latency {out.latency_ms:.2f} ms"
+        if out.benchmark is not None:
+            b = out.benchmark
+            text += (f" — benchmark {len(b.times_ms)} runs: median {b.median_ms:.2f} ms, "
+                     f"p90 {b.p90_ms:.2f} ms")
+        self.latency_label.setText(text)
+        self._show_top(out.classification())
+        self._show_images([v for v in out.views if v.image is not None])
+        self._show_outputs(out.views)
+
+    def _show_top(self, view: OutputView | None) -> None:
+        t = self.top_table
+        t.setRowCount(0)
+        if view is None:
+            t.hide()
+            return
+        note = " (softmax applied)" if view.softmax_applied else ""
+        t.setToolTip(f"{view.name}: labels from {view.labels_source}{note}")
+        t.setRowCount(len(view.top))
+        for row, entry in enumerate(view.top):
+            t.setItem(row, 0, QTableWidgetItem(f"{entry.label}  [{entry.index}]"))
+            bar = QProgressBar()
+            bar.setRange(0, 1000)
+            bar.setValue(round(max(0.0, min(1.0, entry.score)) * 1000))
+            bar.setFormat(f"{entry.score * 100:.1f} %")
+            bar.setMaximumHeight(18)
+            t.setCellWidget(row, 1, bar)
+            t.setItem(row, 2, QTableWidgetItem(f"{entry.score:.4g}"))
+        t.setMinimumHeight(min(320, 30 + 26 * len(view.top)))
+        t.show()
+
+    def _show_images(self, views: list[OutputView]) -> None:
+        self._clear_images()
+        for v in views:
+            assert v.image is not None
+            box = QVBoxLayout()
+            label = QLabel()
+            label.setObjectName(f"output-image:{v.name}")
+            pix = QPixmap.fromImage(qimage_from_array(v.image))
+            label.setPixmap(pix.scaled(320, 320, Qt.AspectRatioMode.KeepAspectRatio,
+                                       Qt.TransformationMode.SmoothTransformation))
+            label.setToolTip(f"{v.name}: {v.summary}")
+            holder = QWidget()
+            holder.setLayout(box)
+            box.addWidget(QLabel(v.name))
+            box.addWidget(label)
+            self.images_layout.addWidget(holder)
+        self.images_box.setVisible(bool(views))
+
+    def _show_outputs(self, views: list[OutputView]) -> None:
+        t = self.outputs_table
+        t.setRowCount(len(views))
+        for row, v in enumerate(views):
+            stats = "  ".join(f"{k} {val:.4g}" for k, val in v.stats.items())
+            for col, text in enumerate((v.name, v.kind, v.summary, stats)):
+                t.setItem(row, col, QTableWidgetItem(text))
+        t.show()
+        shown = next((v for v in views if v.kind in ("sequence", "map")),
+                     next((v for v in views if v.kind == "tensor"), None))
+        vt = self.values_table
+        if shown is None or not shown.table:
+            vt.hide()
+            return
+        cols = max(len(r) for r in shown.table)
+        vt.setColumnCount(cols)
+        vt.setRowCount(len(shown.table))
+        vt.setHorizontalHeaderLabels([f"{shown.name}"] + [""] * (cols - 1))
+        for r, row_values in enumerate(shown.table):
+            for c, text in enumerate(row_values):
+                vt.setItem(r, c, QTableWidgetItem(text))
+        vt.show()
+
+
+def make_dock(parent: QWidget | None = None) -> tuple[Any, RunPanel]:
+    """A QDockWidget titled "Run" holding a RunPanel (for the main window)."""
+    from PySide6.QtWidgets import QDockWidget
+
+    dock = QDockWidget("Run", parent)
+    dock.setObjectName("RunDock")
+    panel = RunPanel(dock)
+    dock.setWidget(panel)
+    return dock, panel
