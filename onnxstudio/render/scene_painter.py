@@ -78,6 +78,7 @@ class GraphPainter:
         self.theme = theme
         self.index = index or GraphIndex(layout)
         self._curves: dict[int, tuple[Point, list[Cubic]]] = {}
+        self._label_spots: dict[int, list[tuple[float, float, float, float]]] = {}
         self.horizontal = layout.direction == "LR"
 
     # -- public -------------------------------------------------------------------------
@@ -112,12 +113,12 @@ class GraphPainter:
         related = state.related_edges
         for ei in edges:
             if int(ei) not in related:
-                self._edge(surface, int(ei), scale, None, edge_labels and state.show_edge_labels)
+                self._edge(surface, int(ei), scale, None)
         for ei in sorted(related):
             if 0 <= ei < len(self.layout.edges):
-                self._edge(
-                    surface, ei, scale, self.theme.hover, edge_labels and state.show_edge_labels
-                )
+                self._edge(surface, ei, scale, self.theme.hover)
+        if edge_labels and state.show_edge_labels:
+            self._edge_labels(surface, edges, related)
         for bi in boxes:
             self._box(surface, self.layout.boxes[int(bi)], state, titles, details)
 
@@ -185,7 +186,7 @@ class GraphPainter:
         a, b = self.index.box(e.source), self.index.box(e.target)
         return [p.center for p in (a, b) if p is not None] or [(0.0, 0.0)]
 
-    def _edge(self, s: Surface, i: int, scale: float, color: str | None, with_label: bool) -> None:
+    def _edge(self, s: Surface, i: int, scale: float, color: str | None) -> None:
         t = self.theme
         e = self.layout.edges[i]
         start, segs = self.curve(i)
@@ -199,23 +200,52 @@ class GraphPainter:
         direction = end_direction(start, segs)
         s.path(start, trim_end(start, segs, ARROW_LENGTH - 1.0), stroke)
         s.polygon(arrowhead(segs[-1][2], direction), col)
-        if with_label and e.label:
-            self._edge_label(s, e, color)
         s.end_item()
 
-    def _edge_label(self, s: Surface, e: Edge, color: str | None) -> None:
+    def _edge_labels(self, s: Surface, edges: np.ndarray, related: frozenset[int]) -> None:
+        """Shape labels, greedily in edge order: one per tensor (a fan-out repeats the
+        same shape), and none where it would cover a box or an earlier label."""
         t = self.theme
+        font = tx.EDGE_LABEL_FONT
+        placed = _RectGrid()
+        shown: set[tuple[str, str]] = set()
+        for ei in np.sort(edges):
+            i = int(ei)
+            e = self.layout.edges[i]
+            key = (e.source, e.value)
+            if not e.label or key in shown:
+                continue
+            for x, base, w, h in self._label_candidates(i):
+                rect = (x - 2.0, base - font.size * tx.ASCENT - 1.0, w + 4.0, h + 2.0)
+                if placed.hits(rect) or self.index.box_indices_in(rect).size:
+                    continue
+                placed.add(rect)
+                shown.add(key)
+                colour = t.hover if i in related else t.edge_label
+                s.begin_item(f"label{i}", "edge-label", e.value, "")
+                s.rect(*rect, t.edge_label_bg, None)
+                s.text(x, base, e.label, font, colour)
+                s.end_item()
+                break
+
+    def _label_candidates(self, i: int) -> list[tuple[float, float, float, float]]:
+        """Places to try for edge ``i``'s label: (x, baseline, width, height)."""
+        hit = self._label_spots.get(i)
+        if hit is not None:
+            return hit
+        e = self.layout.edges[i]
         font = tx.EDGE_LABEL_FONT
         pts = e.points or self._centre_line(e)
         (mx, my), (dx, dy) = label_anchor(pts)
         w = tx.text_width(e.label, font)
         h = font.size * (tx.ASCENT + tx.DESCENT)
-        if abs(dx) < abs(dy):  # running vertically: label to its right
-            x, base = mx + 5.0, my + font.size * 0.35
-        else:  # running horizontally: label above
-            x, base = mx - w / 2, my - 4.0
-        s.rect(x - 2.0, base - font.size * tx.ASCENT - 1.0, w + 4.0, h + 2.0, t.edge_label_bg, None)
-        s.text(x, base, e.label, font, color or t.edge_label)
+        if abs(dx) < abs(dy):  # running vertically: right of it, else left
+            base = my + font.size * 0.35
+            spots = [(mx + 5.0, base, w, h), (mx - 5.0 - w, base, w, h)]
+        else:  # running horizontally: above, else below
+            spots = [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
+        self._label_spots[i] = spots
+        return spots
 
     def _coarse_edges(self, s: Surface, edges: np.ndarray, scale: float, state: PaintState) -> None:
         t = self.theme
@@ -413,6 +443,36 @@ class GraphPainter:
             base = b.y + HEADER_HEIGHT - 2.0 + _baseline(DETAIL_LINE, tx.DETAIL_FONT.size)
             sub = tx.elide(sub, tx.DETAIL_FONT, w - 2 * PAD_X)
             s.text(b.x + w / 2, base, sub, tx.DETAIL_FONT, style.text, "middle")
+
+
+class _RectGrid:
+    """Rectangles bucketed in a coarse grid: fast "does this overlap anything placed"."""
+
+    CELL = 64.0
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[int, int], list[Rect]] = {}
+
+    def _keys(self, r: Rect) -> list[tuple[int, int]]:
+        x, y, w, h = r
+        c = self.CELL
+        return [
+            (i, j)
+            for i in range(int(x // c), int((x + w) // c) + 1)
+            for j in range(int(y // c), int((y + h) // c) + 1)
+        ]
+
+    def add(self, r: Rect) -> None:
+        for k in self._keys(r):
+            self.cells.setdefault(k, []).append(r)
+
+    def hits(self, r: Rect) -> bool:
+        x, y, w, h = r
+        for k in self._keys(r):
+            for ox, oy, ow, oh in self.cells.get(k, ()):
+                if x < ox + ow and ox < x + w and y < oy + oh and oy < y + h:
+                    return True
+        return False
 
 
 def _baseline(height: float, size: float) -> float:
