@@ -42,7 +42,8 @@ def test_mnist_digit_shows_top_k_with_labels_thumbnail_and_tensor(qtbot, panel: 
     outcomes = finish(qtbot, panel, lambda: panel.open_images([image]))
     assert len(outcomes) == 1
     assert panel.top_table.isVisible()
-    assert panel.top_table.item(0, 0).text() == "3  [3]"
+    assert panel.top_table.item(0, 0).text() == "3"
+    assert "labels: class indices, softmax applied" in panel.top_caption.text()
     bar = panel.top_table.cellWidget(0, 1)
     assert bar.value() > 900
     assert "float32[1, 1, 28, 28]" in panel.fed_label.text()

@@ -333,6 +333,9 @@ class RunPanel(QWidget):
         self.latency_label = QLabel()
         lay.addWidget(self.latency_label)
 
+        self.top_caption = QLabel()
+        self.top_caption.setWordWrap(True)
+        lay.addWidget(self.top_caption)
         self.top_table = QTableWidget(0, 3)
         self.top_table.setHorizontalHeaderLabels(["Label", "Probability", "Score"])
         self._table_setup(self.top_table)
@@ -616,6 +619,7 @@ class RunPanel(QWidget):
         self.thumbnail.clear()
         self.fed_label.clear()
         self.latency_label.clear()
+        self.top_caption.clear()
         for t in (self.top_table, self.outputs_table, self.values_table):
             t.setRowCount(0)
             t.hide()
@@ -662,12 +666,16 @@ class RunPanel(QWidget):
         t.setRowCount(0)
         if view is None:
             t.hide()
+            self.top_caption.clear()
             return
-        note = " (softmax applied)" if view.softmax_applied else ""
-        t.setToolTip(f"{view.name}: labels from {view.labels_source}{note}")
+        note = ", softmax applied" if view.softmax_applied else ""
+        self.top_caption.setText(f"Top {len(view.top)} of {view.name} "
+                                 f"(labels: {view.labels_source}{note})")
         t.setRowCount(len(view.top))
         for row, entry in enumerate(view.top):
-            t.setItem(row, 0, QTableWidgetItem(f"{entry.label}  [{entry.index}]"))
+            text = entry.label if entry.label == str(entry.index) else \
+                f"{entry.label}  [{entry.index}]"
+            t.setItem(row, 0, QTableWidgetItem(text))
             bar = QProgressBar()
             bar.setRange(0, 1000)
             bar.setValue(round(max(0.0, min(1.0, entry.score)) * 1000))
