@@ -44,9 +44,24 @@ def onnxstudio(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=120, check=False)
 
 
-def xdg_mime(*args: str) -> str:
+# How xdg-mime finds a file's type: a generic session asks `mimetype` (Debian:
+# libfile-mimeinfo-perl, which `file` cannot replace: it ignores the MIME database),
+# a GNOME session asks `gio` (libglib2.0-bin). Both read the user's shared-mime-info.
+SESSIONS = {"generic": "mimetype", "GNOME": "gio"}
+
+
+@pytest.fixture(params=list(SESSIONS))
+def session(request: pytest.FixtureRequest) -> str:
+    need(SESSIONS[request.param])
+    return str(request.param)
+
+
+def xdg_mime(*args: str, session: str = "generic") -> str:
     need("xdg-mime")
-    result = subprocess.run(["xdg-mime", *args], env=generic_env(), capture_output=True,
+    env = generic_env()
+    if session != "generic":
+        env["XDG_CURRENT_DESKTOP"] = session
+    result = subprocess.run(["xdg-mime", *args], env=env, capture_output=True,
                             text=True, timeout=60, check=False)
     return result.stdout.strip()
 
@@ -133,13 +148,19 @@ def test_exec_arguments_are_quoted_per_spec(arg: str, quoted: str) -> None:
 # ---------------------------------------------------------------- install / uninstall
 
 
-def test_install_registers_type_and_default_and_uninstall_removes_it(tmp_path: Path) -> None:
+def test_install_registers_type_and_default_and_uninstall_removes_it(
+    tmp_path: Path, session: str
+) -> None:
     data, config = di.data_home(), di.config_home()
     assert os.environ["XDG_DATA_HOME"] == str(data)  # conftest: never the real user's
     before = tree(data, config)
+
+    def query(*args: str) -> str:
+        return xdg_mime("query", *args, session=session)
+
     model = tmp_path / "x.onnx"
     shutil.copy(SAMPLE, model)
-    assert xdg_mime("query", "filetype", str(model)) != "application/x-onnx"
+    assert query("filetype", str(model)) != "application/x-onnx"
 
     result = onnxstudio("--install-desktop")
     assert result.returncode == 0, result.stderr
@@ -160,13 +181,13 @@ def test_install_registers_type_and_default_and_uninstall_removes_it(tmp_path: P
                              timeout=60, check=False, cwd=tmp_path)
     assert version.stdout.startswith("onnxstudio "), version.stderr
 
-    assert xdg_mime("query", "filetype", str(model)) == "application/x-onnx"
-    assert xdg_mime("query", "default", "application/x-onnx") == "onnxstudio.desktop"
+    assert query("filetype", str(model)) == "application/x-onnx"
+    assert query("default", "application/x-onnx") == "onnxstudio.desktop"
 
     result = onnxstudio("--uninstall-desktop")
     assert result.returncode == 0, result.stderr
-    assert xdg_mime("query", "filetype", str(model)) != "application/x-onnx"
-    assert xdg_mime("query", "default", "application/x-onnx") == ""
+    assert query("filetype", str(model)) != "application/x-onnx"
+    assert query("default", "application/x-onnx") == ""
     assert tree(data, config) == before
 
 
