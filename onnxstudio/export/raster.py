@@ -86,7 +86,7 @@ def plan_raster(sheet: Sheet, options: ExportOptions, max_side: int = MAX_SIDE) 
 
 def png_size(layout: Layout, model: Model | None, options: ExportOptions) -> RasterPlan:
     """What a PNG export would produce, without painting: for the dialog and tests."""
-    return plan_raster(plan_sheet(layout, model, options), options)
+    return plan_raster(plan_sheet(layout, model, options), options, MAX_SIDE)
 
 
 def tile_path(dest: Path, tile: Tile) -> Path:
@@ -146,7 +146,7 @@ def export_png(layout: Layout, model: Model | None, dest: Path, options: ExportO
                cancel: CancelFn | None = None) -> None:
     """Write the PNG (or its tiles); fills ``result`` with size, files and notices."""
     sheet = plan_sheet(layout, model, options)
-    plan = plan_raster(sheet, options)
+    plan = plan_raster(sheet, options, MAX_SIDE)
     graph = GraphPainter(layout, sheet.theme)
     state = paint_state(options)
     total = sum(math.ceil(t.height / _strip_rows(t.width)) for t in plan.tiles) + 1

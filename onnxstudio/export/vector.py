@@ -85,7 +85,8 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
         if options.paginate is None:
             fit = min(1.0, MAX_PAGE_PT / (max(sheet.width, sheet.height) * PT_PER_UNIT))
             unit = PT_PER_UNIT * fit
-            page_w, page_h = sheet.width * unit, sheet.height * unit
+            # PDF pages are whole points: round up and let the background fill the rest.
+            page_w, page_h = math.ceil(sheet.width * unit), math.ceil(sheet.height * unit)
             writer.setPageSize(QPageSize(QSizeF(page_w, page_h), QPageSize.Unit.Point, "",
                                          QPageSize.SizeMatchPolicy.ExactMatch))
             writer.setPageMargins(QMarginsF(0, 0, 0, 0), QPageLayout.Unit.Point)
@@ -113,7 +114,8 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
                 painter.translate(content.x(), content.y())
                 painter.scale(unit, unit)
                 painter.translate(-wx, -wy)
-                painter.fillRect(QRectF(wx, wy, ww, wh), qcolor(sheet.theme.canvas))
+                painter.fillRect(QRectF(wx, wy, ww + 2 / unit, wh + 2 / unit),
+                                 qcolor(sheet.theme.canvas))
                 surface = QtSurface(painter)
                 if sheet.title is not None and wy < sheet.margin + sheet.band:
                     sheet.paint_title(surface)
@@ -131,11 +133,8 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
     if progress is not None:
         progress(total, total)
     result.pages = len(windows)
-    if options.paginate is None:
-        result.size = (sheet.width * unit, sheet.height * unit)
-    else:
-        rect = writer.pageLayout().fullRect(QPageLayout.Unit.Point)
-        result.size = (rect.width(), rect.height())
+    rect = writer.pageLayout().fullRect(QPageLayout.Unit.Point)
+    result.size = (rect.width(), rect.height())
 
 
 def _paginate(writer, sheet: Sheet, options: ExportOptions):  # type: ignore[no-untyped-def]
