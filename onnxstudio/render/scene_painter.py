@@ -155,12 +155,14 @@ class GraphPainter:
         count = f"{g.node_count} node{'s' if g.node_count != 1 else ''}"
         avail = g.x + g.width - PAD_X - x
         count_w = tx.text_width(count, tx.GROUP_COUNT_FONT) + 8.0
-        label = tx.elide(g.label, tx.GROUP_LABEL_FONT, max(0.0, avail - count_w))
+        label_w = tx.text_width(g.label, tx.GROUP_LABEL_FONT)
+        # The name matters more than the count: drop the count before eliding the name.
+        with_count = label_w + count_w <= avail
+        label = g.label if with_count else tx.elide(g.label, tx.GROUP_LABEL_FONT, avail)
         if label:
             s.text(x, base, label, tx.GROUP_LABEL_FONT, t.group_label)
-            x += tx.text_width(label, tx.GROUP_LABEL_FONT) + 8.0
-        if x + count_w - 8.0 <= g.x + g.width - PAD_X:
-            s.text(x, base, count, tx.GROUP_COUNT_FONT, t.group_count)
+        if with_count:
+            s.text(x + label_w + 8.0, base, count, tx.GROUP_COUNT_FONT, t.group_count)
 
     def _marker(self, s: Surface, x: float, y: float, plus: bool, color: str) -> None:
         """A small boxed + (collapsed, double-click expands) or − (expanded)."""
@@ -341,7 +343,9 @@ class GraphPainter:
         names = state.show_names and bool(b.subtitle)
         inside = names and b.height >= need + SUBTITLE_HEIGHT - 0.5
         header = HEADER_HEIGHT + (SUBTITLE_HEIGHT if inside else 0.0)
-        has_body = bool(lines) and b.height > header + 4.0
+        # Without readable detail text (small zoom) the whole box takes the category
+        # colour rather than showing an empty white body.
+        has_body = details and bool(lines) and b.height > header + 4.0
         border = Stroke(style.border, 1.0)
         if has_body:
             s.rounded_rect(b.x, b.y, b.width, b.height, RADIUS, t.node_body, None)
