@@ -10,7 +10,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.runner.pipeline import ImageSource, Pipeline, RunOutcome, RunRequest
@@ -100,6 +100,9 @@ class RunController(QObject):
         self._worker.failed.connect(self._on_failed)
         self._worker.cancelled.connect(self._on_cancelled)
         self._thread.start()
+        app = QCoreApplication.instance()
+        if app is not None:  # never leave a running QThread behind at exit
+            app.aboutToQuit.connect(self.shutdown)
 
     @property
     def busy(self) -> bool:
