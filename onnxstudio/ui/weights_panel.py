@@ -1,0 +1,346 @@
+"""Weights panel: one initializer's values, statistics, histogram and a value table.
+
+Reading and statistics run on a QThreadPool worker (a 400 MB embedding must not freeze
+the window); a newer request supersedes an older one through a generation number, so a
+user clicking through weights sees the last one clicked. The table is a model over the
+array, so Qt only ever formats the cells on screen.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRectF,
+    QRunnable,
+    Qt,
+    QThreadPool,
+    Signal,
+)
+from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxstudio.errors import OnnxStudioError
+from onnxstudio.model.graph import InitializerInfo, Model
+from onnxstudio.model.index import ModelIndex
+from onnxstudio.model.summary import human_bytes
+from onnxstudio.model.weights import (
+    TensorStats,
+    WeightStore,
+    as_matrix,
+    display_array,
+    row_index_label,
+    save_npy,
+    tensor_stats,
+)
+
+EMPTY_TEXT = "Click a weight (an initializer input of a node) to see its values"
+
+
+@dataclass(frozen=True)
+class LoadedWeight:
+    name: str
+    raw: np.ndarray  # as onnx returned it (bfloat16 stays bfloat16)
+    values: np.ndarray  # display form: bfloat16/float8 widened to float32
+    stats: TensorStats
+
+
+def format_number(value: object, digits: int = 6) -> str:
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.{digits}g}"
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+class ArrayTableModel(QAbstractTableModel):
+    """A 2-D view (``as_matrix``) of an N-D array; rows labelled by their N-D index."""
+
+    def __init__(self, array: np.ndarray | None = None) -> None:
+        super().__init__()
+        self._shape: tuple[int, ...] = ()
+        self._matrix = np.zeros((0, 0))
+        if array is not None:
+            self.set_array(array)
+
+    def set_array(self, array: np.ndarray | None) -> None:
+        self.beginResetModel()
+        if array is None:
+            self._shape, self._matrix = (), np.zeros((0, 0))
+        else:
+            self._shape, self._matrix = tuple(array.shape), as_matrix(array)
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else int(self._matrix.shape[0])
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else int(self._matrix.shape[1])
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if role == Qt.ItemDataRole.DisplayRole and index.isValid():
+            return format_number(self._matrix[index.row(), index.column()], 5)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal:
+            return str(section)
+        return row_index_label(self._shape, section)
+
+
+class HistogramWidget(QWidget):
+    """Bars of a histogram with the value range written under them."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.counts = np.zeros(0)
+        self.edges = np.zeros(0)
+        self.setMinimumHeight(90)
+
+    def set_histogram(self, counts: np.ndarray, edges: np.ndarray) -> None:
+        self.counts, self.edges = counts, edges
+        self.update()
+
+    def paintEvent(self, _event: object) -> None:
+        painter = QPainter(self)
+        palette = self.palette()
+        rect = self.rect().adjusted(4, 4, -4, -18)
+        painter.fillRect(self.rect(), palette.color(QPalette.ColorRole.Base))
+        if self.counts.size == 0 or self.counts.max() == 0:
+            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No histogram")
+            return
+        peak = float(self.counts.max())
+        width = rect.width() / len(self.counts)
+        color = QColor(palette.color(QPalette.ColorRole.Highlight))
+        for i, count in enumerate(self.counts):
+            if count:
+                # Square-root scale: one huge bin (zeros) must not flatten the rest.
+                h = max(1.0, rect.height() * float(np.sqrt(count / peak)))
+                painter.fillRect(QRectF(rect.left() + i * width, rect.bottom() - h,
+                                        max(1.0, width - 1), h), color)
+        painter.setPen(palette.color(QPalette.ColorRole.Text))
+        low, high = format_number(self.edges[0]), format_number(self.edges[-1])
+        text_rect = self.rect().adjusted(4, 0, -4, 0)
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignLeft,
+                         low)
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignRight,
+                         high)
+        painter.end()
+
+
+class _Signals(QObject):
+    done = Signal(int, object)
+    failed = Signal(int, str)
+
+
+class _LoadTask(QRunnable):
+    def __init__(self, store: WeightStore, name: str, generation: int,
+                 signals: _Signals) -> None:
+        super().__init__()
+        self.store, self.name, self.generation, self.signals = store, name, generation, signals
+
+    def run(self) -> None:
+        try:
+            raw = self.store.read(self.name)
+            values = display_array(raw)
+            result = LoadedWeight(self.name, raw, values, tensor_stats(values))
+        except OnnxStudioError as exc:
+            self.signals.failed.emit(self.generation, str(exc))
+        except Exception as exc:  # a bug: show it instead of losing the worker
+            self.signals.failed.emit(self.generation, f"cannot show '{self.name}': {exc!r}")
+        else:
+            self.signals.done.emit(self.generation, result)
+
+
+class WeightsPanel(QWidget):
+    """Dock content; ``show_initializer(model, name)`` starts reading in the background."""
+
+    loaded = Signal(str)  # initializer name, once its values are displayed
+    failed = Signal(str)  # user-facing message
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model: Model | None = None
+        self.store: WeightStore | None = None
+        self.current: LoadedWeight | None = None
+        self._generation = 0
+        self._signals = _Signals()
+        self._signals.done.connect(self._on_done)
+        self._signals.failed.connect(self._on_failed)
+        self.pool = QThreadPool.globalInstance()
+
+        self.placeholder = QLabel(EMPTY_TEXT)
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.placeholder.setEnabled(False)
+
+        self.title = QLabel()
+        self.title.setTextFormat(Qt.TextFormat.RichText)
+        self.title.setWordWrap(True)
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.stat_labels: dict[str, QLabel] = {}
+        form = QFormLayout()
+        form.setHorizontalSpacing(12)
+        form.setVerticalSpacing(2)
+        for key, label in (("dtype", "Type"), ("shape", "Shape"), ("size", "Size"),
+                           ("min", "Min"), ("max", "Max"), ("mean", "Mean"), ("std", "Std"),
+                           ("zeros", "Zeros"), ("nonfinite", "NaN / Inf")):
+            value = QLabel("…")
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.stat_labels[key] = value
+            form.addRow(label, value)
+        self.histogram = HistogramWidget()
+        self.table_model = ArrayTableModel()
+        self.table = QTableView()
+        self.table.setModel(self.table_model)
+        self.table.horizontalHeader().setDefaultSectionSize(90)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.save_button = QPushButton("Save as .npy…")
+        self.save_button.clicked.connect(self.save_dialog)
+        self.save_button.setEnabled(False)
+
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.status, 1)
+        buttons.addWidget(self.save_button)
+        content = QWidget()
+        layout = QVBoxLayout(content)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.title)
+        layout.addLayout(form)
+        layout.addWidget(self.histogram)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(buttons)
+
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.stack)
+
+    # --- API -------------------------------------------------------------------
+
+    def set_model(self, model: Model | None) -> None:
+        self.model = model
+        self.store = WeightStore(model.path) if model is not None else None
+        self.clear()
+
+    def clear(self) -> None:
+        self._generation += 1
+        self.current = None
+        self.table_model.set_array(None)
+        self.stack.setCurrentIndex(0)
+
+    def show_initializer(self, model: Model, name: str) -> None:
+        """Show ``name`` (an initializer of the main graph or a body); reads off-thread."""
+        if model is not self.model:
+            self.set_model(model)
+        info = ModelIndex(model).find_initializer(name)
+        if info is None or self.store is None:
+            self.clear()
+            self.placeholder.setText(f"'{name}' is not an initializer of this model")
+            return
+        self._generation += 1
+        self.current = None
+        self._show_info(info)
+        self.stack.setCurrentIndex(1)
+        self.pool.start(_LoadTask(self.store, name, self._generation, self._signals))
+
+    def _show_info(self, info: InitializerInfo) -> None:
+        where = ""
+        if info.external_location:
+            where = ("<br><span style='color:gray;'>external data: "
+                     f"{html.escape(info.external_location)}</span>")
+        self.title.setText(f"<b>{html.escape(info.name)}</b>{where}")
+        shape = "[" + ", ".join(str(d) for d in info.shape) + "]" if info.shape else "scalar"
+        labels = self.stat_labels
+        labels["dtype"].setText(info.dtype)
+        labels["shape"].setText(shape)
+        labels["size"].setText(f"{info.elements:,} values · {human_bytes(info.nbytes)}")
+        for key in ("min", "max", "mean", "std", "zeros", "nonfinite"):
+            labels[key].setText("…")
+        self.histogram.set_histogram(np.zeros(0), np.zeros(0))
+        self.table_model.set_array(None)
+        self.status.setText("Reading values…")
+        self.save_button.setEnabled(False)
+
+    def _on_done(self, generation: int, result: LoadedWeight) -> None:
+        if generation != self._generation:
+            return  # a newer request superseded this one
+        self.current = result
+        s = result.stats
+        labels = self.stat_labels
+        fmt = format_number
+        labels["min"].setText("—" if s.minimum is None else fmt(s.minimum))
+        labels["max"].setText("—" if s.maximum is None else fmt(s.maximum))
+        labels["mean"].setText("—" if s.mean is None else fmt(s.mean))
+        labels["std"].setText("—" if s.std is None else fmt(s.std))
+        labels["zeros"].setText(f"{s.zero_share:.2%} ({s.zeros:,})")
+        labels["nonfinite"].setText(f"{s.nans:,} / {s.infs:,}")
+        if result.raw.dtype != result.values.dtype:
+            labels["dtype"].setText(f"{result.raw.dtype.name} (shown as {result.values.dtype})")
+        self.histogram.set_histogram(s.histogram, s.edges)
+        self.table_model.set_array(result.values)
+        self.status.setText("")
+        self.save_button.setEnabled(True)
+        self.loaded.emit(result.name)
+
+    def _on_failed(self, generation: int, message: str) -> None:
+        if generation != self._generation:
+            return
+        self.status.setText(f"⚠ {message}")
+        self.failed.emit(message)
+
+    # --- saving --------------------------------------------------------------------
+
+    def save_dialog(self) -> None:
+        if self.current is None or self.model is None:
+            return
+        suggested = self.model.path.parent / (self.current.name.replace("/", "_") + ".npy")
+        path, _ = QFileDialog.getSaveFileName(self, "Save weight as .npy", str(suggested),
+                                              "NumPy array (*.npy)")
+        if path:
+            self.save_to(Path(path))
+
+    def save_to(self, path: Path) -> Path | None:
+        """Write the displayed values; refuses the model file itself (the dialog already
+        asked about overwriting any other existing file)."""
+        if self.current is None or self.model is None:
+            return None
+        if path.suffix != ".npy":
+            path = path.with_name(path.name + ".npy")  # np.save would append it anyway
+        if path.resolve() == self.model.path.resolve():
+            QMessageBox.warning(self, "Save weight", "That is the model file; choose another.")
+            return None
+        try:
+            return save_npy(self.current.raw, path)
+        except OSError as exc:
+            QMessageBox.warning(self, "Save weight", f"Cannot write {path.name}: {exc}")
+            return None
