@@ -128,3 +128,19 @@ def test_rejects_what_is_not_an_image_input() -> None:
         plan(TensorSpec("x", "tensor", "float32", (1, 5, 8, 8)))
     with pytest.raises(InputError, match="unknown preset"):
         plan(NCHW, {}, PreprocessOptions(preset="vgg"))
+
+
+def test_gray_on_a_colour_model_repeats_luminance() -> None:
+    rgb = np.zeros((1, 1, 3), np.uint8)
+    rgb[0, 0] = (255, 0, 0)
+    pre = preprocess(rgb, TensorSpec("x", "tensor", "float32", (1, 3, 1, 1)),
+                     options=PreprocessOptions(preset="raw255", channels="gray"))
+    assert pre.plan.channels == "gray"
+    np.testing.assert_array_equal(pre.tensor.ravel(), [76, 76, 76])
+
+
+def test_one_channel_input_wins_over_colour_metadata() -> None:
+    p = plan(TensorSpec("x", "tensor", "float32", (1, 1, 8, 8)),
+             {"Image.BitmapPixelFormat": "Rgb8"})
+    assert (p.channels, p.n_channels) == ("gray", 1)
+    assert apply(p, np.zeros((8, 8, 3), np.uint8)).tensor.shape == (1, 1, 8, 8)

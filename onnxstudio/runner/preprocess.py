@@ -72,6 +72,7 @@ class PreprocessPlan:
     divisor: float
     dtype: str
     rank: int = 4
+    n_channels: int = 3
     reasons: list[str] = field(default_factory=list)
 
     @property
@@ -193,13 +194,16 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
         channels = "gray"
         why.append("channels GRAY (luminance): the input has 1 channel")
     if channels is None:
-        if opts.channels in ("rgb", "bgr"):
+        if opts.channels in CHANNELS:
             channels = opts.channels
-            why.append(f"channels {channels.upper()}: your choice")
+            why.append(f"channels {channels.upper()}: your choice"
+                       + (" (luminance in all 3 channels)" if channels == "gray" else ""))
         else:
             channels = pre.channels
-    if (channels == "gray") != (n_ch == 1) and n_ch is not None:
-        channels = "gray" if n_ch == 1 else pre.channels
+    n_channels = n_ch or (1 if channels == "gray" and fmt in _PIXEL_FORMATS else 3)
+    if n_channels == 1 and channels != "gray":
+        channels = "gray"
+        why.append("channels GRAY (luminance): the input has 1 channel")
 
     # Size: fixed dims, then the user, then the default for symbolic H/W.
     h, w = _fixed(spec.shape[hw_axes[0]]), _fixed(spec.shape[hw_axes[1]])
@@ -218,7 +222,7 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
 
     mean: tuple[float, ...] = pre.mean
     std: tuple[float, ...] = pre.std
-    if channels == "gray":  # one channel: the average of the preset's per-channel values
+    if n_channels == 1:  # one channel: the average of the preset's per-channel values
         mean, std = (float(np.mean(mean)),), (float(np.mean(std)),)
     divisor = pre.divisor
     if opts.mean is not None:
@@ -229,7 +233,7 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
         if opts.scale == 0:
             raise InputError("scale must not be 0")
         divisor = 1.0 / float(opts.scale)
-    n_out = 1 if channels == "gray" else 3
+    n_out = n_channels
     for label, vals in (("mean", mean), ("std", std)):
         if len(vals) not in (1, n_out):
             raise InputError(f"{label} needs 1 or {n_out} values, got {len(vals)}")
@@ -239,7 +243,7 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
         why.append("(mean/std/scale ignored: a uint8 input takes raw pixels)")
         mean, std, divisor = (0.0,) * n_out, (1.0,) * n_out, 1.0
     return PreprocessPlan(spec.name, preset, channels, layout, size, resize, mean, std,
-                          divisor, dtype, rank, why)
+                          divisor, dtype, rank, n_channels, why)
 
 
 def resize_image(rgb: np.ndarray, size: tuple[int, int], mode: str) -> np.ndarray:
@@ -289,7 +293,7 @@ def apply(p: PreprocessPlan, rgb: np.ndarray) -> Preprocessed:
     """Carry out a plan on an RGB uint8 image."""
     resized = resize_image(rgb, p.size, p.resize)
     if p.channels == "gray":
-        pixels = luminance(resized)[:, :, None]
+        pixels = np.repeat(luminance(resized)[:, :, None], p.n_channels, axis=2)
         preview = pixels[:, :, 0]
     elif p.channels == "bgr":
         pixels = resized[:, :, ::-1]
