@@ -1,0 +1,451 @@
+"""Compound (hierarchical) layout: each expanded group is laid out on its own, bottom-up.
+
+A collapsed group is one box; an expanded one is laid out by ``layout_dag`` and then
+becomes one sized item of its parent's layout. An edge whose ends sit in different
+groups is split at the groups it leaves and enters: inside each such group it runs to
+the group's exit (or from its entry), a zero-size port item kept alone on the group's
+last (first) layer; at the lowest common group it joins the two items that hold its
+ends. The parent attaches its edges to a child group exactly at those ports, so the
+pieces join into one polyline. Work is proportional to what is visible: a collapsed
+group's contents are never laid out.
+
+Everything is computed top-to-bottom; left-to-right is the same drawing transposed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from onnxstudio.layout import labels
+from onnxstudio.layout.layered import LayoutCancelled, layout_dag
+from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
+from onnxstudio.layout.state import ExpandState
+from onnxstudio.layout.types import Box, Direction, Edge, GroupFrame, Layout, Point
+from onnxstudio.model.graph import Graph, Model, Node
+
+FRAME_LABEL_PAD = 26.0  # room above a group's content for its label
+FRAME_PAD = 12.0
+
+__all__ = ["LayoutCancelled", "build_layout"]
+
+Functions = dict[tuple[str, str], Graph]
+
+
+@dataclass(eq=False)
+class _Unit:
+    """An expanded container: the root, a scope/chunk group, a body, or a call frame."""
+
+    id: str
+    label: str
+    kind: str
+    node_count: int
+    parent: _Unit | None
+    depth: int
+    items: list[str] = field(default_factory=list)
+    edges: dict[tuple[str, str], int] = field(default_factory=dict)
+    width: float = 0.0
+    height: float = 0.0
+    in_x: float | None = None
+    out_x: float | None = None
+    pos: dict[str, Point] = field(default_factory=dict)
+    routes: dict[tuple[str, str], list[Point]] = field(default_factory=dict)
+    reversed: dict[tuple[str, str], bool] = field(default_factory=dict)
+
+
+_IN = "\x00in"
+_OUT = "\x00out"
+
+
+@dataclass(eq=False)
+class _Body:
+    """One graph being shown (main graph, a body, a function instance) and its id prefix."""
+
+    graph: Graph
+    prefix: str  # "" except for function instances, whose ids get "<call id>/"
+    tree: ScopeTree
+    folded: dict[str, str]
+    owner: str | None  # box id of the node whose body this is
+    outer: _Body | None
+
+    def box_id(self, node: Node) -> str:
+        return self.prefix + node.id
+
+
+def _pid(prefix: str, leaf: str) -> str:
+    """Instance id of a tree leaf: the prefix goes after an ``in:``/``out:`` marker."""
+    if not prefix:
+        return leaf
+    if leaf.startswith(("in:", "out:")):
+        kind, rest = leaf.split(":", 1)
+        return f"{kind}:{prefix}{rest}"
+    return prefix + leaf
+
+
+class _Builder:
+    def __init__(self, state: ExpandState, functions: Functions, swap: bool) -> None:
+        self.state = state
+        self.functions = functions
+        self.swap = swap
+        self.boxes: dict[str, Box] = {}
+        self.units: dict[str, _Unit] = {}
+        self.parent: dict[str, _Unit] = {}  # item id -> unit holding it
+        self.vis: dict[str, str] = {}  # box id of any node -> visible item standing for it
+        self.edges: dict[tuple[str, str, str], str] = {}  # (src, dst, value) -> label
+        self.bodies: list[tuple[_Body, dict[str, Node]]] = []  # edges collected at the end
+
+    # -- structure -------------------------------------------------------------------
+
+    def _box(self, box: Box, unit: _Unit) -> None:
+        if self.swap:
+            box.width, box.height = box.height, box.width
+        self.boxes[box.id] = box
+        unit.items.append(box.id)
+        self.parent[box.id] = unit
+
+    def _unit(self, uid: str, label: str, kind: str, count: int, parent: _Unit | None) -> _Unit:
+        unit = _Unit(uid, label, kind, count, parent, 0 if parent is None else parent.depth + 1)
+        self.units[uid] = unit
+        if parent is not None:
+            parent.items.append(uid)
+            self.parent[uid] = parent
+        return unit
+
+    def add_body(self, body: _Body, unit: _Unit) -> None:
+        nodes = {n.id: n for n in body.graph.nodes}
+        self._add_group(body.tree.root, body, unit, nodes)
+        self.bodies.append((body, nodes))
+
+    def collect_edges(self) -> None:
+        for body, nodes in self.bodies:
+            self._collect_edges(body, nodes)
+
+    def _add_group(self, group: ScopeGroup, body: _Body, unit: _Unit,
+                   nodes: dict[str, Node]) -> None:
+        pre = body.prefix
+        for child in group.children:
+            if isinstance(child, ScopeGroup):
+                gid = pre + child.id
+                if gid in self.state.groups:
+                    sub = self._unit(gid, child.label, child.kind, child.node_count, unit)
+                    self._add_group(child, body, sub, nodes)
+                else:
+                    title = child.label if child.kind != "chunk" else f"{group.label} {child.label}"
+                    sub_text = f"{child.node_count} nodes"
+                    w, h = labels.box_size(title, (), sub_text)
+                    self._box(Box(gid, "group", 0, 0, w, h, title, sub_text, category="group",
+                                  expandable=True), unit)
+                    self._hide(child, body, gid)
+                continue
+            bid = _pid(pre, child)
+            node = nodes.get(child)
+            if node is None:
+                self._io_box(bid, body, unit)
+                continue
+            self.vis[bid] = bid
+            box = self._node_box(node, body, bid)
+            callee = self.functions.get(node.function) if node.function else None
+            if (node.subgraphs or callee is not None) and bid in self.state.nodes:
+                frame = self._unit(bid + "/*", node.label, "function" if callee else "subgraph",
+                                   0, unit)
+                self._box(box, frame)
+                bodies = [(k, g, pre, "subgraph") for k, g in node.subgraphs.items()]
+                if callee is not None:
+                    bodies.append((callee.name, callee, bid + "/", "function"))
+                for key, graph, prefix, kind in bodies:
+                    sub_body = _Body(graph, prefix, graph_scope_tree(graph),
+                                     labels.folded_constants(graph), bid,
+                                     body if kind == "subgraph" else None)
+                    root_id = prefix + sub_body.tree.root.id
+                    sub = self._unit(root_id, key, kind, graph.node_count_total(), frame)
+                    frame.node_count += sub.node_count
+                    self.add_body(sub_body, sub)
+            else:
+                self._box(box, unit)
+
+    def _hide(self, group: ScopeGroup, body: _Body, gid: str) -> None:
+        stack = [group]
+        while stack:
+            g = stack.pop()
+            for child in g.children:
+                if isinstance(child, ScopeGroup):
+                    stack.append(child)
+                else:
+                    self.vis[_pid(body.prefix, child)] = gid
+
+    def _io_box(self, bid: str, body: _Body, unit: _Unit) -> None:
+        kind = "input" if bid.startswith("in:") else "output"
+        name = bid.split(":", 1)[1][len(body.prefix) + len(body.graph.id_prefix):]
+        value = body.graph.values.get(name)
+        details = [value.type.describe()] if value is not None else []
+        w, h = labels.box_size(name, details)
+        self.vis[bid] = bid
+        self._box(Box(bid, kind, 0, 0, w, h, name, "", details, category="io"), unit)  # type: ignore[arg-type]
+
+    def _node_box(self, node: Node, body: _Body, bid: str) -> Box:
+        details = labels.fit_details(
+            labels.attribute_lines(node)
+            + labels.folded_input_lines(node, body.graph, body.folded))
+        w, h = labels.box_size(node.op_type, details)
+        expandable = bool(node.subgraphs) or (
+            node.function is not None and node.function in self.functions)
+        return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, details,
+                   labels.category(node.op_type, node.domain), expandable)
+
+    def _collect_edges(self, body: _Body, nodes: dict[str, Node]) -> None:
+        graph = body.graph
+        pre = body.prefix
+        gp = pre + graph.id_prefix
+        values = graph.values
+        graph_nodes = graph.nodes
+        inputs = set(graph.inputs)
+        folded = body.folded
+        add = self._add_edge
+        for node in graph_nodes:
+            if node.op_type == "Constant" and node.outputs and node.outputs[0] in folded:
+                continue
+            dst = pre + node.id
+            for name in node.inputs:
+                if not name or name in folded:
+                    continue
+                value = values.get(name)
+                if value is None:
+                    continue
+                if value.producer is not None:
+                    add(pre + graph_nodes[value.producer].id, dst, name, value.type)
+                elif name in inputs:
+                    add(f"in:{gp}{name}", dst, name, value.type)
+                elif value.kind == "captured":
+                    src = self._resolve(body.outer, name)
+                    if src is not None:
+                        add(src, dst, name, value.type)
+            if node.subgraphs and dst in self.state.nodes:
+                continue  # expanded: captured values are drawn to their inner readers
+            for sub in node.subgraphs.values():
+                for name in sub.captured:
+                    src = self._resolve(body, name)
+                    if src is not None:
+                        add(src, dst, name, None)
+        for name in graph.inputs:
+            if body.owner is not None:
+                add(body.owner, f"in:{gp}{name}", name, values[name].type)
+        for name in graph.outputs:
+            value = values.get(name)
+            if value is None:
+                continue
+            if value.producer is not None:
+                add(pre + graph_nodes[value.producer].id, f"out:{gp}{name}", name, value.type)
+            elif name in inputs:
+                add(f"in:{gp}{name}", f"out:{gp}{name}", name, value.type)
+
+    def _resolve(self, body: _Body | None, name: str) -> str | None:
+        """Box id producing ``name`` in ``body`` or the graphs enclosing it."""
+        while body is not None:
+            graph = body.graph
+            value = graph.values.get(name)
+            if value is not None and value.kind != "captured":
+                if value.producer is not None:
+                    return body.prefix + graph.nodes[value.producer].id
+                if name in graph.inputs:
+                    return f"in:{body.prefix}{graph.id_prefix}{name}"
+                return None
+            body = body.outer
+        return None
+
+    def _add_edge(self, src: str, dst: str, value: str, vtype: object) -> None:
+        s = self.vis.get(src)
+        d = self.vis.get(dst)
+        if s is None or d is None or s == d:
+            return
+        key = (s, d, value)
+        if key not in self.edges:
+            shape = getattr(vtype, "shape", None)
+            self.edges[key] = vtype.shape_text() if shape is not None else ""  # type: ignore[attr-defined]
+
+    # -- edges to unit pieces ----------------------------------------------------------
+
+    def _chain(self, item: str) -> list[tuple[_Unit, str]]:
+        """(unit, item of that unit holding ``item``) from innermost to the root."""
+        out = []
+        while item in self.parent:
+            unit = self.parent[item]
+            out.append((unit, item))
+            item = unit.id
+        return out
+
+    def split_edges(self) -> list[tuple[str, str, str, str, list[tuple[_Unit, tuple[str, str]]]]]:
+        pieces = []
+        for (s, d, value), label in self.edges.items():
+            cs = self._chain(s)
+            cd = self._chain(d)
+            units_d = {id(u): i for i, (u, _) in enumerate(cd)}
+            path: list[tuple[_Unit, tuple[str, str]]] = []
+            tail: list[tuple[_Unit, tuple[str, str]]] = []
+            for unit, item in cs:
+                j = units_d.get(id(unit))
+                if j is not None:
+                    path.append((unit, (item, cd[j][1])))
+                    tail = [(u, (_IN, it)) for u, it in reversed(cd[:j])]
+                    break
+                path.append((unit, (item, _OUT)))
+            else:
+                continue
+            path.extend(tail)
+            for unit, key in path:
+                unit.edges[key] = unit.edges.get(key, 0) + 1
+            pieces.append((s, d, value, label, path))
+        return pieces
+
+    # -- geometry ----------------------------------------------------------------------
+
+    def layout_units(self, cancel: Callable[[], bool] | None,
+                     progress: Callable[[float], None] | None) -> None:
+        order = sorted(self.units.values(), key=lambda u: -u.depth)
+        pad_l, pad_t = (FRAME_LABEL_PAD, FRAME_PAD) if self.swap else (FRAME_PAD, FRAME_LABEL_PAD)
+        for done, unit in enumerate(order):
+            if cancel is not None and cancel():
+                raise LayoutCancelled
+            self._layout_unit(unit, cancel, pad_l if unit.parent else 0.0,
+                              pad_t if unit.parent else 0.0)
+            if progress is not None and done % 16 == 0:
+                progress(done / max(1, len(order)))
+
+    def _layout_unit(self, unit: _Unit, cancel: Callable[[], bool] | None,
+                     pad_l: float, pad_t: float) -> None:
+        items = list(unit.items)
+        index = {item: i for i, item in enumerate(items)}
+        widths: list[float] = []
+        heights: list[float] = []
+        out_port: list[float | None] = []
+        in_port: list[float | None] = []
+        for item in items:
+            sub = self.units.get(item)
+            if sub is not None:
+                widths.append(sub.width)
+                heights.append(sub.height)
+                out_port.append(sub.out_x)
+                in_port.append(sub.in_x)
+            else:
+                box = self.boxes[item]
+                widths.append(box.width)
+                heights.append(box.height)
+                out_port.append(None)
+                in_port.append(None)
+        top = bottom = None
+        keys = list(unit.edges)
+        if any(s == _IN for s, _ in keys):
+            top = len(items)
+            index[_IN] = top
+        if any(d == _OUT for _, d in keys):
+            bottom = len(items) + (top is not None)
+            index[_OUT] = bottom
+        for _ in (top, bottom):
+            if _ is not None:
+                widths.append(0.0)
+                heights.append(0.0)
+                out_port.append(None)
+                in_port.append(None)
+        edges = [(index[s], index[d]) for s, d in keys]
+        res = layout_dag(widths, heights, edges, weights=[float(unit.edges[k]) for k in keys],
+                         top=top, bottom=bottom, out_port=out_port, in_port=in_port,
+                         cancel=cancel)
+        pad_r = FRAME_PAD if unit.parent else 0.0
+        unit.width = res.width + pad_l + pad_r
+        unit.height = res.height + pad_t + pad_r
+        for i, item in enumerate(items):
+            unit.pos[item] = (res.x[i] + pad_l, res.y[i] + pad_t)
+        if top is not None:
+            unit.in_x = res.x[top] + pad_l
+        if bottom is not None:
+            unit.out_x = res.x[bottom] + pad_l
+        for key, route, rev in zip(keys, res.routes, res.reversed, strict=False):
+            pts = [(px + pad_l, py + pad_t) for px, py in route]
+            if key[0] == _IN and pts:
+                pts[0] = (pts[0][0], 0.0)
+            if key[1] == _OUT and pts:
+                pts[-1] = (pts[-1][0], unit.height)
+            unit.routes[key] = pts
+            unit.reversed[key] = rev
+
+    def assemble(self, root: _Unit, pieces: Iterable[tuple[str, str, str, str, list]],
+                 direction: Direction) -> Layout:
+        origin: dict[str, Point] = {root.id: (0.0, 0.0)}
+        frames: list[GroupFrame] = []
+        stack = [root]
+        boxes: list[Box] = []
+        while stack:
+            unit = stack.pop()
+            ox, oy = origin[unit.id]
+            for item in unit.items:
+                px, py = unit.pos[item]
+                sub = self.units.get(item)
+                if sub is not None:
+                    origin[item] = (ox + px, oy + py)
+                    frames.append(GroupFrame(sub.id, sub.label, ox + px, oy + py, sub.width,
+                                             sub.height, sub.node_count, list(sub.items),
+                                             sub.depth - 1, sub.kind))  # type: ignore[arg-type]
+                    stack.append(sub)
+                else:
+                    box = self.boxes[item]
+                    box.x, box.y = ox + px, oy + py
+                    boxes.append(box)
+        edges: list[Edge] = []
+        for s, d, value, label, path in pieces:
+            pts: list[Point] = []
+            back = False
+            for unit, key in path:
+                ox, oy = origin[unit.id]
+                seg = unit.routes.get(key, [])
+                if unit.reversed.get(key) and _IN not in key and _OUT not in key:
+                    back = True
+                for px, py in seg:
+                    p = (ox + px, oy + py)
+                    if not pts or abs(pts[-1][0] - p[0]) > 0.01 or abs(pts[-1][1] - p[1]) > 0.01:
+                        pts.append(p)
+            edges.append(Edge(s, d, value, label, pts, back))
+        width, height = root.width, root.height
+        if self.swap:
+            for box in boxes:
+                box.x, box.y, box.width, box.height = box.y, box.x, box.height, box.width
+            for fr in frames:
+                fr.x, fr.y, fr.width, fr.height = fr.y, fr.x, fr.height, fr.width
+            for edge in edges:
+                edge.points = [(py, px) for px, py in edge.points]
+            width, height = height, width
+        frames.sort(key=lambda f: (f.depth, f.y, f.x))
+        return Layout(direction, width, height, boxes, frames, edges)
+
+
+def build_layout(
+    graph: Graph | Model,
+    state: ExpandState | None = None,
+    direction: Direction = "TB",
+    cancel: Callable[[], bool] | None = None,
+    progress: Callable[[float], None] | None = None,
+    *,
+    functions: Functions | None = None,
+) -> Layout:
+    """Lay out ``graph`` as ``state`` expands it (None: ``default_state``).
+
+    ``graph`` may be a Model: its main graph is drawn and its local functions can expand
+    in place; otherwise ``functions`` maps (domain, name) to function bodies.
+    Raises LayoutCancelled when ``cancel()`` turns true (checked between groups).
+    """
+    if isinstance(graph, Model):
+        functions = {f.key: f.body for f in graph.functions} if functions is None else functions
+        graph = graph.graph
+    if state is None:
+        from onnxstudio.layout.state import default_state
+
+        state = default_state(graph)
+    builder = _Builder(state, functions or {}, swap=direction == "LR")
+    tree = graph_scope_tree(graph)
+    root = builder._unit(tree.root.id, graph.name, "scope", len(tree.group_of), None)
+    builder.add_body(_Body(graph, "", tree, labels.folded_constants(graph), None, None), root)
+    builder.collect_edges()
+    pieces = builder.split_edges()
+    builder.layout_units(cancel, progress)
+    layout = builder.assemble(root, pieces, direction)
+    if progress is not None:
+        progress(1.0)
+    return layout

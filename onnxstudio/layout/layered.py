@@ -1,0 +1,538 @@
+"""Sugiyama-style layered layout of one flat graph of sized boxes (top to bottom).
+
+The steps follow Gansner et al. (1993): break cycles (DFS, reversed edges flagged),
+layer (longest path, then sinking nodes with more outputs than inputs towards their
+consumers, a cheap stand-in for network simplex), split long edges into chains of
+dummies (capped: beyond a budget, the longest edges are routed straight instead of
+taking part in ordering, so far-reaching edges cannot blow up the cost), order layers
+by weighted-median sweeps with adjacent transpositions keeping the best ordering seen,
+then assign x by repeated isotonic least-squares sweeps (pool-adjacent-violators) that
+pull each node under its neighbours while keeping order and spacing -- long-edge chains
+get high weights so they run straight, which keeps the main data path straight.
+
+Everything is plain Python lists: the graphs laid out here are one group at a time
+(tens to hundreds of items), where numpy's per-call overhead would dominate.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+Point = tuple[float, float]
+
+NODE_SEP = 18.0  # horizontal gap between boxes
+DUMMY_SEP = 8.0  # gap next to a long-edge dummy
+RANK_SEP = 30.0  # vertical gap between layers
+ORDER_SWEEPS = 6
+SNAP_DOWN = True
+SNAP_UP = False
+SNAP_MODE = 1
+MAIN_PULL = 1.0
+DUMMY_BUDGET = 6.0  # at most this many dummies per real node (plus a constant)
+
+
+class LayoutCancelled(Exception):
+    """Raised when the caller's cancel() returned True mid-layout."""
+
+
+@dataclass
+class DagResult:
+    """Positions (top-left), per-edge routes in input edge order, and which were reversed."""
+
+    x: list[float]
+    y: list[float]
+    width: float
+    height: float
+    routes: list[list[Point]]
+    reversed: list[bool]
+    rank: list[int]
+
+
+def _break_cycles(n: int, succ: list[list[int]]) -> set[tuple[int, int]]:
+    """Edges closing a cycle in an iterative DFS from nodes in index order."""
+    state = [0] * n  # 0 new, 1 on stack, 2 done
+    back: set[tuple[int, int]] = set()
+    for start in range(n):
+        if state[start]:
+            continue
+        state[start] = 1
+        stack = [(start, iter(succ[start]))]
+        while stack:
+            v, it = stack[-1]
+            for w in it:
+                if state[w] == 1:
+                    back.add((v, w))
+                elif state[w] == 0:
+                    state[w] = 1
+                    stack.append((w, iter(succ[w])))
+                    break
+            else:
+                state[v] = 2
+                stack.pop()
+    return back
+
+
+def _layers(n: int, succ: list[list[int]], pred: list[list[int]]) -> tuple[list[int], list[int]]:
+    """Longest-path ranks plus a topological order, then sink output-heavy nodes."""
+    indeg = [len(p) for p in pred]
+    order = [v for v in range(n) if indeg[v] == 0]
+    rank = [0] * n
+    i = 0
+    while i < len(order):
+        v = order[i]
+        i += 1
+        rv = rank[v] + 1
+        for w in succ[v]:
+            if rank[w] < rv:
+                rank[w] = rv
+            indeg[w] -= 1
+            if indeg[w] == 0:
+                order.append(w)
+    for v in reversed(order):
+        s = succ[v]
+        if s and len(s) >= len(pred[v]):
+            lowest = min(rank[w] for w in s) - 1
+            if lowest > rank[v]:
+                rank[v] = lowest
+    return rank, order
+
+
+def _count_pair(upper_pos: list[int], edges: list[tuple[int, int, float]]) -> float:
+    """Weighted crossings between two layers (edges: (upper node, lower pos, weight))."""
+    if len(edges) < 2:
+        return 0.0
+    items = sorted((upper_pos[u], lp, w) for u, lp, w in edges)
+    size = 1 + max(lp for _, lp, _ in items)
+    tree = [0.0] * (size + 1)
+    total = 0.0
+    seen = 0.0
+    for _, lp, w in items:
+        # weight already inserted at positions > lp
+        i = lp + 1
+        le = 0.0
+        while i > 0:
+            le += tree[i]
+            i -= i & -i
+        total += w * (seen - le)
+        seen += w
+        i = lp + 1
+        while i <= size:
+            tree[i] += w
+            i += i & -i
+    return total
+
+
+class _Ordering:
+    """Layer orderings with median sweeps and transpositions (Gansner et al. 1993)."""
+
+    def __init__(self, layers: list[list[int]], up: list[list[tuple[int, float]]],
+                 down: list[list[tuple[int, float]]], pos: list[int]) -> None:
+        self.layers = layers
+        self.up = up  # node -> [(neighbour in layer above, weight)]
+        self.down = down
+        self.pos = pos
+
+    def crossings(self) -> float:
+        total = 0.0
+        pos, down = self.pos, self.down
+        for layer in self.layers[:-1]:
+            edges = [(v, pos[w], wt) for v in layer for w, wt in down[v]]
+            total += _count_pair(pos, edges)
+        return total
+
+    def sweep(self, downward: bool) -> None:
+        layers = self.layers
+        pos = self.pos
+        nbrs = self.up if downward else self.down
+        seq = range(1, len(layers)) if downward else range(len(layers) - 2, -1, -1)
+        for li in seq:
+            layer = layers[li]
+            keyed = []
+            for v in layer:
+                nb = nbrs[v]
+                if not nb:
+                    keyed.append((float(pos[v]), 1, v))
+                    continue
+                ps = sorted(pos[w] for w, _ in nb)
+                m = len(ps)
+                med = ps[m // 2] if m % 2 else (ps[m // 2 - 1] + ps[m // 2]) / 2.0
+                keyed.append((med, 0, v))
+            # nodes without neighbours keep their slot: place them by current position
+            fixed = {k[2]: k[0] for k in keyed if k[1]}
+            movable = sorted((k for k in keyed if not k[1]), key=lambda k: k[0])
+            if fixed:
+                new: list[int] = [0] * len(layer)
+                taken = set()
+                for v, p in fixed.items():
+                    new[int(p)] = v
+                    taken.add(int(p))
+                it = iter(movable)
+                for i in range(len(layer)):
+                    if i not in taken:
+                        new[i] = next(it)[2]
+                layer[:] = new
+            else:
+                layer[:] = [k[2] for k in movable]
+            for i, v in enumerate(layer):
+                pos[v] = i
+
+    def transpose(self, rounds: int = 2) -> None:
+        """Swap adjacent nodes while it removes crossings with both neighbouring layers."""
+        pos, up, down = self.pos, self.up, self.down
+
+        def cross(a: int, b: int) -> float:
+            # crossings among edges of a and b if a is left of b
+            c = 0.0
+            for nb in (up, down):
+                for wa, xa in nb[a]:
+                    pa = pos[wa]
+                    for wb, xb in nb[b]:
+                        if pos[wb] < pa:
+                            c += xa * xb
+            return c
+
+        for _ in range(rounds):
+            improved = False
+            for layer in self.layers:
+                for i in range(len(layer) - 1):
+                    a, b = layer[i], layer[i + 1]
+                    if cross(a, b) > cross(b, a):
+                        layer[i], layer[i + 1] = b, a
+                        pos[a], pos[b] = i + 1, i
+                        improved = True
+            if not improved:
+                break
+
+
+def _pava(target: list[float], weight: list[float]) -> list[float]:
+    """Weighted isotonic (non-decreasing) least-squares fit, pool adjacent violators."""
+    vals: list[float] = []
+    wts: list[float] = []
+    cnt: list[int] = []
+    for t, w in zip(target, weight, strict=False):
+        vals.append(t)
+        wts.append(w)
+        cnt.append(1)
+        while len(vals) > 1 and vals[-2] > vals[-1]:
+            w2 = wts[-2] + wts[-1]
+            v = (vals[-2] * wts[-2] + vals[-1] * wts[-1]) / w2
+            c = cnt[-2] + cnt[-1]
+            vals.pop()
+            wts.pop()
+            cnt.pop()
+            vals[-1], wts[-1], cnt[-1] = v, w2, c
+    out: list[float] = []
+    for v, c in zip(vals, cnt, strict=False):
+        out.extend([v] * c)
+    return out
+
+
+def layout_dag(
+    widths: Sequence[float],
+    heights: Sequence[float],
+    edges: Sequence[tuple[int, int]],
+    *,
+    weights: Sequence[float] | None = None,
+    top: int | None = None,
+    bottom: int | None = None,
+    out_port: Sequence[float | None] | None = None,
+    in_port: Sequence[float | None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> DagResult:
+    """Lay out boxes ``0..n-1`` joined by directed ``edges`` from top to bottom.
+
+    ``top``/``bottom``: optional zero-size port items forced alone onto the first/last
+    layer (a group's entry and exit). ``out_port[i]``/``in_port[i]``: fixed x offset from
+    the left of box i where its edges leave/enter (an expanded group's exit/entry), or
+    None to spread them along the box side.
+    """
+    n = len(widths)
+    m = len(edges)
+    wts = list(weights) if weights is not None else [1.0] * m
+    if n == 0:
+        return DagResult([], [], 0.0, 0.0, [[] for _ in edges], [False] * m, [])
+
+    # -- unique, loop-free edge set with summed weights -----------------------------
+    uniq: dict[tuple[int, int], float] = {}
+    for (u, v), w in zip(edges, wts, strict=False):
+        if u != v:
+            uniq[(u, v)] = uniq.get((u, v), 0.0) + w
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for u, v in uniq:
+        succ[u].append(v)
+    back = _break_cycles(n, succ)
+    dag: dict[tuple[int, int], float] = {}
+    for (u, v), w in uniq.items():
+        key = (v, u) if (u, v) in back else (u, v)
+        dag[key] = dag.get(key, 0.0) + w
+    succ = [[] for _ in range(n)]
+    pred: list[list[int]] = [[] for _ in range(n)]
+    for u, v in dag:
+        succ[u].append(v)
+        pred[v].append(u)
+
+    rank, _topo = _layers(n, succ, pred)
+    if top is not None:
+        rank = [r + 1 for r in rank]
+        rank[top] = 0
+    if bottom is not None:
+        rank[bottom] = max(r for i, r in enumerate(rank) if i != bottom) + 1
+    nranks = max(rank) + 1
+
+    # -- dummies for edges spanning several layers -----------------------------------
+    # Long edges leaving the same node share one trunk of dummies (one tensor feeding
+    # many far consumers, like an attention mask, is one bus rather than many lines);
+    # trunks beyond the budget are not built and those edges are routed straight.
+    width = list(widths)
+    is_dummy = [False] * n
+    chains: dict[tuple[int, int], list[int]] = {}
+    fan: dict[int, list[int]] = {}
+    for u, v in dag:
+        if rank[v] - rank[u] > 1:
+            fan.setdefault(u, []).append(v)
+    trunks = sorted((max(rank[v] for v in vs) - rank[u] - 1, u) for u, vs in fan.items())
+    budget = DUMMY_BUDGET * n + 200
+    straight: set[tuple[int, int]] = set()
+    total = 0
+    for length, u in trunks:
+        if total + length > budget:
+            straight.update((u, v) for v in fan[u])
+            continue
+        total += length
+        trunk = []
+        for r in range(rank[u] + 1, rank[u] + 1 + length):
+            trunk.append(len(width))
+            width.append(0.0)
+            rank.append(r)
+            is_dummy.append(True)
+        for v in fan[u]:
+            chains[(u, v)] = trunk[: rank[v] - rank[u] - 1]
+    N = len(width)
+    seg_w: dict[tuple[int, int], float] = {}
+    for (u, v), w in dag.items():
+        if (u, v) in straight:
+            continue
+        path = [u, *chains.get((u, v), ()), v]
+        for a, b in itertools.pairwise(path):
+            ew = w * (8.0 if is_dummy[a] and is_dummy[b] else 2.0 if is_dummy[a] or is_dummy[b]
+                      else 1.0)
+            seg_w[(a, b)] = seg_w.get((a, b), 0.0) + ew
+    up: list[list[tuple[int, float]]] = [[] for _ in range(N)]
+    down: list[list[tuple[int, float]]] = [[] for _ in range(N)]
+    for (a, b), ew in seg_w.items():
+        down[a].append((b, ew))
+        up[b].append((a, ew))
+
+    # -- initial order: DFS from sources in index order, then sweeps ------------------
+    layers: list[list[int]] = [[] for _ in range(nranks)]
+    seen = [False] * N
+    for s in [v for v in range(n) if not up[v]] + list(range(N)):
+        if seen[s]:
+            continue
+        stack = [s]
+        while stack:
+            v = stack.pop()
+            if seen[v]:
+                continue
+            seen[v] = True
+            layers[rank[v]].append(v)
+            stack.extend(w for w, _ in reversed(down[v]) if not seen[w])
+    pos = [0] * N
+    for layer in layers:
+        for i, v in enumerate(layer):
+            pos[v] = i
+    ordering = _Ordering(layers, up, down, pos)
+    best = ordering.crossings()
+    best_layers = [list(layer) for layer in layers]
+    small = N <= 1500
+    for it in range(ORDER_SWEEPS if best > 0 else 0):
+        if cancel is not None and cancel():
+            raise LayoutCancelled
+        ordering.sweep(downward=it % 2 == 0)
+        if small:
+            ordering.transpose()
+        c = ordering.crossings()
+        if c < best:
+            best = c
+            best_layers = [list(layer) for layer in layers]
+        if best == 0:
+            break
+    layers = best_layers
+    for layer in layers:
+        for i, v in enumerate(layer):
+            pos[v] = i
+
+    # -- x: isotonic sweeps pulling nodes under their neighbours ----------------------
+    half = [w / 2.0 for w in width]
+    oport = [0.0] * N  # x offset of out-port from centre
+    iport = [0.0] * N
+    if out_port is not None:
+        for i, p in enumerate(out_port):
+            if p is not None:
+                oport[i] = p - half[i]
+    if in_port is not None:
+        for i, p in enumerate(in_port):
+            if p is not None:
+                iport[i] = p - half[i]
+    x = [0.0] * N
+    seps: list[list[float]] = []
+    for layer in layers:
+        cur = 0.0
+        s_row = [0.0]
+        for i, v in enumerate(layer):
+            if i:
+                a = layer[i - 1]
+                gap = DUMMY_SEP if is_dummy[a] or is_dummy[v] else NODE_SEP
+                cur += half[a] + half[v] + gap
+                s_row.append(cur)
+            x[v] = cur
+        seps.append(s_row)
+
+    # each node's main input: a real node before a long edge, then the heaviest; pulling
+    # hardest along it keeps the data path straight
+    main_up = [-1] * N
+    for v in range(N):
+        if up[v]:
+            main_up[v] = max(up[v], key=lambda c: (not is_dummy[c[0]] or is_dummy[v], c[1],
+                                                    -pos[c[0]]))[0]
+
+    def place(li: int, use_up: bool, use_down: bool) -> None:
+        layer = layers[li]
+        s_row = seps[li]
+        tgt: list[float] = []
+        wgt: list[float] = []
+        for i, v in enumerate(layer):
+            num = 0.0
+            den = 0.0
+            if use_up:
+                mu = main_up[v]
+                for w, ew in up[v]:
+                    if w == mu:
+                        ew *= MAIN_PULL
+                    num += ew * (x[w] + oport[w] - iport[v])
+                    den += ew
+            if use_down:
+                for w, ew in down[v]:
+                    if main_up[w] == v:
+                        ew *= MAIN_PULL
+                    num += ew * (x[w] + iport[w] - oport[v])
+                    den += ew
+            if den > 0:
+                tgt.append(num / den - s_row[i])
+                wgt.append(den)
+            else:
+                tgt.append(x[v] - s_row[i])
+                wgt.append(0.05)
+        fit = _pava(tgt, wgt)
+        for i, v in enumerate(layer):
+            x[v] = fit[i] + s_row[i]
+
+    for _ in range(4):
+        for li in range(1, nranks):
+            place(li, True, False)
+        for li in range(nranks - 2, -1, -1):
+            place(li, False, True)
+    for li in range(nranks):
+        place(li, True, True)
+
+    # -- snap: align each node exactly under its main input where the gaps allow ------
+    def snap(li: int, nbrs: list[list[tuple[int, float]]], downward: bool) -> None:
+        layer = layers[li]
+        last = len(layer) - 1
+        for i, v in enumerate(layer):
+            cand = nbrs[v]
+            if not cand:
+                continue
+            if not downward and up[v]:
+                continue  # upward pass only places sources
+            if SNAP_MODE == 1 and not is_dummy[v]:
+                continue
+            if SNAP_MODE == 2 and is_dummy[v]:
+                continue
+            u, _ = max(cand, key=lambda c: (not is_dummy[c[0]] or is_dummy[v], c[1],
+                                            -abs(x[c[0]] - x[v])))
+            t = x[u] + oport[u] - iport[v] if downward else x[u] + iport[u] - oport[v]
+            if i > 0:
+                a = layer[i - 1]
+                gap = DUMMY_SEP if is_dummy[a] or is_dummy[v] else NODE_SEP
+                if t < x[a] + half[a] + gap + half[v] - 1e-9:
+                    continue
+            if i < last:
+                b = layer[i + 1]
+                gap = DUMMY_SEP if is_dummy[b] or is_dummy[v] else NODE_SEP
+                if t > x[b] - half[b] - gap - half[v] + 1e-9:
+                    continue
+            x[v] = t
+
+    if SNAP_DOWN:
+        for li in range(1, nranks):
+            snap(li, up, True)
+    if SNAP_UP:
+        for li in range(nranks - 2, -1, -1):
+            snap(li, down, False)
+    xmin = min(x[v] - half[v] for v in range(N))
+    x = [xi - xmin for xi in x]
+    total_w = max(x[v] + half[v] for v in range(N))
+
+    # -- y: layer bands -----------------------------------------------------------------
+    band = [0.0] * nranks
+    for v in range(n):
+        h = heights[v]
+        if h > band[rank[v]]:
+            band[rank[v]] = h
+    ytop = [0.0] * nranks
+    acc = 0.0
+    for r in range(nranks):
+        ytop[r] = acc
+        acc += band[r] + RANK_SEP
+    total_h = acc - RANK_SEP
+    ys = [ytop[rank[v]] + (band[rank[v]] - heights[v]) / 2.0 for v in range(n)]
+    xs = [x[v] - half[v] for v in range(n)]
+
+    # -- routes -------------------------------------------------------------------------
+    route_of: dict[tuple[int, int], list[Point]] = {}
+    outs: dict[int, list[tuple[float, tuple[int, int]]]] = {}
+    ins: dict[int, list[tuple[float, tuple[int, int]]]] = {}
+    for u, v in dag:
+        chain = chains.get((u, v), [])
+        first = chain[0] if chain else v
+        last = chain[-1] if chain else u
+        outs.setdefault(u, []).append((x[first], (u, v)))
+        ins.setdefault(v, []).append((x[last], (u, v)))
+    start: dict[tuple[int, int], float] = {}
+    end: dict[tuple[int, int], float] = {}
+    for table, ports, side in ((outs, out_port, start), (ins, in_port, end)):
+        for u, lst in table.items():
+            if ports is not None and ports[u] is not None:
+                for _, key in lst:
+                    side[key] = xs[u] + ports[u]  # type: ignore[operator]
+                continue
+            lst.sort()
+            k = len(lst)
+            step = min(10.0, widths[u] * 0.6 / k) if k > 1 else 0.0
+            for i, (_, key) in enumerate(lst):
+                side[key] = x[u] + (i - (k - 1) / 2.0) * step
+    for (u, v) in dag:
+        pts: list[Point] = [(start[(u, v)], ys[u] + heights[u])]
+        for d in chains.get((u, v), ()):
+            r = rank[d]
+            pts.append((x[d], ytop[r]))
+            if band[r] > 0:
+                pts.append((x[d], ytop[r] + band[r]))
+        pts.append((end[(u, v)], ys[v]))
+        route_of[(u, v)] = pts
+    routes: list[list[Point]] = []
+    rev: list[bool] = []
+    for u, v in edges:
+        if u == v:
+            routes.append([])
+            rev.append(False)
+        elif (u, v) in back:
+            routes.append(route_of[(v, u)][::-1])
+            rev.append(True)
+        else:
+            routes.append(route_of[(u, v)])
+            rev.append(False)
+    return DagResult(xs, ys, total_w, total_h, routes, rev, rank[:n])

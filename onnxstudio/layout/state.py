@@ -1,0 +1,81 @@
+"""What is expanded: scope groups by id, and nodes whose bodies are shown in place.
+
+The default (``default_state``): a graph with at most ``EXPAND_ALL_LIMIT`` boxes opens
+with every scope group expanded (ResNet-50, BERT-96 and the like: everything visible);
+a larger one opens breadth-first, expanding whole levels of groups while the number of
+visible boxes stays within ``VISIBLE_BUDGET`` (a 100k-node DAG opens as its blocks).
+Control-flow bodies and local-function calls start collapsed, as one expandable box.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from onnxstudio.layout.scopes import ScopeGroup, graph_scope_tree
+from onnxstudio.model.graph import Graph
+
+EXPAND_ALL_LIMIT = 10_000
+VISIBLE_BUDGET = 1_500
+
+
+@dataclass
+class ExpandState:
+    """Expanded scope-group ids and in-place-expanded node ids (If/Loop/Scan, calls)."""
+
+    groups: set[str] = field(default_factory=set)
+    nodes: set[str] = field(default_factory=set)
+
+    def copy(self) -> ExpandState:
+        return ExpandState(set(self.groups), set(self.nodes))
+
+    def toggle(self, group_id: str) -> None:
+        self.groups.symmetric_difference_update({group_id})
+
+    def expand_all(self, graph: Graph, bodies: bool = False) -> None:
+        """Expand every scope group; with ``bodies``, control-flow bodies too (recursively)."""
+        self.groups.update(g.id for g in graph_scope_tree(graph).root.groups())
+        if bodies:
+            for node in graph.nodes:
+                if node.subgraphs:
+                    self.nodes.add(node.id)
+                    for body in node.subgraphs.values():
+                        self.expand_all(body, bodies=True)
+
+    def collapse_all(self) -> None:
+        self.groups.clear()
+        self.nodes.clear()
+
+    def reveal(self, graph: Graph, node_id: str) -> None:
+        """Expand whatever hides ``node_id``: its groups, and the bodies that hold it."""
+        tree = graph_scope_tree(graph)
+        if node_id in tree.group_of:
+            self.groups.update(g.id for g in tree.ancestors(node_id))
+            return
+        for node in graph.nodes:
+            for body in node.subgraphs.values():
+                if body.id_prefix and node_id.startswith(body.id_prefix):
+                    self.reveal(graph, node.id)
+                    self.nodes.add(node.id)
+                    self.reveal(body, node_id)
+                    return
+
+
+def default_state(graph: Graph) -> ExpandState:
+    """The state a model opens with; see the module docstring for the rule."""
+    tree = graph_scope_tree(graph)
+    state = ExpandState()
+    total = len(tree.group_of)
+    if total <= EXPAND_ALL_LIMIT:
+        state.groups.update(g.id for g in tree.root.groups())
+        return state
+    level: list[ScopeGroup] = [tree.root]
+    visible = len(tree.root.children)
+    while level:
+        children = [c for g in level for c in g.children if isinstance(c, ScopeGroup)]
+        grow = sum(len(c.children) - 1 for c in children)
+        if not children or visible + grow > VISIBLE_BUDGET:
+            break
+        state.groups.update(c.id for c in children)
+        visible += grow
+        level = children
+    return state
