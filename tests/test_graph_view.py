@@ -274,3 +274,27 @@ def test_none_returning_qt_calls_do_not_abort(qapp) -> None:
     # Immortal None (3.12+) keeps a constant count; on 3.11 a leak of one reference per
     # call shows long before the abort.
     assert after >= before - 1_000
+
+
+def test_native_pinch_and_arrow_keys(view: GraphView) -> None:
+    from PySide6.QtGui import QNativeGestureEvent, QPointingDevice
+
+    view.zoom_by(2.0)
+    before = view.current_scale()
+    centre = QPointF(view.viewport().rect().center())
+    event = QNativeGestureEvent(
+        Qt.NativeGestureType.ZoomNativeGesture,
+        QPointingDevice.primaryPointingDevice(),
+        2,
+        centre,
+        centre,
+        QPointF(view.viewport().mapToGlobal(centre.toPoint())),
+        0.5,
+        QPointF(0, 0),
+        0,
+    )
+    QApplication.sendEvent(view.viewport(), event)
+    assert view.current_scale() == pytest.approx(before * 1.5)
+    v = view.verticalScrollBar().value()
+    QTest.keyClick(view, Qt.Key.Key_Down)
+    assert view.verticalScrollBar().value() > v

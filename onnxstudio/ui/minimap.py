@@ -18,7 +18,7 @@ from onnxstudio.render.qt_surface import QtSurface, qcolor
 if TYPE_CHECKING:
     from onnxstudio.ui.graph_view import GraphView
 
-MAX_SIZE = QSize(220, 170)
+MAX_SIZE = QSize(220, 260)
 CORNER_MARGIN = 12
 INNER_PAD = 6
 
