@@ -12,6 +12,7 @@ import pytest
 from PIL import Image
 
 from onnxstudio.cli import main
+from onnxstudio.errors import InputError
 from onnxstudio.runner.labels import bundled_imagenet, parse_labels, resolve_labels
 from onnxstudio.runner.pipeline import ImageSource, Pipeline, RunRequest
 from onnxstudio.runner.postprocess import interpret, is_distribution, softmax
@@ -158,3 +159,23 @@ def test_cli_reports_errors_in_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["run", str(model), str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("onnxstudio: broken.png: not a readable image") and "\n" not in err
+
+
+def test_cli_npy_input_and_random(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = shared_model("zoo/mnist/mnist.onnx")
+    x = np.random.default_rng(3).random((1, 1, 28, 28)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    assert main(["run", str(model), str(tmp_path / "x.npy"), "--json", "--top", "1"]) == 0
+    data = json.loads(capsys.readouterr().out.strip())
+    assert data["preprocess"] is None and data["input"] == "x.npy"
+    logits = ort.InferenceSession(str(model)).run(None, {"Input3": x})[0][0]
+    z = np.exp(logits.astype(np.float64) - logits.max())
+    assert data["top"][0]["score"] == float((z / z.sum()).max())
+    assert main(["run", str(model), "--random", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["input"] == "random inputs"
+
+
+def test_image_goes_to_the_input_that_can_hold_an_image() -> None:
+    model = shared_model("packaged/silero_vad/silero_vad_16k_op15.onnx")
+    with pytest.raises(InputError, match="no input takes an image"):
+        run_image(model, shared_model("images/chelsea.png"))

@@ -105,9 +105,13 @@ class Preprocessed:
 
 
 def image_input(inputs: list[TensorSpec]) -> TensorSpec | None:
-    """The input an image should go to: the first tensor input of rank 3 or 4."""
+    """The input an image should go to: the first rank-3/4 tensor whose channel axis (after
+    the batch axis, or last) can hold 1 or 3 channels."""
     for spec in inputs:
-        if spec.is_tensor and len(spec.shape) in (3, 4) and spec.dtype != "object":
+        if not spec.is_tensor or len(spec.shape) not in (3, 4) or spec.dtype == "object":
+            continue
+        lead = spec.shape[1] if len(spec.shape) == 4 else spec.shape[0]
+        if any(_fixed(d) in (None, 1, 3) for d in (lead, spec.shape[-1])):
             return spec
     return None
 

@@ -49,7 +49,7 @@ class SessionConfig:
         so.graph_optimization_level = OPTIMIZATION_LEVELS[self.optimization]
         if self.threads > 0:
             so.intra_op_num_threads = self.threads
-        so.log_severity_level = 3  # our messages, not onnxruntime's warnings on stderr
+        so.log_severity_level = 4  # our messages (RunError), not onnxruntime's on stderr
         return so
 
 
@@ -120,6 +120,7 @@ class Session:
     def run(self, feeds: Mapping[str, Any]) -> RunResult:
         """Run once; RunCancelled after cancel() (until reset_cancel()), RunError on failure."""
         options = ort.RunOptions()
+        options.log_severity_level = 4
         with self._lock:
             if self._cancelled:
                 raise RunCancelled(f"{self.path.name}: run cancelled")
