@@ -1,0 +1,117 @@
+"""File → Export…: the dialogs, the worker thread, Cancel, and the remembered folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
+
+from onnxstudio.export.options import ExportOptions
+from onnxstudio.ui import export_dialog as ed
+from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.tasks import TaskRunner
+from tests.export_support import chain_layout, grid_layout
+
+
+@pytest.fixture(autouse=True)
+def _drain_workers():
+    yield
+    TaskRunner.wait_all()
+
+
+def test_export_runs_in_background_and_remembers_folder(qtbot, tmp_path: Path) -> None:
+    out = tmp_path / "g.png"
+    flow = ed.start_export(None, None, chain_layout(), ed.ViewSnapshot(), path=out,
+                           options=ExportOptions(scale=1.5))
+    assert flow is not None
+    with qtbot.waitSignal(flow.finished, timeout=30000) as blocker:
+        pass
+    assert blocker.args[0].path == out and out.read_bytes().startswith(b"\x89PNG")
+    assert app_settings().value(ed.LAST_FOLDER_KEY) == str(tmp_path)
+    assert app_settings().value(ed.LAST_FORMAT_KEY) == "png"
+
+
+def test_dialog_flow_appends_extension_and_asks_before_replacing(
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    picked = {"name": str(tmp_path / "diagram"), "filter": ed.file_filters()[1]}  # PNG
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda *a, **k: (picked["name"], picked["filter"]))
+    monkeypatch.setattr(ed.ExportOptionsDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+    asked: list[str] = []
+    answer = {"value": QMessageBox.StandardButton.No}
+
+    def question(parent, title, text, *args):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        return answer["value"]
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    flow = ed.start_export(None, None, chain_layout(), None)
+    assert flow is not None and flow.path == tmp_path / "diagram.png"
+    qtbot.waitUntil(lambda: flow.result is not None, timeout=30000)
+    assert not asked  # new file: no question
+    before = (tmp_path / "diagram.png").read_bytes()
+    assert ed.start_export(None, None, chain_layout(6), None) is None  # "No": kept
+    assert asked and "already exists" in asked[0]
+    assert (tmp_path / "diagram.png").read_bytes() == before
+    answer["value"] = QMessageBox.StandardButton.Yes
+    flow = ed.start_export(None, None, chain_layout(6), None)
+    assert flow is not None
+    qtbot.waitUntil(lambda: flow.result is not None, timeout=30000)
+    assert (tmp_path / "diagram.png").read_bytes() != before
+
+
+def test_cancel_writes_nothing(qtbot, tmp_path: Path) -> None:
+    out = tmp_path / "big.pdf"
+    out.write_bytes(b"precious")
+    flow = ed.start_export(None, None, grid_layout(60, 400), ed.ViewSnapshot(), path=out,
+                           options=ExportOptions())
+    assert flow is not None
+    with qtbot.waitSignal(flow.cancelled, timeout=5000):
+        flow.cancel()
+    TaskRunner.wait_all()
+    qtbot.wait(50)
+    assert out.read_bytes() == b"precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.pdf"]
+    assert flow.result is None
+
+
+def test_failure_is_reported(qtbot, tmp_path: Path) -> None:
+    flow = ed.start_export(None, None, chain_layout(), ed.ViewSnapshot(),
+                           path=tmp_path / "missing" / "g.svg", options=ExportOptions())
+    assert flow is not None
+    with qtbot.waitSignal(flow.failed, timeout=30000) as blocker:
+        pass
+    assert "does not exist" in blocker.args[0]
+
+
+def test_options_dialog(qtbot, tmp_path: Path) -> None:
+    view = ed.ViewSnapshot(theme="dark", visible_rect=(0, 0, 100, 100), selection=[])
+    dialog = ed.ExportOptionsDialog(None, tmp_path / "g.png", grid_layout(30, 200), None, view)
+    qtbot.addWidget(dialog)
+    dialog.scale.setValue(1.0)
+    small = dialog.size_label.text()
+    dialog.scale.setValue(8.0)
+    assert small != dialog.size_label.text() and "exported whole" in dialog.size_label.text()
+    assert not dialog.region.model().item(2).isEnabled()  # nothing selected
+    dialog.theme.setCurrentIndex(1)
+    options = dialog.options()
+    assert options.format == "png" and options.scale == 8.0 and options.theme_name() == "dark"
+    pdf = ed.ExportOptionsDialog(None, tmp_path / "g.pdf", chain_layout(), None, view)
+    qtbot.addWidget(pdf)
+    pdf.paper.setCurrentIndex(1)
+    assert pdf.options().paginate == "A4"
+
+
+def test_snapshot_of_a_graph_view(qtbot) -> None:
+    from onnxstudio.render.theme import DARK
+    from onnxstudio.ui.graph_view import GraphView
+
+    view = GraphView(theme=DARK)
+    qtbot.addWidget(view)
+    view.resize(400, 300)
+    view.set_layout(chain_layout())
+    view.set_selection(["n1"])
+    snap = ed.snapshot_view(view)
+    assert snap.theme == "dark" and snap.selection == ["n1"]
+    assert snap.visible_rect is not None and snap.visible_rect[2] > 0
