@@ -198,3 +198,20 @@ def test_qimage_round_trip() -> None:
     rgb = np.random.default_rng(0).integers(0, 255, (7, 5, 3), np.uint8)
     assert np.array_equal(array_from_qimage(qimage_from_array(rgb)), rgb)
     assert QImage(qimage_from_array(rgb[:, :, 0])).format() == QImage.Format.Format_Grayscale8
+
+
+def test_rapid_drops_show_only_the_last_result(qtbot, panel: RunPanel, tmp_path: Path) -> None:
+    panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
+    digit = shared_model("images/digit_3.jpg")
+    names = []
+    for i in range(5):
+        copy = tmp_path / f"drop{i}.jpg"
+        copy.write_bytes(digit.read_bytes())
+        names.append(copy)
+    seen: list[list] = []
+    panel.run_finished.connect(seen.append)
+    with qtbot.waitSignal(panel.run_finished, timeout=TIMEOUT):
+        for path in names:
+            panel.open_images([path])
+    qtbot.wait(100)
+    assert [o[0].source for o in seen] == ["drop4.jpg"]
