@@ -11,7 +11,9 @@ QT_SYSTEM_PACKAGES=(libgl1 libegl1 libglib2.0-0 libfontconfig1 libdbus-1-3 libxk
     libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1
     libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 fonts-dejavu-core)
 # The packaging tests validate the desktop entry and MIME registration and build with PyInstaller.
-TEST_SYSTEM_PACKAGES=(desktop-file-utils xdg-utils shared-mime-info binutils)
+# libfile-mimeinfo-perl: xdg-mime's MIME-database lookup; appstream: metainfo validation.
+TEST_SYSTEM_PACKAGES=(desktop-file-utils xdg-utils shared-mime-info binutils
+    libfile-mimeinfo-perl appstream libglib2.0-bin)
 
 log() { printf '\033[1m[onnxstudio]\033[0m %s\n' "$*" >&2; }
 

@@ -41,7 +41,7 @@ def create_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationName(APPLICATION)
     app.setApplicationDisplayName("onnxstudio")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("io.github.onnxstudio")
+    app.setDesktopFileName("onnxstudio")  # matches packaging/linux/onnxstudio.desktop
     app.setWindowIcon(QIcon(str(resource("icons", "onnxstudio.svg"))))
     return app
 
