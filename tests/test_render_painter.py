@@ -127,3 +127,25 @@ def test_selection_and_hover_add_rings() -> None:
     ]
     colours = {args[6].color for args in rings}
     assert LIGHT.selection in colours and LIGHT.hover in colours
+
+
+def test_edge_labels_do_not_depend_on_the_painted_area() -> None:
+    """Scrolling repaints thin strips; a label must be placed the same in every strip."""
+    layout = demo_layout()
+    painter = GraphPainter(layout, LIGHT)
+
+    def labels(rect):
+        rec = RecordingSurface()
+        painter.paint(rec, rect, 1.0)
+        return {(args[2], args[0], args[1]) for name, args in rec.calls if name == "text"
+                and args[3].size == 9.0}
+
+    full = labels(None)
+    assert len(full) >= 8
+    strips = set()
+    for y in range(0, int(layout.height), 37):
+        strips |= labels((0.0, float(y), layout.width, 37.0))
+    assert strips == full
+    texts = [t for t, _, _ in full]
+    # Four edges carry 1×64×112×112, but Relu's fan-out of two is one tensor: three labels.
+    assert texts.count("1×64×112×112") == 3

@@ -43,6 +43,8 @@ MIN_TITLE_PX = 5.0
 MIN_DETAIL_PX = 5.5
 MIN_EDGE_LABEL_PX = 6.5
 COARSE_SCALE = 0.22  # below: plain batched rectangles and straight edges
+LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
+MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unchecked
 
 
 @dataclass
@@ -78,7 +80,8 @@ class GraphPainter:
         self.theme = theme
         self.index = index or GraphIndex(layout)
         self._curves: dict[int, tuple[Point, list[Cubic]]] = {}
-        self._label_spots: dict[int, list[tuple[float, float, float, float]]] = {}
+        self._labels: _PlacedLabels | None = None
+        self._first_of_tensor: set[int] | None = None
         self.horizontal = layout.direction == "LR"
 
     # -- public -------------------------------------------------------------------------
@@ -118,7 +121,7 @@ class GraphPainter:
             if 0 <= ei < len(self.layout.edges):
                 self._edge(surface, ei, scale, self.theme.hover)
         if edge_labels and state.show_edge_labels:
-            self._edge_labels(surface, edges, related)
+            self._edge_labels(surface, visible_rect, related)
         for bi in boxes:
             self._box(surface, self.layout.boxes[int(bi)], state, titles, details)
 
@@ -204,37 +207,94 @@ class GraphPainter:
         s.polygon(arrowhead(segs[-1][2], direction), col)
         s.end_item()
 
-    def _edge_labels(self, s: Surface, edges: np.ndarray, related: frozenset[int]) -> None:
-        """Shape labels, greedily in edge order: one per tensor (a fan-out repeats the
-        same shape), and none where it would cover a box or an earlier label."""
+    def _edge_labels(self, s: Surface, rect: Rect | None, related: frozenset[int]) -> None:
         t = self.theme
         font = tx.EDGE_LABEL_FONT
-        placed = _RectGrid()
-        shown: set[tuple[str, str]] = set()
-        for ei in np.sort(edges):
+        if len(self.layout.edges) > MAX_LABEL_COLLISION_EDGES:
+            self._edge_labels_unchecked(s, rect, related)
+            return
+        placed = self._label_layout()
+        if rect is None:
+            chosen = np.arange(len(placed.edge))
+        else:
+            x, y, w, h = rect
+            chosen = np.flatnonzero(
+                (placed.x1 >= x) & (placed.x0 <= x + w) & (placed.y1 >= y) & (placed.y0 <= y + h)
+            )
+        for k in chosen:
+            i = int(placed.edge[k])
+            e = self.layout.edges[i]
+            lx, base = float(placed.text_x[k]), float(placed.base[k])
+            x0, y0 = float(placed.x0[k]), float(placed.y0[k])
+            colour = t.hover if i in related else t.edge_label
+            s.begin_item(f"label{i}", "edge-label", e.value, "")
+            s.rect(
+                x0, y0, float(placed.x1[k]) - x0, float(placed.y1[k]) - y0, t.edge_label_bg, None
+            )
+            s.text(lx, base, e.label, font, colour)
+            s.end_item()
+
+    def _edge_labels_unchecked(
+        self, s: Surface, rect: Rect | None, related: frozenset[int]
+    ) -> None:
+        """Huge layouts: deciding every label up front would stall the first zoom-in,
+        so each visible label goes to its first spot (still the same in every strip)."""
+        t = self.theme
+        font = tx.EDGE_LABEL_FONT
+        if self._first_of_tensor is None:
+            first: dict[tuple[str, str], int] = {}
+            for i, e in enumerate(self.layout.edges):
+                first.setdefault((e.source, e.value), i)
+            self._first_of_tensor = set(first.values())
+        for ei in self.index.edge_indices_in(rect, margin=LABEL_REACH):
             i = int(ei)
             e = self.layout.edges[i]
+            if not e.label or i not in self._first_of_tensor:
+                continue
+            x, base, w, h = self._label_candidates(i)[0]
+            colour = t.hover if i in related else t.edge_label
+            s.begin_item(f"label{i}", "edge-label", e.value, "")
+            s.rect(
+                x - 2.0, base - font.size * tx.ASCENT - 1.0, w + 4.0, h + 2.0, t.edge_label_bg, None
+            )
+            s.text(x, base, e.label, font, colour)
+            s.end_item()
+
+    def _label_layout(self) -> _PlacedLabels:
+        """Where every shape label goes, decided once for the whole layout.
+
+        Greedy in edge order: one label per tensor (a fan-out repeats the same shape),
+        none where it would cover a box or an earlier label. Deciding globally, not per
+        paint, keeps labels identical across scrolled strips, zoom levels and exports.
+        """
+        if self._labels is not None:
+            return self._labels
+        font = tx.EDGE_LABEL_FONT
+        boxes = _RectGrid()
+        for b in self.layout.boxes:
+            boxes.add((b.x, b.y, b.width, b.height))
+        placed = _RectGrid()
+        shown: set[tuple[str, str]] = set()
+        rows: list[tuple[int, float, float, float, float, float, float]] = []
+        check = len(self.layout.edges) <= MAX_LABEL_COLLISION_EDGES
+        for i, e in enumerate(self.layout.edges):
             key = (e.source, e.value)
             if not e.label or key in shown:
                 continue
             for x, base, w, h in self._label_candidates(i):
                 rect = (x - 2.0, base - font.size * tx.ASCENT - 1.0, w + 4.0, h + 2.0)
-                if placed.hits(rect) or self.index.box_indices_in(rect).size:
+                if check and (placed.hits(rect) or boxes.hits(rect)):
                     continue
                 placed.add(rect)
                 shown.add(key)
-                colour = t.hover if i in related else t.edge_label
-                s.begin_item(f"label{i}", "edge-label", e.value, "")
-                s.rect(*rect, t.edge_label_bg, None)
-                s.text(x, base, e.label, font, colour)
-                s.end_item()
+                rx, ry, rw, rh = rect
+                rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
                 break
+        self._labels = _PlacedLabels(rows)
+        return self._labels
 
     def _label_candidates(self, i: int) -> list[tuple[float, float, float, float]]:
         """Places to try for edge ``i``'s label: (x, baseline, width, height)."""
-        hit = self._label_spots.get(i)
-        if hit is not None:
-            return hit
         e = self.layout.edges[i]
         font = tx.EDGE_LABEL_FONT
         pts = e.points or self._centre_line(e)
@@ -243,11 +303,9 @@ class GraphPainter:
         h = font.size * (tx.ASCENT + tx.DESCENT)
         if abs(dx) < abs(dy):  # running vertically: right of it, else left
             base = my + font.size * 0.35
-            spots = [(mx + 5.0, base, w, h), (mx - 5.0 - w, base, w, h)]
-        else:  # running horizontally: above, else below
-            spots = [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
-        self._label_spots[i] = spots
-        return spots
+            return [(mx + 5.0, base, w, h), (mx - 5.0 - w, base, w, h)]
+        # running horizontally: above, else below
+        return [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
 
     def _coarse_edges(self, s: Surface, edges: np.ndarray, scale: float, state: PaintState) -> None:
         t = self.theme
@@ -447,6 +505,16 @@ class GraphPainter:
             base = b.y + HEADER_HEIGHT - 2.0 + _baseline(DETAIL_LINE, tx.DETAIL_FONT.size)
             sub = tx.elide(sub, tx.DETAIL_FONT, w - 2 * PAD_X)
             s.text(b.x + w / 2, base, sub, tx.DETAIL_FONT, style.text, "middle")
+
+
+class _PlacedLabels:
+    """Decided label positions as flat arrays, for culling with one numpy mask."""
+
+    def __init__(self, rows: list[tuple[int, float, float, float, float, float, float]]) -> None:
+        a = np.array(rows, dtype=np.float64).reshape(-1, 7)
+        self.edge = a[:, 0].astype(np.int64)
+        self.text_x, self.base = a[:, 1], a[:, 2]
+        self.x0, self.y0, self.x1, self.y1 = a[:, 3], a[:, 4], a[:, 5], a[:, 6]
 
 
 class _RectGrid:
