@@ -17,7 +17,7 @@ from onnxstudio.ui.main_window import MainWindow, sample_model_path
 from onnxstudio.ui.model_tab import ModelTab
 from onnxstudio.ui.single_instance import InstanceServer
 from tests.builders import save, tiny_mlp
-from tests.conftest import REPO, ladder_model
+from tests.conftest import REPO, ladder_model, shared_model
 
 
 @pytest.fixture
@@ -198,3 +198,26 @@ def test_view_menu_commands(window: MainWindow, qtbot, tmp_path: Path) -> None:
     assert tab.layout_data.direction == "LR"
     xs = [b.x for b in tab.layout_data.boxes if b.kind == "node"]
     assert max(xs) - min(xs) > 0  # left-to-right really spreads along x
+
+
+def test_image_dropped_on_the_window_is_classified(window: MainWindow, qtbot) -> None:
+    """The sample model opens, a sample digit is dropped on the window, the answer shows."""
+    from onnxstudio.resources import resource
+
+    tab = wait_open(qtbot, window.open_paths([str(sample_model_path())])[0])
+    assert tab.model is not None
+    run_panel = window.panels["run"][1]
+    with qtbot.waitSignal(run_panel.run_finished, timeout=120000):
+        drop(window, [resource("sample", "digit_7.png")])
+    assert window.docks["run"].isVisible()
+    assert run_panel.top_table.item(0, 0).text().startswith("7")
+    assert run_panel.error_text() == ""
+
+
+def test_real_mnist_digit_photo_dropped_on_the_window(window: MainWindow, qtbot) -> None:
+    model = shared_model("zoo/mnist/mnist.onnx")
+    wait_open(qtbot, window.open_paths([str(model)])[0])
+    run_panel = window.panels["run"][1]
+    with qtbot.waitSignal(run_panel.run_finished, timeout=120000):
+        drop(window, [shared_model("images/digit_3.jpg")])
+    assert run_panel.top_table.item(0, 0).text().startswith("3")
