@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.model.graph import Graph, Model, Node
+from onnxstudio.model.graph import Graph, Model, Node, TensorType
 from onnxstudio.model.index import ModelIndex
 from onnxstudio.model.nodeinfo import (
     CLASS_HIERARCHY_KEY,
@@ -59,6 +59,13 @@ def slot_names(names: list[str], count: int, variadic_last: bool) -> list[str]:
         else:
             out.append(f"#{i}")
     return out
+
+
+def type_text(vtype: TensorType) -> str:
+    """dtype[shape] as the model says it; a plain phrase when nothing is known."""
+    if vtype.dtype is None and vtype.shape is None:
+        return "type not inferred"
+    return vtype.describe()
 
 
 class NodePanel(QWidget):
@@ -215,7 +222,7 @@ class NodePanel(QWidget):
             badges.append('<a href="body:' + html.escape(node.id) + '">'
                           + _badge("local function ▸ body", "#7d3c98") + "</a>")
         elif not schema.known:
-            badges.append(_badge("unknown operator", "#d35400"))
+            badges.append(_badge("no onnx schema", "#d35400"))
         if schema.custom_domain:
             badges.append(_badge(f"custom domain {node.domain}", "#2471a3"))
         if schema.known and schema.since_version is None:
@@ -255,7 +262,7 @@ class NodePanel(QWidget):
         copy = [("Copy tensor name", name)]
         if ref is None:
             return tree.add_row(parent, slot, f"{name}\n?", copy=copy)
-        vtype = ref.value.type.describe()
+        vtype = type_text(ref.value.type)
         if ref.initializer is not None:
             return tree.add_row(parent, slot, f"{name}\n{vtype}", "weight", link=f"init:{name}",
                                 copy=copy, tooltip=f"{name}\nInitializer {vtype}: "

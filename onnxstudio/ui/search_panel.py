@@ -12,11 +12,12 @@ from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QMenu,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -52,8 +53,17 @@ class SearchPanel(QWidget):
         self.regex_box.setToolTip("Regular expression")
         self.count = QLabel()
         self.count.setEnabled(False)
-        self.results = QListWidget()
-        self.results.setUniformItemSizes(True)
+        self.results = QTreeWidget()
+        self.results.setColumnCount(2)
+        self.results.setHeaderLabels(["Name", "Kind"])
+        self.results.setRootIsDecorated(False)
+        self.results.setUniformRowHeights(True)
+        self.results.setAlternatingRowColors(True)
+        self.results.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        header = self.results.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.results.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.results.customContextMenuRequested.connect(self._context_menu)
 
@@ -97,6 +107,8 @@ class SearchPanel(QWidget):
         self.edit.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.edit.selectAll()
 
+    focus_query = activate  # the name the main window's Find action calls
+
     def set_query(self, text: str, *, regex: bool = False, case_sensitive: bool = False) -> None:
         """Search now (no typing pause): for tests and for "find this" actions."""
         self.regex_box.setChecked(regex)
@@ -121,12 +133,13 @@ class SearchPanel(QWidget):
             else:
                 self.hits = result.hits
                 truncated = result.truncated
+                items = []
                 for hit in self.hits:
-                    text = f"{hit.name}    {KIND_LABELS[hit.kind]} · {hit.detail}"
-                    item = QListWidgetItem(text)
-                    item.setData(HIT_ROLE, hit)
-                    item.setToolTip(f"{hit.name}\n{hit.kind}: {hit.detail}")
-                    self.results.addItem(item)
+                    item = QTreeWidgetItem([hit.name, f"{KIND_LABELS[hit.kind]} · {hit.detail}"])
+                    item.setData(0, HIT_ROLE, hit)
+                    item.setToolTip(0, f"{hit.name}\n{hit.kind}: {hit.detail}")
+                    items.append(item)
+                self.results.addTopLevelItems(items)
                 self.matchesChanged.emit(set(result.node_ids))
         if error or not self.hits:
             self.matchesChanged.emit(set())
@@ -150,25 +163,28 @@ class SearchPanel(QWidget):
         else:
             self.count.setEnabled(False)
             n = len(self.hits)
-            more = "+ (showing the first ones)" if truncated else ""
+            more = "+" if truncated else ""
             self.count.setText("No matches" if n == 0 else
-                               f"{n:,}{more} match{'es' if n != 1 else ''} · Enter/F3 for next")
+                               f"{n:,}{more} match{'es' if n != 1 else ''} · "
+                               "Enter/F3 next, Shift+F3 previous")
 
     def _step(self, delta: int) -> None:
         if self._timer.isActive():
             self.run_search()
-        n = self.results.count()
+        n = self.results.topLevelItemCount()
         if n == 0:
             return
-        row = self.results.currentRow()
+        current = self.results.currentItem()
+        row = self.results.indexOfTopLevelItem(current) if current is not None else -1
         row = (0 if delta > 0 else n - 1) if row < 0 else (row + delta) % n
-        self.results.setCurrentRow(row)
-        self._activate_item(self.results.item(row))
+        item = self.results.topLevelItem(row)
+        self.results.setCurrentItem(item)
+        self._activate_item(item)
 
-    def _activate_item(self, item: QListWidgetItem | None) -> None:
+    def _activate_item(self, item: QTreeWidgetItem | None, _column: int = 0) -> None:
         if item is None:
             return
-        hit: SearchHit = item.data(HIT_ROLE)
+        hit: SearchHit = item.data(0, HIT_ROLE)
         if hit.target:
             self.resultActivated.emit(hit.target)
 
@@ -176,7 +192,7 @@ class SearchPanel(QWidget):
         item = self.results.itemAt(pos)
         if item is None:
             return
-        hit: SearchHit = item.data(HIT_ROLE)
+        hit: SearchHit = item.data(0, HIT_ROLE)
         menu = QMenu(self)
         label = "Copy node name" if hit.kind == "node" else "Copy tensor name"
         action = menu.addAction(label)
