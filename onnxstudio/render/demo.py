@@ -8,6 +8,7 @@ speed tests.
 
 from __future__ import annotations
 
+from onnxstudio.layout.labels import box_size
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
 
 W = 150.0
@@ -26,7 +27,7 @@ def _node(
     expandable: bool = False,
 ) -> Box:
     details = details or []
-    h = 20.0 + (3.0 + 14.0 * len(details) + 3.0 if details else 0.0)
+    h = box_size(title, details)[1]
     if kind in ("input", "output"):
         h = 34.0 if details else 22.0
     if kind == "group":

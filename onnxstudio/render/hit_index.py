@@ -13,11 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from onnxstudio.layout.build import FRAME_LABEL_PAD
 from onnxstudio.layout.types import Box, Layout
 
 Rect = tuple[float, float, float, float]  # x, y, width, height
 
-GROUP_LABEL_HEIGHT = 22.0  # band at the top of an expanded group frame holding its label
+# Band at the top of an expanded group frame holding its label (inside the room the
+# layout leaves above a group's content).
+GROUP_LABEL_HEIGHT = FRAME_LABEL_PAD - 4.0
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from onnxstudio.layout import labels
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
 from onnxstudio.render import text as tx
 from onnxstudio.render.drawing import Cubic, Point, Stroke, Surface
@@ -27,14 +28,14 @@ from onnxstudio.render.geometry import (
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
 from onnxstudio.render.theme import LIGHT, NodeStyle, Theme
 
-# Box anatomy, in layout units; one place to change. Matches layout/labels.py sizing:
-# height = 2*PAD_Y(5) + TITLE_LINE_H(16) + lines * DETAIL_LINE_H(14).
+# Box anatomy, in layout units; taken from layout/labels.py, which sized the boxes:
+# height = 2*PAD_Y + TITLE_LINE_H + lines * DETAIL_LINE_H.
 RADIUS = 4.0
-HEADER_HEIGHT = 21.0  # PAD_Y + TITLE_LINE_H
-SUBTITLE_HEIGHT = 14.0  # one detail line
-DETAIL_LINE = 14.0
-BODY_PAD_TOP = 2.5
-PAD_X = 8.0
+HEADER_HEIGHT = labels.PAD_Y + labels.TITLE_LINE_H
+SUBTITLE_HEIGHT = labels.DETAIL_LINE_H  # one detail line
+DETAIL_LINE = labels.DETAIL_LINE_H
+BODY_PAD_TOP = labels.PAD_Y / 2
+PAD_X = labels.PAD_X
 TEXT_INSET = 4.0  # text may use the padding before it is elided (widths are estimates)
 MARKER_SIZE = 9.0  # the +/− square of expandable boxes and groups
 

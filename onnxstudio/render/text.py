@@ -7,11 +7,13 @@ instead of QFontMetrics keeps the SVG backend and worker threads free of a QAppl
 
 from __future__ import annotations
 
+from onnxstudio.layout import labels
 from onnxstudio.render.drawing import Font
 
-TITLE_FONT = Font(11.0, bold=True)
+# Title and detail sizes are the layout's (it sized the boxes for them).
+TITLE_FONT = Font(float(labels.TITLE_FONT_PX), bold=True)
 SUBTITLE_FONT = Font(9.0)
-DETAIL_FONT = Font(10.0)
+DETAIL_FONT = Font(float(labels.DETAIL_FONT_PX))
 EDGE_LABEL_FONT = Font(9.0)
 GROUP_LABEL_FONT = Font(11.0, bold=True)
 GROUP_COUNT_FONT = Font(10.0)
