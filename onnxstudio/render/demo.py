@@ -28,8 +28,6 @@ def _node(
 ) -> Box:
     details = details or []
     h = box_size(title, details)[1]
-    if kind in ("input", "output"):
-        h = 34.0 if details else 22.0
     if kind == "group":
         h = 38.0
     return Box(

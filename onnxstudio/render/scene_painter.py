@@ -274,6 +274,9 @@ class GraphPainter:
         boxes = _RectGrid()
         for b in self.layout.boxes:
             boxes.add((b.x, b.y, b.width, b.height))
+        for g in self.layout.groups:  # keep group names readable too
+            text = tx.text_width(g.label, tx.GROUP_LABEL_FONT) + 90.0
+            boxes.add((g.x, g.y, min(g.width, text), GROUP_LABEL_HEIGHT))
         placed = _RectGrid()
         shown: set[tuple[str, str]] = set()
         rows: list[tuple[int, float, float, float, float, float, float]] = []
