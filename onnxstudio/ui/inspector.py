@@ -1,0 +1,114 @@
+"""The inspector's five panels and their routes to the canvas, in one object.
+
+The window's glue (``ui/panels.py``) creates one ``Inspector`` and calls
+``entries()`` once, then ``show_model``/``show_selection`` as tabs and selection change.
+Panel requests go to the current tab: jump → ``ModelTab.reveal`` (expands the groups
+and bodies on the way and centres the box), body link → expand that node in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QWidget
+
+from onnxstudio.model.graph import Model
+from onnxstudio.ui.model_panel import ModelPanel
+from onnxstudio.ui.node_panel import NodePanel
+from onnxstudio.ui.opset_panel import OpsetPanel
+from onnxstudio.ui.search_panel import SearchPanel
+from onnxstudio.ui.weights_panel import WeightsPanel
+
+if TYPE_CHECKING:
+    from onnxstudio.ui.model_tab import ModelTab
+
+Right = Qt.DockWidgetArea.RightDockWidgetArea
+Left = Qt.DockWidgetArea.LeftDockWidgetArea
+
+
+class Inspector(QObject):
+    """Owns the node, model, opset, weights and search panels of one window."""
+
+    def __init__(self, current_tab: Callable[[], ModelTab | None],
+                 open_path: Callable[[str], None] | None = None,
+                 show_panel: Callable[[str], None] | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._current_tab = current_tab
+        self._show_panel = show_panel or (lambda _key: None)
+        self.node = NodePanel()
+        self.model = ModelPanel()
+        self.opsets = OpsetPanel()
+        self.weights = WeightsPanel()
+        self.search = SearchPanel()
+        self._model: Model | None = None
+
+        self.node.jumpToNode.connect(self.reveal)
+        self.model.jumpToNode.connect(self.reveal)
+        self.search.resultActivated.connect(self.reveal)
+        self.node.expandBody.connect(self.expand_body)
+        self.node.openInitializer.connect(self.open_initializer)
+        self.search.matchesChanged.connect(self._highlight)
+        if open_path is not None:
+            self.opsets.openConverted.connect(open_path)
+
+    def entries(self) -> dict[str, tuple[str, QWidget, Qt.DockWidgetArea]]:
+        """(title, widget, area) per panel key, as ``panels.create_panels`` returns them."""
+        return {
+            "node": ("Node", self.node, Right),
+            "model": ("Model", self.model, Right),
+            "opsets": ("Opsets", self.opsets, Right),
+            "weights": ("Weights", self.weights, Right),
+            "search": ("Search", self.search, Left),
+        }
+
+    # --- fed by the window ------------------------------------------------------------
+
+    def show_model(self, model: Model | None) -> None:
+        if model is self._model:
+            return
+        self._model = model
+        self.node.set_model(model)
+        self.model.set_model(model)
+        self.opsets.set_model(model)
+        self.weights.set_model(model)
+        self.search.set_model(model)
+
+    def show_selection(self, model: Model | None, box_ids: list[str]) -> None:
+        self.show_model(model)
+        if model is None or not box_ids:
+            return  # keep showing the last node: an empty click should not blank the panel
+        box_id = box_ids[-1]
+        index = self.node.index
+        if box_id.startswith(("in:", "out:")) or (index is not None and index.node(box_id)):
+            self.node.show_node(model, box_id)  # a scope-group box keeps the last node
+
+    # --- routed to the canvas ---------------------------------------------------------
+
+    def reveal(self, box_id: str) -> None:
+        tab = self._current_tab()
+        if tab is not None:
+            tab.reveal(box_id)
+
+    def expand_body(self, node_id: str) -> None:
+        tab = self._current_tab()
+        if tab is None:
+            return
+        if tab.model is not None and node_id not in tab.state.nodes:
+            tab.state.reveal(tab.model.graph, node_id)  # the groups around the node
+            tab.state.nodes.add(node_id)  # and the node's own bodies, in place
+            tab.relayout()
+        tab.reveal(node_id)
+
+    def open_initializer(self, name: str) -> None:
+        if self._model is not None:
+            self._show_panel("weights")
+            self.weights.show_initializer(self._model, name)
+
+    def _highlight(self, ids: set[str]) -> None:
+        tab = self._current_tab()
+        setter = getattr(tab.view, "set_highlighted", None) if tab is not None else None
+        if setter is not None:
+            setter(ids)
