@@ -10,7 +10,7 @@ from PySide6.QtTest import QTest
 from onnxstudio.ui.inspector import Inspector
 from onnxstudio.ui.model_tab import ModelTab
 from tests.builders import save, tiny_mlp
-from tests.conftest import shared_model
+from tests.conftest import ladder_model, shared_model
 
 
 def open_tab(qtbot, path) -> tuple[ModelTab, Inspector]:
@@ -54,7 +54,7 @@ def test_search_reveals_node_in_collapsed_group_and_centres_it(qtbot, tmp_path):
 
 
 def test_search_centres_node_in_large_graph(qtbot):
-    tab, inspector = open_tab(qtbot, shared_model("../ladder/bert12.onnx"))
+    tab, inspector = open_tab(qtbot, ladder_model("bert12.onnx"))
     target = tab.model.graph.nodes[len(tab.model.graph.nodes) // 2]
     inspector.search.set_query(f"^{re.escape(target.name)}$", regex=True)
     inspector.search.next_result()
