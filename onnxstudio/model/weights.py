@@ -131,7 +131,15 @@ def tensor_stats(array: np.ndarray, bins: int = HISTOGRAM_BINS) -> TensorStats:
         return TensorStats(n, None, None, None, None, zeros, nans, infs, empty, empty)
     wide = flat.astype(np.float64)
     lo, hi = float(wide.min()), float(wide.max())
-    counts, edges = np.histogram(wide, bins=bins, range=(lo, hi) if hi > lo else None)
+    if flat.dtype.kind in "biu" and hi > lo:
+        # Whole numbers of integer values per bin: int8 weights alias on uneven bins.
+        span = int(hi - lo) + 1
+        width = -(-span // bins)
+        count = -(-span // width)
+        counts, edges = np.histogram(wide, bins=count,
+                                     range=(lo - 0.5, lo - 0.5 + count * width))
+    else:
+        counts, edges = np.histogram(wide, bins=bins, range=(lo, hi) if hi > lo else None)
     return TensorStats(
         elements=n, minimum=lo, maximum=hi, mean=float(wide.mean()), std=float(wide.std()),
         zeros=zeros, nans=nans, infs=infs, histogram=counts, edges=edges)

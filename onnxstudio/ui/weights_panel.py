@@ -119,10 +119,16 @@ class HistogramWidget(QWidget):
         super().__init__(parent)
         self.counts = np.zeros(0)
         self.edges = np.zeros(0)
+        self.low: float | None = None
+        self.high: float | None = None
         self.setMinimumHeight(90)
 
-    def set_histogram(self, counts: np.ndarray, edges: np.ndarray) -> None:
+    def set_histogram(self, counts: np.ndarray, edges: np.ndarray,
+                      low: float | None = None, high: float | None = None) -> None:
+        """Bars from ``counts``; the axis is labelled with the data's own min/max."""
         self.counts, self.edges = counts, edges
+        self.low = low if low is not None else (float(edges[0]) if edges.size else None)
+        self.high = high if high is not None else (float(edges[-1]) if edges.size else None)
         self.update()
 
     def paintEvent(self, _event: object) -> None:
@@ -144,7 +150,7 @@ class HistogramWidget(QWidget):
                 painter.fillRect(QRectF(rect.left() + i * width, rect.bottom() - h,
                                         max(1.0, width - 1), h), color)
         painter.setPen(palette.color(QPalette.ColorRole.Text))
-        low, high = format_number(self.edges[0]), format_number(self.edges[-1])
+        low, high = format_number(self.low), format_number(self.high)
         text_rect = self.rect().adjusted(4, 0, -4, 0)
         painter.drawText(text_rect, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignLeft,
                          low)
@@ -306,7 +312,7 @@ class WeightsPanel(QWidget):
         labels["nonfinite"].setText(f"{s.nans:,} / {s.infs:,}")
         if result.raw.dtype != result.values.dtype:
             labels["dtype"].setText(f"{result.raw.dtype.name} (shown as {result.values.dtype})")
-        self.histogram.set_histogram(s.histogram, s.edges)
+        self.histogram.set_histogram(s.histogram, s.edges, s.minimum, s.maximum)
         self.table_model.set_array(result.values)
         self.status.setText("")
         self.save_button.setEnabled(True)
