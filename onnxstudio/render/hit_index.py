@@ -8,7 +8,6 @@ that. Qt-free so tests and exporters can use it headless.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,26 +61,25 @@ class GraphIndex:
 
     def _build_edges(self, margin: float) -> None:
         edges = self.layout.edges
-        n = len(edges)
-        ex0 = np.empty(n)
-        ey0 = np.empty(n)
-        ex1 = np.empty(n)
-        ey1 = np.empty(n)
-        seg_edge: list[int] = []
-        seg: list[tuple[float, float, float, float]] = []
-        for i, e in enumerate(edges):
-            pts = e.points or self._fallback_points(e.source, e.target)
-            xs = [p[0] for p in pts]
-            ys = [p[1] for p in pts]
-            ex0[i], ex1[i] = min(xs) - margin, max(xs) + margin
-            ey0[i], ey1[i] = min(ys) - margin, max(ys) + margin
-            for a, b in itertools.pairwise(pts):
-                seg.append((a[0], a[1], b[0], b[1]))
-                seg_edge.append(i)
-        self.ex0, self.ey0, self.ex1, self.ey1 = ex0, ey0, ex1, ey1
-        s = np.array(seg, dtype=np.float64).reshape(-1, 4)
-        self.sx0, self.sy0, self.sx1, self.sy1 = s[:, 0], s[:, 1], s[:, 2], s[:, 3]
-        self.seg_edge = np.array(seg_edge, dtype=np.int64)
+        routes = [e.points or self._fallback_points(e.source, e.target) for e in edges]
+        counts = np.fromiter((len(r) for r in routes), dtype=np.int64, count=len(routes))
+        flat = np.array([p for r in routes for p in r], dtype=np.float64).reshape(-1, 2)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+        if len(routes):
+            xs, ys = flat[:, 0], flat[:, 1]
+            self.ex0 = np.minimum.reduceat(xs, starts) - margin
+            self.ex1 = np.maximum.reduceat(xs, starts) + margin
+            self.ey0 = np.minimum.reduceat(ys, starts) - margin
+            self.ey1 = np.maximum.reduceat(ys, starts) + margin
+        else:
+            self.ex0 = self.ex1 = self.ey0 = self.ey1 = np.empty(0)
+        # Segments join consecutive points of the same route.
+        owner = np.repeat(np.arange(len(routes), dtype=np.int64), counts)
+        same = owner[:-1] == owner[1:] if len(owner) > 1 else np.zeros(0, dtype=bool)
+        a, b = flat[:-1][same], flat[1:][same]
+        self.sx0, self.sy0 = a[:, 0], a[:, 1]
+        self.sx1, self.sy1 = b[:, 0], b[:, 1]
+        self.seg_edge = owner[:-1][same] if len(owner) > 1 else np.zeros(0, dtype=np.int64)
 
     def _fallback_points(self, source: str, target: str) -> list[tuple[float, float]]:
         """Centre to centre when the layout gave no route (keeps queries total)."""
@@ -93,13 +91,22 @@ class GraphIndex:
         return pts or [(0.0, 0.0)]
 
     def _build_adjacency(self) -> None:
-        incoming: dict[str, list[int]] = {}
-        outgoing: dict[str, list[int]] = {}
-        for i, e in enumerate(self.layout.edges):
-            outgoing.setdefault(e.source, []).append(i)
-            incoming.setdefault(e.target, []).append(i)
-        self._incoming = incoming
-        self._outgoing = outgoing
+        """Edges by source and by target box, as sorted index arrays (CSR-style)."""
+        pos = self.position
+        n = len(self.ids)
+        src = np.fromiter((pos.get(e.source, n) for e in self.layout.edges), dtype=np.int64)
+        dst = np.fromiter((pos.get(e.target, n) for e in self.layout.edges), dtype=np.int64)
+        self._out_order = np.argsort(src, kind="stable")
+        self._in_order = np.argsort(dst, kind="stable")
+        self._out_key = src[self._out_order]
+        self._in_key = dst[self._in_order]
+
+    def _edges_of(self, box_id: str, order: np.ndarray, key: np.ndarray) -> tuple[int, ...]:
+        i = self.position.get(box_id)
+        if i is None:
+            return ()
+        lo, hi = np.searchsorted(key, [i, i + 1])
+        return tuple(int(k) for k in order[lo:hi])
 
     # -- boxes --------------------------------------------------------------------------
 
@@ -191,12 +198,12 @@ class GraphIndex:
 
     def neighbours(self, box_id: str) -> Neighbourhood:
         """Edges into and out of ``box_id`` and the boxes at their other ends."""
-        inc = tuple(self._incoming.get(box_id, ()))
-        out = tuple(self._outgoing.get(box_id, ()))
+        inc = self._edges_of(box_id, self._in_order, self._in_key)
+        out = self._edges_of(box_id, self._out_order, self._out_key)
         edges = self.layout.edges
         others = {edges[i].source for i in inc} | {edges[i].target for i in out}
         others.discard(box_id)
         return Neighbourhood(inc, out, frozenset(others))
 
     def outgoing(self, box_id: str) -> tuple[int, ...]:
-        return tuple(self._outgoing.get(box_id, ()))
+        return self._edges_of(box_id, self._out_order, self._out_key)
