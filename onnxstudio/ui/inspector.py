@@ -50,6 +50,7 @@ class Inspector(QObject):
         self.search.resultActivated.connect(self.reveal)
         self.node.expandBody.connect(self.expand_body)
         self.node.openInitializer.connect(self.open_initializer)
+        self.search.initializerActivated.connect(self.open_initializer)
         self.search.matchesChanged.connect(self._highlight)
         if open_path is not None:
             self.opsets.openConverted.connect(open_path)

@@ -36,6 +36,7 @@ class SearchPanel(QWidget):
     """Dock content; see the module docstring for the signals."""
 
     resultActivated = Signal(str)
+    initializerActivated = Signal(str)  # a weight was picked: the window may show its values
     matchesChanged = Signal(object)  # set[str] of box ids
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -187,6 +188,8 @@ class SearchPanel(QWidget):
         hit: SearchHit = item.data(0, HIT_ROLE)
         if hit.target:
             self.resultActivated.emit(hit.target)
+        if hit.kind == "initializer":
+            self.initializerActivated.emit(hit.name)
 
     def _context_menu(self, pos) -> None:
         item = self.results.itemAt(pos)
