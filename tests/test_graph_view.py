@@ -298,3 +298,19 @@ def test_native_pinch_and_arrow_keys(view: GraphView) -> None:
     v = view.verticalScrollBar().value()
     QTest.keyClick(view, Qt.Key.Key_Down)
     assert view.verticalScrollBar().value() > v
+
+
+def test_drag_starting_on_a_box_pans_and_keeps_selection(view: GraphView) -> None:
+    for _ in range(6):
+        view.zoom_in()
+    view.centerOn("n5")
+    start = view.map_box_to_view("n5")
+    assert start is not None
+    v = view.verticalScrollBar().value()
+    vp = view.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, pos=start)
+    for step in range(1, 4):
+        QTest.mouseMove(vp, start + QPoint(0, step * 20))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, pos=start + QPoint(0, 60))
+    assert view.verticalScrollBar().value() == v - 60
+    assert view.selected_ids() == ["n5"]

@@ -78,6 +78,7 @@ class GraphView(QGraphicsView):
         self._press_pos: QPoint | None = None
         self._press_button = Qt.MouseButton.NoButton
         self._panning = False
+        self._press_on_box = False
         self._last_pan: QPoint | None = None
         self._pinch_scale = 1.0
         self._flash_timer = QTimer(self)
@@ -364,7 +365,6 @@ class GraphView(QGraphicsView):
 
     def _apply_theme_colours(self) -> None:
         self.setBackgroundBrush(QColor(self._theme.canvas))
-        self.setStyleSheet("")
 
     def _sync_selection_state(self) -> None:
         self._state.selected = frozenset(self._selected)
@@ -552,6 +552,7 @@ class GraphView(QGraphicsView):
         self._press_button = event.button()
         self._last_pan = pos
         self._panning = False
+        self._press_on_box = False
         self.setFocus(Qt.FocusReason.MouseFocusReason)
         if event.button() == Qt.MouseButton.MiddleButton:
             self._start_pan()
@@ -575,7 +576,7 @@ class GraphView(QGraphicsView):
                 self.set_selection(ids)
             else:
                 self.set_selection([box_id])
-            self._press_pos = None  # no panning from a box
+        self._press_on_box = box_id is not None
         event.accept()
 
     def _start_pan(self) -> None:
@@ -605,6 +606,7 @@ class GraphView(QGraphicsView):
             self.viewport().unsetCursor()
         elif (
             self._press_pos is not None
+            and not self._press_on_box
             and event.button() == Qt.MouseButton.LeftButton
             and self._press_button == Qt.MouseButton.LeftButton
             and not event.modifiers()
