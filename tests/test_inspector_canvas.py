@@ -75,3 +75,15 @@ def test_body_link_expands_if_in_place(qtbot):
     inspector.node.expandBody.emit("n0")
     qtbot.waitUntil(lambda: not tab.busy and tab.layout_data.box(inner) is not None,
                     timeout=30000)
+
+
+def test_weight_input_link_opens_weights_panel(qtbot, tmp_path):
+    tab, inspector = open_tab(qtbot, save(tiny_mlp(), tmp_path / "m.onnx"))
+    matmul = tab.model.graph.nodes[0]
+    inspector.show_selection(tab.model, [matmul.id])
+    item = inspector.node.tree.find_row("B", "Inputs")
+    assert item.text(1).startswith("W1\n")
+    with qtbot.waitSignal(inspector.weights.loaded, timeout=30000) as blocker:
+        inspector.node.tree.itemClicked.emit(item, 1)
+    assert blocker.args == ["W1"]
+    assert inspector.weights.stat_labels["shape"].text() == "[4, 8]"

@@ -215,3 +215,24 @@ def test_convert_refuses_source_and_reports_failures(tmp_path):
     assert not (tmp_path / "old.onnx").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".onnxstudio-convert")]
     assert default_target_path(source, 19).name == "m.opset19.onnx"
+
+
+def test_weights_refuse_external_data_outside_the_model_folder(tmp_path):
+    from onnxstudio.errors import OnnxStudioError
+
+    model = tiny_mlp()
+    outside = tmp_path / "secret.bin"
+    outside.write_bytes(b"\0" * 4096)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    w1 = next(t for t in model.graph.initializer if t.name == "W1")
+    w1.ClearField("raw_data")
+    w1.ClearField("float_data")
+    w1.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", "../secret.bin"), ("offset", "0"), ("length", "128")):
+        entry = w1.external_data.add()
+        entry.key, entry.value = key, value
+    path = folder / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    with pytest.raises(OnnxStudioError, match="outside the model's folder"):
+        WeightStore(path).read("W1")
