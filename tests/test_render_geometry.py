@@ -61,3 +61,22 @@ def test_index_queries() -> None:
     assert idx.group_label_at(100, -20) == "/g"
     assert idx.group_label_at(100, 50) is None
     assert idx.group_at(100, 50) == "/g"
+
+
+def test_index_and_painter_accept_empty_and_unrouted_layouts() -> None:
+    from onnxstudio.render.drawing import RecordingSurface
+    from onnxstudio.render.scene_painter import GraphPainter
+
+    empty = Layout("TB", 0, 0)
+    idx = GraphIndex(empty)
+    assert idx.box_at(0, 0) is None and idx.edge_near(0, 0) is None
+    assert idx.boxes_in((0, 0, 10, 10)) == [] and idx.neighbours("x").boxes == frozenset()
+    GraphPainter(empty).paint(RecordingSurface())
+    a = Box("a", "node", 0, 0, 100, 30, "Conv")
+    b = Box("b", "node", 0, 100, 100, 30, "Relu")
+    unrouted = Layout("TB", 100, 130, [a, b], [], [Edge("a", "b", "x", "1×3")])
+    idx = GraphIndex(unrouted)
+    assert idx.edge_near(50, 60, 2) == 0  # falls back to centre-to-centre
+    rec = RecordingSurface()
+    GraphPainter(unrouted).paint(rec)
+    assert rec.count("path") >= 1 and "1×3" in rec.texts()
