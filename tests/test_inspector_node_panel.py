@@ -187,3 +187,41 @@ def test_graph_input_and_copy_entries(tmp_path, panel):
     assert entries["Copy node name"] == softmax.name
     entries = dict(panel.tree.copy_entries(panel.tree.find_row("input", "Inputs")))
     assert entries["Copy tensor name"] == "logits"
+
+
+def function_model(tmp_path):
+    from onnx import TensorProto
+
+    from tests.builders import make_model
+
+    fn = helper.make_function(
+        "my.local", "Swish", ["x"], ["y"],
+        [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y"])],
+        [helper.make_opsetid("", 21)], doc_string="x * sigmoid(x)")
+    const = helper.make_tensor("v", TensorProto.INT64, [3], [1, 2, 3])
+    graph = helper.make_graph(
+        [helper.make_node("Swish", ["a"], ["b"], domain="my.local", name="swish0"),
+         helper.make_node("Constant", [], ["c"], name="const", value=const),
+         helper.make_node("Reshape", ["b", "c"], ["d"], name="reshape")],
+        "g", [helper.make_tensor_value_info("a", TensorProto.FLOAT, ["n", 2, 3])],
+        [helper.make_tensor_value_info("d", TensorProto.FLOAT, None)])
+    model = make_model(graph, opset_imports=[helper.make_opsetid("", 21),
+                                             helper.make_opsetid("my.local", 1)],
+                       functions=[fn])
+    return save(model, tmp_path / "fn.onnx")
+
+
+def test_local_function_call_and_tensor_attribute(qtbot, panel, tmp_path):
+    model = load_model(function_model(tmp_path))
+    panel.show_node(model, "n0")
+    assert "local function" in panel.header.text()
+    assert value_text(panel, "Node", "Function") == "my.local::Swish"
+    assert value_text(panel, "Inputs", "x") == "a\nfloat32[n×2×3]"
+    assert "x * sigmoid(x)" in panel.docs.toPlainText()
+    with qtbot.waitSignal(panel.expandBody) as blocker:
+        click_row(qtbot, panel, "Node", "Function")
+    assert blocker.args == ["n0"]
+    panel.show_node(model, "n1")
+    assert value_text(panel, "Attributes", "value") == "int64[3] [1, 2, 3]"
+    panel.show_node(model, "out:d")
+    assert panel.tree.find_row("←", "Producer").text(1) == "Reshape reshape"

@@ -198,8 +198,8 @@ class NodePanel(QWidget):
             tree.add_row(info, "Doc", node.doc_string.strip())
 
         self._attributes(node, doc)
-        self._inputs(graph, node, doc)
-        self._outputs(graph, node, doc)
+        self._inputs(graph, node, doc, function.inputs if function else None)
+        self._outputs(graph, node, doc, function.outputs if function else None)
         self._provenance(node)
         self.docs.setHtml(self._docs_html(node, doc, function))
 
@@ -297,23 +297,25 @@ class NodePanel(QWidget):
         node = self.index.node(box_id)
         return f"{node.op_type} {node.name}".strip() if node else box_id
 
-    def _inputs(self, graph: Graph, node: Node, doc: OpDoc | None) -> None:
+    def _inputs(self, graph: Graph, node: Node, doc: OpDoc | None,
+                 formal: list[str] | None = None) -> None:
         if not node.inputs:
             return
-        names = [p.name for p in doc.inputs] if doc else []
+        names = [p.name for p in doc.inputs] if doc else (formal or [])
         variadic = bool(doc and doc.inputs and doc.inputs[-1].option == "variadic")
-        slots = slot_names(names, len(node.inputs), variadic) if doc else \
+        slots = slot_names(names, len(node.inputs), variadic) if names else \
             [f"input {i}" for i in range(len(node.inputs))]
         section = self.tree.add_section("Inputs", len(node.inputs))
         for slot, name in zip(slots, node.inputs, strict=True):
             self._io_row(section, graph, slot, name, incoming=True)
 
-    def _outputs(self, graph: Graph, node: Node, doc: OpDoc | None) -> None:
+    def _outputs(self, graph: Graph, node: Node, doc: OpDoc | None,
+                 formal: list[str] | None = None) -> None:
         if not node.outputs:
             return
-        names = [p.name for p in doc.outputs] if doc else []
+        names = [p.name for p in doc.outputs] if doc else (formal or [])
         variadic = bool(doc and doc.outputs and doc.outputs[-1].option == "variadic")
-        slots = slot_names(names, len(node.outputs), variadic) if doc else \
+        slots = slot_names(names, len(node.outputs), variadic) if names else \
             [f"output {i}" for i in range(len(node.outputs))]
         section = self.tree.add_section("Outputs", len(node.outputs))
         for slot, name in zip(slots, node.outputs, strict=True):
