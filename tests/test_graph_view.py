@@ -50,6 +50,10 @@ def test_click_selects_box_under_mouse(view: GraphView, qtbot) -> None:
     assert blocker.args == [["n0"]]
     assert view.selected_ids() == ["n0"]
     assert "n0" in view.paint_state().selected
+    layout = view.graph_layout()
+    assert layout is not None
+    touching = {i for i, e in enumerate(layout.edges) if "n0" in (e.source, e.target)}
+    assert view.paint_state().selected_edges == touching
 
 
 def test_ctrl_click_adds_and_escape_clears(view: GraphView, qtbot) -> None:

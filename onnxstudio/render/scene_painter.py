@@ -56,6 +56,7 @@ class PaintState:
     hovered: str | None = None
     related_boxes: frozenset[str] = frozenset()  # neighbours of the hovered box
     related_edges: frozenset[int] = frozenset()  # its incoming/outgoing edges
+    selected_edges: frozenset[int] = frozenset()  # edges of the selected boxes
     flash: str | None = None  # briefly ringed after centerOn
     show_names: bool = False
     show_edge_labels: bool = True
@@ -115,11 +116,16 @@ class GraphPainter:
             self._coarse_boxes(surface, boxes, state)
             return
         related = state.related_edges
+        chosen = state.selected_edges - related
+        n = len(self.layout.edges)
         for ei in edges:
-            if int(ei) not in related:
+            if int(ei) not in related and int(ei) not in chosen:
                 self._edge(surface, int(ei), scale, None)
+        for ei in sorted(chosen):  # drawn over the rest, so a selection can be traced
+            if 0 <= ei < n:
+                self._edge(surface, ei, scale, self.theme.selection)
         for ei in sorted(related):
-            if 0 <= ei < len(self.layout.edges):
+            if 0 <= ei < n:
                 self._edge(surface, ei, scale, self.theme.hover)
         if edge_labels and state.show_edge_labels:
             self._edge_labels(surface, visible_rect, related)

@@ -368,6 +368,14 @@ class GraphView(QGraphicsView):
 
     def _sync_selection_state(self) -> None:
         self._state.selected = frozenset(self._selected)
+        index = self.index()
+        edges: set[int] = set()
+        if index is not None and len(self._selected) <= 200:
+            for box_id in self._selected:
+                hood = index.neighbours(box_id)
+                edges.update(hood.incoming)
+                edges.update(hood.outgoing)
+        self._state.selected_edges = frozenset(edges)
 
     def _clear_flash(self) -> None:
         self._state.flash = None
