@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.model.convert import ConversionResult, convert_opset, default_target_path
 from onnxstudio.model.graph import Model
-from onnxstudio.model.schemas import display_domain, newest_opset
+from onnxstudio.model.schemas import display_domain, newest_opset, normalize_domain
 
 COLUMNS = ["Operator", "Domain", "Count", "In force", "Newest", "Note"]
 NOTE_COLOR = QColor("#b9770e")
@@ -45,8 +45,12 @@ def operator_rows(model: Model) -> list[dict]:
         row = rows.get(key)
         if row is None:
             schema = node.schema
+            since = schema.since_version
+            imported = normalize_domain(node.domain) in model.opset_imports
             if node.function:
                 note = "local function"
+            elif schema.known and not imported:
+                note, since = "opset not imported", None
             elif not schema.known:
                 note = "no schema"
             elif schema.since_version is None:
@@ -57,7 +61,7 @@ def operator_rows(model: Model) -> list[dict]:
                 note = ""
             row = rows[key] = {
                 "op_type": node.op_type, "domain": display_domain(node.domain), "count": 0,
-                "since": schema.since_version, "latest": schema.latest_version, "note": note}
+                "since": since, "latest": schema.latest_version, "note": note}
         row["count"] += 1
     return sorted(rows.values(), key=lambda r: (r["domain"] != "ai.onnx", r["domain"],
                                                  r["op_type"]))
@@ -117,11 +121,12 @@ class OpsetPanel(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setColumnWidth(1, 90)
+        self.table.setColumnWidth(1, 80)
         for column in (2, 3, 4):
-            self.table.setColumnWidth(column, 58)
+            self.table.setColumnWidth(column, 54)
         header.setStretchLastSection(True)
         header.setMinimumSectionSize(40)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         self.target = QSpinBox()
         self.target.setRange(1, newest_opset(""))
@@ -184,6 +189,7 @@ class OpsetPanel(QWidget):
                     item.setToolTip(f"A newer version of {row['op_type']} exists: v{value}")
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
+        self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
         self.target.setValue(newest_opset(""))  # the usual wish: bring the model up to date
         self._update_button()
 
@@ -228,7 +234,12 @@ class OpsetPanel(QWidget):
 
     def _update_button(self) -> None:
         self.convert_button.setText(f"Convert to opset {self.target.value()}…")
-        self.convert_button.setEnabled(self.model is not None and "" in self.model.opset_imports)
+        convertible = self.model is not None and "" in self.model.opset_imports
+        self.convert_button.setEnabled(convertible)
+        self.convert_button.setToolTip(
+            "Write a copy of the model converted with onnx's version converter"
+            if convertible or self.model is None else
+            "The model imports no ai.onnx opset, so there is nothing to convert")
 
     def _on_done(self, result: ConversionResult) -> None:
         self.last_result = result
