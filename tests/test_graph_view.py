@@ -318,3 +318,19 @@ def test_drag_starting_on_a_box_pans_and_keeps_selection(view: GraphView) -> Non
     QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, pos=start + QPoint(0, 60))
     assert view.verticalScrollBar().value() == v - 60
     assert view.selected_ids() == ["n5"]
+
+
+def test_tooltip_event_shows_node_text(view: GraphView) -> None:
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QToolTip
+
+    pos = view.map_box_to_view("n1")
+    assert pos is not None
+    vp = view.viewport()
+    QApplication.sendEvent(vp, QHelpEvent(QEvent.Type.ToolTip, pos, vp.mapToGlobal(pos)))
+    assert "BatchNormalization" in QToolTip.text()
+    group = view.graph_layout().box("/model/block2")  # type: ignore[union-attr]
+    assert group is not None
+    assert "double-click to expand" in view._tooltip_text(view.map_box_to_view(group.id))
+    QToolTip.hideText()
