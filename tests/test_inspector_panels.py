@@ -208,3 +208,20 @@ def test_search_panel_finds_node_inside_if_body(qtbot):
     with qtbot.waitSignal(panel.resultActivated) as blocker:
         panel.next_result()
     assert blocker.args == ["n0/else_branch/n0"]
+
+
+def test_weights_table_copies_selected_values(qtbot, tmp_path):
+    model = load_model(save(tiny_mlp(), tmp_path / "m.onnx"))
+    panel = WeightsPanel()
+    qtbot.addWidget(panel)
+    load_weight(qtbot, panel, model, "W2")
+    table = panel.table
+    table.selectionModel().select(
+        table.model().index(1, 0),
+        table.selectionModel().SelectionFlag.Select)
+    table.selectionModel().select(
+        table.model().index(1, 2),
+        table.selectionModel().SelectionFlag.Select)
+    w2 = next(numpy_helper.to_array(t) for t in tiny_mlp().graph.initializer if t.name == "W2")
+    assert [float(x) for x in panel.selection_text().split("\t")] == pytest.approx(
+        [w2[1, 0], w2[1, 2]], rel=1e-4)

@@ -24,7 +24,7 @@ from PySide6.QtCore import (
     QThreadPool,
     Signal,
 )
-from PySide6.QtGui import QColor, QPainter, QPalette
+from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence, QPainter, QPalette
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -228,6 +228,15 @@ class WeightsPanel(QWidget):
         self.table.setModel(self.table_model)
         self.table.horizontalHeader().setDefaultSectionSize(90)
         self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        copy_values = QAction("Copy selected values", self.table)
+        copy_values.setShortcut(QKeySequence.StandardKey.Copy)
+        copy_values.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        copy_values.triggered.connect(self.copy_selection)
+        copy_name = QAction("Copy tensor name", self.table)
+        copy_name.triggered.connect(
+            lambda: self.current and QGuiApplication.clipboard().setText(self.current.name))
+        self.table.addActions([copy_values, copy_name])
         self.save_button = QPushButton("Save as .npy…")
         self.save_button.clicked.connect(self.save_dialog)
         self.save_button.setEnabled(False)
@@ -323,6 +332,20 @@ class WeightsPanel(QWidget):
             return
         self.status.setText(f"⚠ {message}")
         self.failed.emit(message)
+
+    def selection_text(self) -> str:
+        """Selected cells as tab-separated rows (what Ctrl+C copies), in table order."""
+        indexes = sorted(self.table.selectionModel().selectedIndexes(),
+                         key=lambda i: (i.row(), i.column()))
+        rows: dict[int, list[str]] = {}
+        for index in indexes[:100_000]:
+            rows.setdefault(index.row(), []).append(str(self.table_model.data(index)))
+        return "\n".join("\t".join(cells) for cells in rows.values())
+
+    def copy_selection(self) -> None:
+        text = self.selection_text()
+        if text:
+            QGuiApplication.clipboard().setText(text)
 
     # --- saving --------------------------------------------------------------------
 
