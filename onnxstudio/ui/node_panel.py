@@ -249,7 +249,7 @@ class NodePanel(QWidget):
             tree.add_row(section, attr.name, format_attribute(attr), attr.type, link=link,
                          copy=[("Copy attributes as JSON", as_json)])
         for a in defaults:
-            tree.add_row(section, a.name, a.default, f"{a.type} · default", muted=True,
+            tree.add_row(section, a.name, f"{a.default} (default)", a.type, muted=True,
                          tooltip=f"Not set on this node; the schema's default is {a.default}")
 
     def _io_row(self, parent: QTreeWidgetItem, graph: Graph, slot: str, name: str,

@@ -126,7 +126,7 @@ class PropertyTree(QTreeWidget):
         item.setExpanded(True)
         return item
 
-    def fit_name_column(self, maximum: int = 180, type_maximum: int = 110) -> None:
+    def fit_name_column(self, maximum: int = 180, type_maximum: int = 90) -> None:
         """Names and types as wide as they need up to a cap, so values get the rest."""
         self.resizeColumnToContents(0)
         self.setColumnWidth(0, min(maximum, self.columnWidth(0) + 8))
