@@ -34,13 +34,14 @@ from onnxstudio.layout.types import Layout
 from onnxstudio.model import Model
 from onnxstudio.model.schemas import display_domain
 from onnxstudio.resources import resource
-from onnxstudio.ui import appearance
+from onnxstudio.ui import appearance, panels
 from onnxstudio.ui.model_tab import ModelTab
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
 from onnxstudio.ui.welcome import WelcomePage
 
 MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
+DOCK_STATE_VERSION = 2  # bump when the set of docks changes: old layouts are then ignored
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
 
@@ -103,13 +104,12 @@ class MainWindow(QMainWindow):
         return dock
 
     def _build_panels(self) -> None:
-        """Docked panels; each is optional so the window works while they are written."""
-        from onnxstudio.ui import panels
-
+        """Docked panels: the inspector's five and the run panel (see ui/panels.py)."""
         self.panels = panels.create_panels(self)
         for key, (title, widget, area) in self.panels.items():
             self._add_dock(key, title, widget, area)
-        right = [self.docks[k] for k in ("node", "model", "opsets", "weights") if k in self.docks]
+        right = [self.docks[k] for k in ("node", "model", "opsets", "weights", "run")
+                 if k in self.docks]
         for first, other in itertools.pairwise(right):
             self.tabifyDockWidget(first, other)
         if right:
@@ -208,9 +208,9 @@ class MainWindow(QMainWindow):
         for act in self.theme_actions.values():
             theme.addAction(act)
         view.addSeparator()
-        panels = view.addMenu("&Panels")
+        panels_menu = view.addMenu("&Panels")
         for dock in self.docks.values():
-            panels.addAction(dock.toggleViewAction())
+            panels_menu.addAction(dock.toggleViewAction())
 
         model = bar.addMenu("&Model")
         model.addAction(self.act_properties)
@@ -278,9 +278,9 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1400, 900)
         state = settings.value("window/state")
-        if isinstance(state, QByteArray | bytes):
-            self.restoreState(QByteArray(state))
-        elif self.docks:
+        restored = isinstance(state, QByteArray | bytes) and self.restoreState(
+            QByteArray(state), DOCK_STATE_VERSION)
+        if not restored and self.docks:
             # First start: panels take a third of the window at most; the graph the rest.
             docks = list(self.docks.values())
             self.resizeDocks(docks, [400] * len(docks), Qt.Orientation.Horizontal)
@@ -288,7 +288,7 @@ class MainWindow(QMainWindow):
     def save_window_state(self) -> None:
         settings = app_settings()
         settings.setValue("window/geometry", self.saveGeometry())
-        settings.setValue("window/state", self.saveState())
+        settings.setValue("window/state", self.saveState(DOCK_STATE_VERSION))
         settings.setValue("appearance", self.appearance)
         settings.setValue("direction", self.direction)
         settings.setValue("show_names", self.show_names)
@@ -404,16 +404,11 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         self._update_status(tab)
         self._update_actions()
-        model = tab.model if tab is not None else None
-        from onnxstudio.ui import panels
-
-        panels.show_model(self, tab, model)
+        panels.show_model(self, tab, tab.model if tab is not None else None)
         self.setWindowTitle(f"{tab.path.name} — onnxstudio" if tab else "onnxstudio")
         self.current_changed.emit(tab)
 
     def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
-        from onnxstudio.ui import panels
-
         panels.show_selection(self, tab, ids)
 
     def _update_status(self, tab: ModelTab | None) -> None:

@@ -27,9 +27,18 @@ from onnxstudio.layout.layered import LayoutCancelled
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Model, Node, load_model
-from onnxstudio.render.theme import theme_named
+from onnxstudio.render.scene_painter import GraphPainter
+from onnxstudio.render.theme import Theme, theme_named
 from onnxstudio.ui.graph_view import GraphView
 from onnxstudio.ui.tasks import Cancelled, TaskContext, TaskRunner
+
+
+@dataclass
+class Drawing:
+    """A layout and its painter (with the hit index, 0.2 s on 100k boxes), built off-thread."""
+
+    layout: Layout
+    painter: GraphPainter
 
 
 @dataclass
@@ -39,21 +48,23 @@ class Opened:
     model: Model
     nodes: dict[str, Node]
     state: ExpandState
-    layout: Layout
+    drawing: Drawing
     load_seconds: float
     layout_seconds: float
 
 
-def _layout(model: Model, state: ExpandState, direction: Direction,
-            context: TaskContext) -> Layout:
+def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
+          context: TaskContext) -> Drawing:
     functions = {f.key: f.body for f in model.functions}
     try:
-        return build_layout(
+        layout = build_layout(
             model.graph, state, direction, cancel=context.cancelled,
             progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
             functions=functions)
     except LayoutCancelled as exc:
         raise Cancelled from exc
+    context.check()
+    return Drawing(layout, GraphPainter(layout, theme))
 
 
 class _ProgressPage(QWidget):
@@ -173,7 +184,7 @@ class ModelTab(QWidget):
     # -- opening --------------------------------------------------------------------
     def start(self) -> None:
         self._stack.setCurrentWidget(self._progress_page)
-        path, direction = self.path, self.direction
+        path, direction, theme = self.path, self.direction, self.view.theme
         started = time.perf_counter()
 
         def work(context: TaskContext) -> Opened:
@@ -185,8 +196,8 @@ class ModelTab(QWidget):
             for function in model.functions:
                 nodes.update((n.id, n) for n in function.body.walk())
             state = default_state(model.graph)
-            layout = _layout(model, state, direction, context)
-            return Opened(model, nodes, state, layout, loaded - started,
+            drawing = _draw(model, state, direction, theme, context)
+            return Opened(model, nodes, state, drawing, loaded - started,
                           time.perf_counter() - loaded)
 
         self._opener.start(work, quiet_gc=True)
@@ -210,7 +221,7 @@ class ModelTab(QWidget):
     def _on_opened(self, opened: Opened) -> None:
         self.model, self.nodes, self.state = opened.model, opened.nodes, opened.state
         self.timings = {"load": opened.load_seconds, "layout": opened.layout_seconds}
-        self._show_layout(opened.layout, keep_view=False)
+        self._show(opened.drawing, keep_view=False)
         self._stack.setCurrentWidget(self.view)
         self.loaded.emit(opened.model)
 
@@ -229,17 +240,19 @@ class ModelTab(QWidget):
         if self.model is None:
             return
         model, state, direction = self.model, self.state.copy(), self.direction
+        theme = self.view.theme
         self._keep_view = keep_view
-        self._layouter.start(lambda context: _layout(model, state, direction, context))
+        self._layouter.start(lambda context: _draw(model, state, direction, theme, context),
+                             quiet_gc=True)
 
-    def _on_laid_out(self, layout: Layout) -> None:
-        self._show_layout(layout, keep_view=self._keep_view)
+    def _on_laid_out(self, drawing: Drawing) -> None:
+        self._show(drawing, keep_view=self._keep_view)
 
-    def _show_layout(self, layout: Layout, keep_view: bool) -> None:
-        self.layout_data = layout
-        self.view.set_layout(layout, keep_view=keep_view)
-        self._center_pending(layout)
-        self.layout_changed.emit(layout)
+    def _show(self, drawing: Drawing, keep_view: bool) -> None:
+        self.layout_data = drawing.layout
+        self.view.set_layout(drawing.layout, keep_view=keep_view, painter=drawing.painter)
+        self._center_pending(drawing.layout)
+        self.layout_changed.emit(drawing.layout)
 
     def toggle(self, box_id: str) -> None:
         """Expand or collapse a scope group, or a node's body shown in place."""

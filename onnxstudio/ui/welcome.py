@@ -58,7 +58,7 @@ class WelcomePage(QWidget):
         self.recent = QListWidget()
         self.recent.setFrameShape(QFrame.Shape.NoFrame)
         self.recent.setMaximumWidth(560)
-        self.recent.setMinimumWidth(420)
+        self.recent.setMinimumWidth(280)
         self.recent.setMaximumHeight(240)
         self.recent.itemActivated.connect(lambda item: self.recent_clicked.emit(
             item.data(Qt.ItemDataRole.UserRole)))
