@@ -66,10 +66,19 @@ def test_long_edges_capped() -> None:
 
 
 def test_ports_fixed() -> None:
-    res = layout_dag([100.0, 100.0], [30.0, 30.0], [(0, 1)], out_port=[20.0, None],
-                     in_port=[None, 70.0])
+    res = layout_dag([100.0, 100.0], [30.0, 30.0], [(0, 1)], src_off=[20.0], dst_off=[70.0])
     assert res.routes[0][0][0] == pytest.approx(res.x[0] + 20.0)
     assert res.routes[0][-1][0] == pytest.approx(res.x[1] + 70.0)
+
+
+def test_top_and_bottom_ports_get_their_own_layers() -> None:
+    # 0, 1 are entries, 4 is an exit; 2 -> 3 is the content
+    edges = [(0, 2), (1, 3), (2, 3), (3, 4), (2, 4)]
+    res = layout_dag([0.0, 0.0, 60.0, 60.0, 0.0], [0.0, 0.0, 30.0, 30.0, 0.0], edges,
+                     top=[0, 1], bottom=[4])
+    assert res.rank[0] == res.rank[1] == 0
+    assert min(res.rank[2], res.rank[3]) >= 1
+    assert res.rank[4] > max(res.rank[2], res.rank[3])
 
 
 def test_cancel() -> None:

@@ -20,16 +20,19 @@ from dataclasses import dataclass, field
 from onnxstudio.layout import labels
 from onnxstudio.layout.layered import LayoutCancelled, layout_dag
 from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
+from onnxstudio.layout.sides import place_side_sources
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Box, Direction, Edge, GroupFrame, Layout, Point
 from onnxstudio.model.graph import Graph, Model, Node
 
 FRAME_LABEL_PAD = 26.0  # room above a group's content for its label
 FRAME_PAD = 12.0
+SIDE_SOURCES = True
 
 __all__ = ["LayoutCancelled", "build_layout"]
 
 Functions = dict[tuple[str, str], Graph]
+_Piece = tuple[str, str, str, str, list[tuple["_Unit", tuple[str, str, str]]]]
 
 
 @dataclass(eq=False)
@@ -43,18 +46,18 @@ class _Unit:
     parent: _Unit | None
     depth: int
     items: list[str] = field(default_factory=list)
-    edges: dict[tuple[str, str], int] = field(default_factory=dict)
+    edges: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (from, to, source)
     width: float = 0.0
     height: float = 0.0
-    in_x: float | None = None
-    out_x: float | None = None
+    in_x: dict[str, float] = field(default_factory=dict)  # entry x per source box id
+    out_x: dict[str, float] = field(default_factory=dict)  # exit x per source box id
     pos: dict[str, Point] = field(default_factory=dict)
-    routes: dict[tuple[str, str], list[Point]] = field(default_factory=dict)
-    reversed: dict[tuple[str, str], bool] = field(default_factory=dict)
+    routes: dict[tuple[str, str, str], list[Point]] = field(default_factory=dict)
+    reversed: dict[tuple[str, str, str], bool] = field(default_factory=dict)
 
 
-_IN = "\x00in"
-_OUT = "\x00out"
+_IN = "\x00in:"  # + source box id: a group's entry for that tensor's producer
+_OUT = "\x00out:"  # + source box id: a group's exit
 
 
 @dataclass(eq=False)
@@ -273,21 +276,23 @@ class _Builder:
             item = unit.id
         return out
 
-    def split_edges(self) -> list[tuple[str, str, str, str, list[tuple[_Unit, tuple[str, str]]]]]:
+    def split_edges(self) -> list[_Piece]:
+        """Split each visible edge into per-group pieces: up to the exits of the groups
+        it leaves, across the lowest common group, down from the entries it enters."""
         pieces = []
         for (s, d, value), label in self.edges.items():
             cs = self._chain(s)
             cd = self._chain(d)
             units_d = {id(u): i for i, (u, _) in enumerate(cd)}
-            path: list[tuple[_Unit, tuple[str, str]]] = []
-            tail: list[tuple[_Unit, tuple[str, str]]] = []
+            path: list[tuple[_Unit, tuple[str, str, str]]] = []
+            tail: list[tuple[_Unit, tuple[str, str, str]]] = []
             for unit, item in cs:
                 j = units_d.get(id(unit))
                 if j is not None:
-                    path.append((unit, (item, cd[j][1])))
-                    tail = [(u, (_IN, it)) for u, it in reversed(cd[:j])]
+                    path.append((unit, (item, cd[j][1], s)))
+                    tail = [(u, (_IN + s, it, s)) for u, it in reversed(cd[:j])]
                     break
-                path.append((unit, (item, _OUT)))
+                path.append((unit, (item, _OUT + s, s)))
             else:
                 continue
             path.extend(tail)
@@ -316,58 +321,52 @@ class _Builder:
         index = {item: i for i, item in enumerate(items)}
         widths: list[float] = []
         heights: list[float] = []
-        out_port: list[float | None] = []
-        in_port: list[float | None] = []
         for item in items:
             sub = self.units.get(item)
-            if sub is not None:
-                widths.append(sub.width)
-                heights.append(sub.height)
-                out_port.append(sub.out_x)
-                in_port.append(sub.in_x)
-            else:
-                box = self.boxes[item]
-                widths.append(box.width)
-                heights.append(box.height)
-                out_port.append(None)
-                in_port.append(None)
-        top = bottom = None
+            box: Box | _Unit = sub if sub is not None else self.boxes[item]
+            widths.append(box.width)
+            heights.append(box.height)
         keys = list(unit.edges)
-        if any(s == _IN for s, _ in keys):
-            top = len(items)
-            index[_IN] = top
-        if any(d == _OUT for _, d in keys):
-            bottom = len(items) + (top is not None)
-            index[_OUT] = bottom
-        for _ in (top, bottom):
-            if _ is not None:
-                widths.append(0.0)
-                heights.append(0.0)
-                out_port.append(None)
-                in_port.append(None)
-        edges = [(index[s], index[d]) for s, d in keys]
+        top: list[int] = []
+        bottom: list[int] = []
+        for a, b, _s in keys:
+            for port, side in ((a, top), (b, bottom)):
+                if port[0] == "\x00" and port not in index:
+                    index[port] = len(widths)
+                    side.append(len(widths))
+                    widths.append(0.0)
+                    heights.append(0.0)
+        edges = [(index[a], index[b]) for a, b, _s in keys]
+        src_off: list[float | None] = []
+        dst_off: list[float | None] = []
+        for a, b, s in keys:
+            sa = self.units.get(a)
+            sb = self.units.get(b)
+            src_off.append(sa.out_x[s] if sa is not None else None)
+            dst_off.append(sb.in_x[s] if sb is not None else None)
         res = layout_dag(widths, heights, edges, weights=[float(unit.edges[k]) for k in keys],
-                         top=top, bottom=bottom, out_port=out_port, in_port=in_port,
+                         top=top, bottom=bottom, src_off=src_off, dst_off=dst_off,
                          cancel=cancel)
         pad_r = FRAME_PAD if unit.parent else 0.0
         unit.width = res.width + pad_l + pad_r
         unit.height = res.height + pad_t + pad_r
         for i, item in enumerate(items):
             unit.pos[item] = (res.x[i] + pad_l, res.y[i] + pad_t)
-        if top is not None:
-            unit.in_x = res.x[top] + pad_l
-        if bottom is not None:
-            unit.out_x = res.x[bottom] + pad_l
+        for port, i in index.items():
+            if port.startswith(_IN):
+                unit.in_x[port[len(_IN):]] = res.x[i] + pad_l
+            elif port.startswith(_OUT):
+                unit.out_x[port[len(_OUT):]] = res.x[i] + pad_l
         for key, route, rev in zip(keys, res.routes, res.reversed, strict=False):
             pts = [(px + pad_l, py + pad_t) for px, py in route]
-            if key[0] == _IN and pts:
+            if key[0].startswith(_IN) and pts:
                 pts[0] = (pts[0][0], 0.0)
-            if key[1] == _OUT and pts:
+            if key[1].startswith(_OUT) and pts:
                 pts[-1] = (pts[-1][0], unit.height)
             unit.routes[key] = pts
             unit.reversed[key] = rev
 
-    def assemble(self, root: _Unit, pieces: Iterable[tuple[str, str, str, str, list]],
+    def assemble(self, root: _Unit, pieces: Iterable[_Piece],
                  direction: Direction) -> Layout:
         origin: dict[str, Point] = {root.id: (0.0, 0.0)}
         frames: list[GroupFrame] = []
@@ -396,7 +395,7 @@ class _Builder:
             for unit, key in path:
                 ox, oy = origin[unit.id]
                 seg = unit.routes.get(key, [])
-                if unit.reversed.get(key) and _IN not in key and _OUT not in key:
+                if unit.reversed.get(key) and key[0][0] != "\x00" and key[1][0] != "\x00":
                     back = True
                 for px, py in seg:
                     p = (ox + px, oy + py)
@@ -404,16 +403,19 @@ class _Builder:
                         pts.append(p)
             edges.append(Edge(s, d, value, label, pts, back))
         width, height = root.width, root.height
-        if self.swap:
-            for box in boxes:
-                box.x, box.y, box.width, box.height = box.y, box.x, box.height, box.width
-            for fr in frames:
-                fr.x, fr.y, fr.width, fr.height = fr.y, fr.x, fr.height, fr.width
-            for edge in edges:
-                edge.points = [(py, px) for px, py in edge.points]
-            width, height = height, width
         frames.sort(key=lambda f: (f.depth, f.y, f.x))
         return Layout(direction, width, height, boxes, frames, edges)
+
+
+def _transpose(layout: Layout) -> Layout:
+    """The TB drawing (computed with swapped box sizes) mirrored onto the diagonal: LR."""
+    for box in layout.boxes:
+        box.x, box.y, box.width, box.height = box.y, box.x, box.height, box.width
+    for fr in layout.groups:
+        fr.x, fr.y, fr.width, fr.height = fr.y, fr.x, fr.height, fr.width
+    for edge in layout.edges:
+        edge.points = [(py, px) for px, py in edge.points]
+    return Layout("LR", layout.height, layout.width, layout.boxes, layout.groups, layout.edges)
 
 
 def build_layout(
@@ -445,7 +447,11 @@ def build_layout(
     builder.collect_edges()
     pieces = builder.split_edges()
     builder.layout_units(cancel, progress)
-    layout = builder.assemble(root, pieces, direction)
+    layout = builder.assemble(root, pieces, "TB")
+    if SIDE_SOURCES:
+        place_side_sources(layout)
+    if direction == "LR":
+        layout = _transpose(layout)
     if progress is not None:
         progress(1.0)
     return layout

@@ -124,7 +124,7 @@ def _lines(node: Node, spec: Sequence[tuple[str, str, Any]]) -> list[str]:
         if isinstance(value, list) and name in ("kernel_shape", "strides", "dilations", "pads"):
             if (name == "pads" and not any(value)) or (hidden == 1 and all(v == 1 for v in value)):
                 continue
-            text = "×".join(str(v) for v in value)
+            text = ",".join(map(str, value)) if name == "pads" else "×".join(map(str, value))
         else:
             text = _fmt(value)
         out.append(f"{label} {text}" if label else text)

@@ -26,10 +26,6 @@ NODE_SEP = 18.0  # horizontal gap between boxes
 DUMMY_SEP = 8.0  # gap next to a long-edge dummy
 RANK_SEP = 30.0  # vertical gap between layers
 ORDER_SWEEPS = 6
-SNAP_DOWN = True
-SNAP_UP = False
-SNAP_MODE = 1
-MAIN_PULL = 1.0
 DUMMY_BUDGET = 6.0  # at most this many dummies per real node (plus a constant)
 
 
@@ -235,18 +231,18 @@ def layout_dag(
     edges: Sequence[tuple[int, int]],
     *,
     weights: Sequence[float] | None = None,
-    top: int | None = None,
-    bottom: int | None = None,
-    out_port: Sequence[float | None] | None = None,
-    in_port: Sequence[float | None] | None = None,
+    top: Sequence[int] = (),
+    bottom: Sequence[int] = (),
+    src_off: Sequence[float | None] | None = None,
+    dst_off: Sequence[float | None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> DagResult:
     """Lay out boxes ``0..n-1`` joined by directed ``edges`` from top to bottom.
 
-    ``top``/``bottom``: optional zero-size port items forced alone onto the first/last
-    layer (a group's entry and exit). ``out_port[i]``/``in_port[i]``: fixed x offset from
-    the left of box i where its edges leave/enter (an expanded group's exit/entry), or
-    None to spread them along the box side.
+    ``top``/``bottom``: zero-size port items forced onto a first/last layer of their own
+    (a group's entries and exits). ``src_off[e]``/``dst_off[e]``: fixed x offset from the
+    left of the source/target box where edge e leaves/enters (an expanded group's exit or
+    entry for that tensor), or None to spread edges along the box side.
     """
     n = len(widths)
     m = len(edges)
@@ -274,11 +270,15 @@ def layout_dag(
         pred[v].append(u)
 
     rank, _topo = _layers(n, succ, pred)
-    if top is not None:
+    if top:
         rank = [r + 1 for r in rank]
-        rank[top] = 0
-    if bottom is not None:
-        rank[bottom] = max(r for i, r in enumerate(rank) if i != bottom) + 1
+        for t in top:
+            rank[t] = 0
+    if bottom:
+        ends = set(bottom)
+        last = max((r for i, r in enumerate(rank) if i not in ends), default=0) + 1
+        for b in bottom:
+            rank[b] = last
     nranks = max(rank) + 1
 
     # -- dummies for edges spanning several layers -----------------------------------
@@ -366,16 +366,18 @@ def layout_dag(
 
     # -- x: isotonic sweeps pulling nodes under their neighbours ----------------------
     half = [w / 2.0 for w in width]
-    oport = [0.0] * N  # x offset of out-port from centre
+    # mean offset (from the centre) of each box's fixed exits/entries, for placement
+    oport = [0.0] * N
     iport = [0.0] * N
-    if out_port is not None:
-        for i, p in enumerate(out_port):
-            if p is not None:
-                oport[i] = p - half[i]
-    if in_port is not None:
-        for i, p in enumerate(in_port):
-            if p is not None:
-                iport[i] = p - half[i]
+    for offs, into in ((src_off, oport), (dst_off, iport)):
+        if offs is None:
+            continue
+        sums: dict[int, list[float]] = {}
+        for (u, v), off in zip(edges, offs, strict=False):
+            if off is not None:
+                sums.setdefault(u if into is oport else v, []).append(off)
+        for i, vals in sums.items():
+            into[i] = sum(vals) / len(vals) - half[i]
     x = [0.0] * N
     seps: list[list[float]] = []
     for layer in layers:
@@ -390,14 +392,6 @@ def layout_dag(
             x[v] = cur
         seps.append(s_row)
 
-    # each node's main input: a real node before a long edge, then the heaviest; pulling
-    # hardest along it keeps the data path straight
-    main_up = [-1] * N
-    for v in range(N):
-        if up[v]:
-            main_up[v] = max(up[v], key=lambda c: (not is_dummy[c[0]] or is_dummy[v], c[1],
-                                                    -pos[c[0]]))[0]
-
     def place(li: int, use_up: bool, use_down: bool) -> None:
         layer = layers[li]
         s_row = seps[li]
@@ -407,16 +401,11 @@ def layout_dag(
             num = 0.0
             den = 0.0
             if use_up:
-                mu = main_up[v]
                 for w, ew in up[v]:
-                    if w == mu:
-                        ew *= MAIN_PULL
                     num += ew * (x[w] + oport[w] - iport[v])
                     den += ew
             if use_down:
                 for w, ew in down[v]:
-                    if main_up[w] == v:
-                        ew *= MAIN_PULL
                     num += ew * (x[w] + iport[w] - oport[v])
                     den += ew
             if den > 0:
@@ -437,41 +426,25 @@ def layout_dag(
     for li in range(nranks):
         place(li, True, True)
 
-    # -- snap: align each node exactly under its main input where the gaps allow ------
-    def snap(li: int, nbrs: list[list[tuple[int, float]]], downward: bool) -> None:
+    # -- snap: long-edge chains exactly vertical where the gaps allow ------------------
+    # (snapping real nodes too straightens more but measurably adds crossings)
+    for li in range(1, nranks):
         layer = layers[li]
         last = len(layer) - 1
         for i, v in enumerate(layer):
-            cand = nbrs[v]
-            if not cand:
+            if not is_dummy[v] or not up[v]:
                 continue
-            if not downward and up[v]:
-                continue  # upward pass only places sources
-            if SNAP_MODE == 1 and not is_dummy[v]:
-                continue
-            if SNAP_MODE == 2 and is_dummy[v]:
-                continue
-            u, _ = max(cand, key=lambda c: (not is_dummy[c[0]] or is_dummy[v], c[1],
-                                            -abs(x[c[0]] - x[v])))
-            t = x[u] + oport[u] - iport[v] if downward else x[u] + iport[u] - oport[v]
+            u = up[v][0][0]
+            tx = x[u] + oport[u]
             if i > 0:
                 a = layer[i - 1]
-                gap = DUMMY_SEP if is_dummy[a] or is_dummy[v] else NODE_SEP
-                if t < x[a] + half[a] + gap + half[v] - 1e-9:
+                if tx < x[a] + half[a] + DUMMY_SEP + half[v] - 1e-9:
                     continue
             if i < last:
                 b = layer[i + 1]
-                gap = DUMMY_SEP if is_dummy[b] or is_dummy[v] else NODE_SEP
-                if t > x[b] - half[b] - gap - half[v] + 1e-9:
+                if tx > x[b] - half[b] - DUMMY_SEP - half[v] + 1e-9:
                     continue
-            x[v] = t
-
-    if SNAP_DOWN:
-        for li in range(1, nranks):
-            snap(li, up, True)
-    if SNAP_UP:
-        for li in range(nranks - 2, -1, -1):
-            snap(li, down, False)
+            x[v] = tx
     xmin = min(x[v] - half[v] for v in range(N))
     x = [xi - xmin for xi in x]
     total_w = max(x[v] + half[v] for v in range(N))
@@ -492,47 +465,44 @@ def layout_dag(
     xs = [x[v] - half[v] for v in range(n)]
 
     # -- routes -------------------------------------------------------------------------
-    route_of: dict[tuple[int, int], list[Point]] = {}
     outs: dict[int, list[tuple[float, tuple[int, int]]]] = {}
     ins: dict[int, list[tuple[float, tuple[int, int]]]] = {}
     for u, v in dag:
         chain = chains.get((u, v), [])
-        first = chain[0] if chain else v
-        last = chain[-1] if chain else u
-        outs.setdefault(u, []).append((x[first], (u, v)))
-        ins.setdefault(v, []).append((x[last], (u, v)))
+        outs.setdefault(u, []).append((x[chain[0] if chain else v], (u, v)))
+        ins.setdefault(v, []).append((x[chain[-1] if chain else u], (u, v)))
     start: dict[tuple[int, int], float] = {}
     end: dict[tuple[int, int], float] = {}
-    for table, ports, side in ((outs, out_port, start), (ins, in_port, end)):
+    for table, side in ((outs, start), (ins, end)):
         for u, lst in table.items():
-            if ports is not None and ports[u] is not None:
-                for _, key in lst:
-                    side[key] = xs[u] + ports[u]  # type: ignore[operator]
-                continue
             lst.sort()
             k = len(lst)
             step = min(10.0, widths[u] * 0.6 / k) if k > 1 else 0.0
             for i, (_, key) in enumerate(lst):
                 side[key] = x[u] + (i - (k - 1) / 2.0) * step
-    for (u, v) in dag:
-        pts: list[Point] = [(start[(u, v)], ys[u] + heights[u])]
+
+    def route(u: int, v: int, sx: float | None, ex: float | None) -> list[Point]:
+        pts: list[Point] = [(start[(u, v)] if sx is None else xs[u] + sx, ys[u] + heights[u])]
         for d in chains.get((u, v), ()):
             r = rank[d]
             pts.append((x[d], ytop[r]))
             if band[r] > 0:
                 pts.append((x[d], ytop[r] + band[r]))
-        pts.append((end[(u, v)], ys[v]))
-        route_of[(u, v)] = pts
+        pts.append((end[(u, v)] if ex is None else xs[v] + ex, ys[v]))
+        return pts
+
     routes: list[list[Point]] = []
     rev: list[bool] = []
-    for u, v in edges:
+    for e, (u, v) in enumerate(edges):
         if u == v:
             routes.append([])
             rev.append(False)
         elif (u, v) in back:
-            routes.append(route_of[(v, u)][::-1])
+            routes.append(route(v, u, None, None)[::-1])
             rev.append(True)
         else:
-            routes.append(route_of[(u, v)])
+            sx = src_off[e] if src_off is not None else None
+            ex = dst_off[e] if dst_off is not None else None
+            routes.append(route(u, v, sx, ex))
             rev.append(False)
     return DagResult(xs, ys, total_w, total_h, routes, rev, rank[:n])

@@ -1,0 +1,111 @@
+"""Move far-reaching side inputs (an attention mask feeding every layer) to the side.
+
+A top-level box whose edges reach far down into the graph (many consumers, layers
+apart) draws best beside the column it feeds, not above its middle: its edges then
+come in from the side instead of cutting across every layer in between. Candidates
+right and left of everything in the box's band are scored by how many straight
+centre-to-centre segments its edges would cross; the best one wins (ties keep the
+box where it is). Only boxes outside every group frame move, so frames stay intact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from onnxstudio.layout.types import Layout
+
+MIN_FANOUT = 3
+REACH = 4.0  # edges at least this many times longer (vertically) than the median edge
+STEP = 160.0
+STEPS = 8
+
+
+def _crossings(seg: np.ndarray, others: np.ndarray) -> int:
+    if not len(seg) or not len(others):
+        return 0
+    a, b = seg[:, None, :2], seg[:, None, 2:]
+    c, d = others[None, :, :2], others[None, :, 2:]
+
+    def orient(p: np.ndarray, q: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return np.sign((q[..., 0] - p[..., 0]) * (r[..., 1] - p[..., 1])
+                       - (q[..., 1] - p[..., 1]) * (r[..., 0] - p[..., 0]))
+
+    hit = (orient(a, b, c) * orient(a, b, d) < 0) & (orient(c, d, a) * orient(c, d, b) < 0)
+    return int(hit.sum())
+
+
+def place_side_sources(layout: Layout) -> None:
+    """Shift qualifying top-level boxes sideways in place (edges re-attached)."""
+    if len(layout.edges) < 8:
+        return
+    members = {m for g in layout.groups for m in g.members}
+    boxes = {b.id: b for b in layout.boxes}
+    spans = sorted(abs(boxes[e.target].y - boxes[e.source].y) for e in layout.edges
+                   if e.source in boxes and e.target in boxes)
+    typical = spans[len(spans) // 2] if spans else 0.0
+    if typical <= 0:
+        return
+    outs: dict[str, list[int]] = {}
+    for i, e in enumerate(layout.edges):
+        outs.setdefault(e.source, []).append(i)
+    centre = {b.id: b.center for b in layout.boxes}
+    for bid, idx in outs.items():
+        box = boxes.get(bid)
+        if box is None or bid in members or len({layout.edges[i].target for i in idx}) < MIN_FANOUT:
+            continue
+        reach = sorted(boxes[layout.edges[i].target].y - box.y for i in idx)
+        if reach[len(reach) // 2] < REACH * typical:
+            continue
+        mine = [i for i, e in enumerate(layout.edges) if bid in (e.source, e.target)]
+        mine_set = set(mine)
+        ends = {bid}
+        ends.update(layout.edges[i].target for i in mine)
+        ends.update(layout.edges[i].source for i in mine)
+        others = np.array([(*centre[e.source], *centre[e.target])
+                           for i, e in enumerate(layout.edges)
+                           if i not in mine_set and e.source not in ends
+                           and e.target not in ends], dtype=float).reshape(-1, 4)
+        far = [centre[layout.edges[i].target if layout.edges[i].source == bid
+                      else layout.edges[i].source] for i in mine]
+
+        cy = box.center[1]
+
+        def score(cx: float, far: list[tuple[float, float]] = far,
+                  others: np.ndarray = others, cy: float = cy) -> int:
+            seg = np.array([(cx, cy, fx, fy) for fx, fy in far], dtype=float)
+            return _crossings(seg, others)
+
+        rects: list[tuple[str, float, float, float, float]] = [
+            (o.id, o.x, o.y, o.width, o.height) for o in layout.boxes if o is not box]
+        rects += [(g.id, g.x, g.y, g.width, g.height) for g in layout.groups]
+        band = [(x, x + w) for oid, x, y, w, h in rects
+                if y < box.y + box.height and box.y < y + h and oid not in members]
+        right = max((r for _, r in band), default=box.x + box.width)
+        left = min((lo for lo, _ in band), default=box.x)
+        best_x, best = box.x, score(box.center[0])
+        for k in range(STEPS):
+            for x in (right + 40 + k * STEP, left - 40 - box.width - k * STEP):
+                c = score(x + box.width / 2)
+                if c < best:
+                    best_x, best = x, c
+        if best_x != box.x:
+            dx = best_x - box.x
+            box.x = best_x
+            centre[bid] = box.center
+            for i in mine:
+                e = layout.edges[i]
+                if e.source == bid and e.points:
+                    e.points[0] = (e.points[0][0] + dx, e.points[0][1])
+                if e.target == bid and e.points:
+                    e.points[-1] = (e.points[-1][0] + dx, e.points[-1][1])
+    xs = [b.x for b in layout.boxes] + [g.x for g in layout.groups]
+    x0 = min(xs, default=0.0)
+    if x0 < 0:
+        for b in layout.boxes:
+            b.x -= x0
+        for g in layout.groups:
+            g.x -= x0
+        for e in layout.edges:
+            e.points = [(px - x0, py) for px, py in e.points]
+    layout.width = max([b.x + b.width for b in layout.boxes]
+                       + [g.x + g.width for g in layout.groups] + [0.0])

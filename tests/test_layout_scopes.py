@@ -1,0 +1,122 @@
+"""Scope parsing, tree shaping (merging, untangling, chunking) and operator labels."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from onnxstudio.layout import labels
+from onnxstudio.layout.scopes import ScopeGroup, build_scope_tree, scope_path
+from onnxstudio.layout.types import Box, Edge, Layout
+from onnxstudio.model.graph import Attribute, Graph, InitializerInfo, Node
+from tests.layout_checks import check_layout
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("/encoder/layer.3/attention/MatMul", ("encoder", "layer.3", "attention")),
+    ("encoder.layer.3.attention.MatMul", ("encoder", "layer.3", "attention")),
+    ("a::b::c", ("a", "b")),
+    ("node_MatMul_297", ()),
+    ("MatMul", ()),
+    ("/MatMul", ()),
+])
+def test_scope_path_naming_styles(name: str, expected: tuple[str, ...]) -> None:
+    assert scope_path(name) == expected
+
+
+def test_scope_path_from_dynamo_metadata() -> None:
+    meta = {"pkg.torch.onnx.name_scopes":
+            "['', 'encoder', 'encoder.layer.2', 'encoder.layer.2.attention', 'add_11']"}
+    assert scope_path("node_add_11", meta) == ("encoder", "layer.2", "attention")
+    namespace = {"namespace": ": transformers.BertModel/embeddings: transformers.BertEmbeddings"
+                              "/embeddings.word_embeddings: torch.nn.Embedding/embedding: aten"}
+    assert scope_path("node_embedding", namespace) == ("embeddings", "word_embeddings")
+    # a scoped name wins over metadata
+    assert scope_path("/x/Add", meta) == ("x",)
+
+
+def test_single_child_groups_merge_and_lone_nodes_lift() -> None:
+    tree = build_scope_tree([
+        ("n0", ("a", "b", "c")), ("n1", ("a", "b", "c")),  # a/b/c: a chain of one-child groups
+        ("n2", ("solo",)),  # a group holding one node is just that node
+        ("n3", ("d",)), ("n4", ("d",)),
+    ])
+    top = tree.root.children
+    assert top[1] == "n2"
+    merged = top[0]
+    assert isinstance(merged, ScopeGroup)
+    assert merged.id == "/a/b/c" and merged.label == "a/b/c" and merged.node_count == 2
+    assert tree.ancestors("n0") == [merged]
+    assert tree.group_of["n2"] is tree.root
+
+
+def test_large_flat_groups_are_chunked_in_order() -> None:
+    pairs = [(f"n{i}", ()) for i in range(1000)]
+    tree = build_scope_tree(pairs, limit=100)
+    chunks = tree.root.children
+    assert len(chunks) == 10
+    assert all(isinstance(c, ScopeGroup) and c.kind == "chunk" for c in chunks)
+    first = chunks[0]
+    assert isinstance(first, ScopeGroup)
+    assert first.children[:2] == ["n0", "n1"] and first.node_count == 100
+    # chunks of chunks when even the chunks are too many
+    deep = build_scope_tree([(f"n{i}", ()) for i in range(2000)], limit=10)
+    assert len(deep.root.children) <= 10
+
+
+def test_cycle_making_group_is_dissolved() -> None:
+    # r/Relu feeds conv2, whose output comes back into r/Relu_1: group "r" would be a cycle
+    pairs = [("n0", ("r",)), ("n1", ()), ("n2", ("r",)), ("n3", ()), ("n4", ())]
+    edges = {"n0": ["n1"], "n1": ["n2"], "n2": ["n3"], "n3": ["n4"]}
+    tree = build_scope_tree(pairs, edges=edges)
+    assert "/r" not in tree.by_id
+    kept = build_scope_tree(pairs, edges={"n0": ["n2"], "n2": ["n1"]})
+    assert "/r" in kept.by_id
+
+
+def _node(op: str, inputs: list[str], attrs: list[Attribute], domain: str = "") -> Node:
+    return Node(id="n0", index=0, name="c", op_type=op, domain=domain, inputs=inputs,
+                outputs=["y"], attributes=attrs)
+
+
+def test_labels_key_attributes_and_folded_weights() -> None:
+    conv = _node("Conv", ["x", "W", "B"], [
+        Attribute("kernel_shape", "INTS", [7, 7]), Attribute("strides", "INTS", [2, 2]),
+        Attribute("pads", "INTS", [3, 3, 3, 3]), Attribute("dilations", "INTS", [1, 1]),
+        Attribute("group", "INT", 1)])
+    assert labels.attribute_lines(conv) == ["kernel 7×7", "stride 2×2", "pads 3,3,3,3"]
+    graph = Graph(name="g", id_prefix="", initializers={
+        "W": InitializerInfo("W", "float32", (64, 3, 7, 7), 9408, 37632)})
+    assert labels.folded_input_lines(conv, graph, {"B": "⟨64⟩"}) == ["W ⟨64×3×7×7⟩", "B ⟨64⟩"]
+    perm = _node("Transpose", ["x"], [Attribute("perm", "INTS", [0, 2, 1, 3])])
+    assert labels.attribute_lines(perm) == ["perm 0,2,1,3"]
+    assert labels.category("Conv") == "conv"
+    assert labels.category("LayerNormalization") == "norm"
+    assert labels.category("MyOp", "com.acme") == "custom"
+    assert labels.category("QuantizeLinear") == "quant"
+
+
+def test_box_size_grows_with_text_and_is_capped() -> None:
+    w1, h1 = labels.box_size("Add")
+    w2, h2 = labels.box_size("LayerNormalization", ["scale ⟨768⟩", "B ⟨768⟩"])
+    assert w1 == labels.MIN_W and w2 > w1 and h2 == h1 + 2 * labels.DETAIL_LINE_H
+    long = labels.fit_details(["x" * 500] + [f"l{i}" for i in range(20)])
+    assert len(long) == labels.MAX_DETAILS and long[0].endswith("…")
+    assert labels.box_size("T", long)[0] <= labels.MAX_W
+
+
+def test_check_layout_catches_defects() -> None:
+    """The geometric checks used everywhere above can fail."""
+    good = Layout("TB", 100, 100, [
+        Box("a", "node", 0, 0, 50, 20, "A"), Box("b", "node", 0, 40, 50, 20, "B")],
+        [], [Edge("a", "b", "v", points=[(25, 20), (25, 40)])])
+    check_layout(good)
+    overlapping = copy.deepcopy(good)
+    overlapping.boxes[1].y = 10
+    with pytest.raises(AssertionError):
+        check_layout(overlapping)
+    detached = copy.deepcopy(good)
+    detached.edges[0].points[-1] = (25, 55)
+    with pytest.raises(AssertionError):
+        check_layout(detached)
