@@ -74,10 +74,13 @@ def _export(args: argparse.Namespace) -> int:
     result = export_layout(layout, model, out, options)
     for notice in result.notices:
         print(f"onnxstudio: note: {notice}", file=sys.stderr)
-    what = f"{result.size[0]:.0f}×{result.size[1]:.0f}" if any(result.size) else ""
+    what = f", {result.size[0]:.0f}×{result.size[1]:.0f}" if any(result.size) else ""
     pages = f", {result.pages} pages" if result.pages > 1 else ""
-    files = f", {len(result.files)} files" if len(result.files) > 1 else ""
-    print(f"wrote {result.path} ({fmt}{', ' + what if what else ''}{pages}{files})")
+    if len(result.files) > 1:
+        print(f"wrote {len(result.files)} tiles {result.files[0]} … {result.files[-1].name} "
+              f"({fmt}{what} in all)")
+    else:
+        print(f"wrote {result.path} ({fmt}{what}{pages})")
     return 0
 
 
