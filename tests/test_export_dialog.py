@@ -115,3 +115,33 @@ def test_snapshot_of_a_graph_view(qtbot) -> None:
     snap = ed.snapshot_view(view)
     assert snap.theme == "dark" and snap.selection == ["n1"]
     assert snap.visible_rect is not None and snap.visible_rect[2] > 0
+
+
+def test_ctrl_e_in_the_main_window_exports_what_is_shown(
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real window: open a model, Ctrl+E, pick a file; the SVG holds every shown box."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QKeySequence
+
+    from onnxstudio.ui.main_window import MainWindow
+    from tests.builders import save, tiny_mlp
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(1000, 700)
+    window.show()
+    tab = window.open_paths([str(save(tiny_mlp(), tmp_path / "mlp.onnx"))])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
+    assert window.act_export.shortcut() == QKeySequence("Ctrl+E")
+    out = tmp_path / "shown.svg"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+    flows: list[ed.ExportFlow] = []
+    real_start = ed.ExportFlow.start
+    monkeypatch.setattr(ed.ExportFlow, "start",
+                        lambda self: (flows.append(self), real_start(self))[1])
+    monkeypatch.setattr(ed.ExportOptionsDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+    qtbot.keyClick(window, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: bool(flows) and flows[0].result is not None, timeout=30000)
+    text = out.read_text()
+    for box in tab.layout_data.boxes:
+        assert f'data-id="{box.id}"' in text
