@@ -115,6 +115,15 @@ def test_dynamo_metadata_scopes_give_groups() -> None:
     assert any(g.id == "/encoder/layer.3" for g in layout.groups)
 
 
+def test_gpt2_dynamo_chunks_stay_acyclic() -> None:
+    """Its root has more direct children than a group may hold: chunks follow the flow."""
+    model = load_model(ladder_model("hf_gpt2_12_dynamo.onnx"))
+    layout = build_layout(model, _full(model))
+    check_layout(layout)
+    assert any(g.kind == "chunk" for g in layout.groups)
+    assert not any(e.back for e in layout.edges)
+
+
 def test_deterministic(bert12: Model) -> None:
     a = layout_to_dict(build_layout(bert12, _full(bert12)))
     b = layout_to_dict(build_layout(bert12, _full(bert12)))

@@ -65,6 +65,15 @@ def test_large_flat_groups_are_chunked_in_order() -> None:
     assert len(deep.root.children) <= 10
 
 
+def test_chunks_follow_the_data_flow() -> None:
+    """Graph order n0..n299 but data flowing n299 -> n0: chunks must not point backwards."""
+    pairs = [(f"n{i}", ()) for i in range(300)]
+    edges = {f"n{i + 1}": [f"n{i}"] for i in range(299)}
+    tree = build_scope_tree(pairs, edges=edges, limit=100)
+    first = tree.root.children[0]
+    assert isinstance(first, ScopeGroup) and first.children[0] == "n299"
+
+
 def test_cycle_making_group_is_dissolved() -> None:
     # r/Relu feeds conv2, whose output comes back into r/Relu_1: group "r" would be a cycle
     pairs = [("n0", ("r",)), ("n1", ()), ("n2", ("r",)), ("n3", ()), ("n4", ())]

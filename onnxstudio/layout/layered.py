@@ -26,7 +26,8 @@ NODE_SEP = 18.0  # horizontal gap between boxes
 DUMMY_SEP = 8.0  # gap next to a long-edge dummy
 RANK_SEP = 30.0  # vertical gap between layers
 ORDER_SWEEPS = 6
-DUMMY_BUDGET = 6.0  # at most this many dummies per real node (plus a constant)
+DUMMY_BUDGET = 6.0
+SNAP_CHAINS = True  # at most this many dummies per real node (plus a constant)
 
 
 class LayoutCancelled(Exception):
@@ -432,10 +433,12 @@ def layout_dag(
         layer = layers[li]
         last = len(layer) - 1
         for i, v in enumerate(layer):
-            if not is_dummy[v] or not up[v]:
+            if len(up[v]) != 1:
                 continue
             u = up[v][0][0]
-            tx = x[u] + oport[u]
+            if not is_dummy[v] and (is_dummy[u] or len(down[u]) != 1 or not SNAP_CHAINS):
+                continue  # real nodes: only plain chains (one out, one in) snap
+            tx = x[u] + oport[u] - iport[v]
             if i > 0:
                 a = layer[i - 1]
                 if tx < x[a] + half[a] + DUMMY_SEP + half[v] - 1e-9:

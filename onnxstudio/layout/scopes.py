@@ -325,10 +325,46 @@ def _dissolve_cycles(group: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
         group.children = spliced
 
 
-def _chunk(group: ScopeGroup, limit: int) -> None:
+def _topological(group: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
+    """Reorder a group's children along the data flow (stable: graph order breaks ties),
+    so that cutting the list into consecutive chunks cannot create chunk cycles."""
+    import heapq
+
+    rep: dict[str, int] = {}
+    for i, child in enumerate(group.children):
+        for leaf in _leaves(child) if isinstance(child, ScopeGroup) else [child]:
+            rep[leaf] = i
+    n = len(group.children)
+    succ: list[set[int]] = [set() for _ in range(n)]
+    for a, i in rep.items():
+        for b in succ_of.get(a, ()):
+            j = rep.get(b)
+            if j is not None and j != i:
+                succ[i].add(j)
+    indeg = [0] * n
+    for out in succ:
+        for j in out:
+            indeg[j] += 1
+    ready = [i for i in range(n) if indeg[i] == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for j in succ[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                heapq.heappush(ready, j)
+    if len(order) == n:  # acyclic (untangled); otherwise keep graph order
+        group.children = [group.children[i] for i in order]
+
+
+def _chunk(group: ScopeGroup, limit: int, succ_of: dict[str, list[str]]) -> None:
     for child in group.children:
         if isinstance(child, ScopeGroup):
-            _chunk(child, limit)
+            _chunk(child, limit, succ_of)
+    if len(group.children) > limit and succ_of:
+        _topological(group, succ_of)
     level = 0
     while len(group.children) > limit:
         items = group.children
@@ -388,7 +424,7 @@ def build_scope_tree(
     if edges:
         _untangle(root, edges)
     _compress(root)
-    _chunk(root, limit)
+    _chunk(root, limit, edges or {})
     is_op = {box_id for box_id, _ in nodes}
     _count(root, is_op)
     group_of: dict[str, ScopeGroup] = {}

@@ -4,8 +4,9 @@ A top-level box whose edges reach far down into the graph (many consumers, layer
 apart) draws best beside the column it feeds, not above its middle: its edges then
 come in from the side instead of cutting across every layer in between. Candidates
 right and left of everything in the box's band are scored by how many straight
-centre-to-centre segments its edges would cross; the best one wins (ties keep the
-box where it is). Only boxes outside every group frame move, so frames stay intact.
+centre-to-centre segments its edges would cross; the nearest one within SLACK of the
+best wins (the current place if it is good enough). Only boxes outside every group
+frame move, so frames stay intact.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from onnxstudio.layout.types import Layout
 
 MIN_FANOUT = 3
 REACH = 4.0  # edges at least this many times longer (vertically) than the median edge
-STEP = 160.0
-STEPS = 8
+STEP = 100.0
+STEPS = 10
+SLACK = 1.15
 
 
 def _crossings(seg: np.ndarray, others: np.ndarray) -> int:
@@ -82,12 +84,15 @@ def place_side_sources(layout: Layout) -> None:
                 if y < box.y + box.height and box.y < y + h and oid not in members]
         right = max((r for _, r in band), default=box.x + box.width)
         left = min((lo for lo, _ in band), default=box.x)
-        best_x, best = box.x, score(box.center[0])
+        # nearest candidate within SLACK of the best: most of the gain, least detour
+        scored = [(0.0, box.x, score(box.center[0]))]
         for k in range(STEPS):
             for x in (right + 40 + k * STEP, left - 40 - box.width - k * STEP):
-                c = score(x + box.width / 2)
-                if c < best:
-                    best_x, best = x, c
+                scored.append((abs(x - box.x), x, score(x + box.width / 2)))
+        floor = min(c for _, _, c in scored)
+        best_x = min((d, x) for d, x, c in scored if c <= floor * SLACK + 2)[1]
+        if scored[0][2] <= floor * SLACK + 2:
+            best_x = box.x
         if best_x != box.x:
             dx = best_x - box.x
             box.x = best_x
