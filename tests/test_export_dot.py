@@ -55,3 +55,9 @@ def test_dot_selection_keeps_only_selected(tmp_path: Path) -> None:
                                                             selection=["n1", "n2"]))
     nodes, edges = parse(out.read_text())
     assert nodes == {'"n1"', '"n2"'} and edges == {('"n1"', '"n2"')}
+
+
+def test_dot_title_block_is_the_graph_label(tmp_path: Path) -> None:
+    out = tmp_path / "t.dot"
+    export_layout(chain_layout(2), None, out, ExportOptions(title_block=True))
+    assert "labelloc=t" in out.read_text() and "Date: " in out.read_text()

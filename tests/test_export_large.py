@@ -32,12 +32,13 @@ def _assert_whole(path: Path, layout: Layout, options: ExportOptions) -> None:
     h, w = ink.shape
     assert max(w, h) <= raster.MAX_SIDE
     assert abs(w - h * sheet.width / sheet.height) <= 1.5  # the layout's aspect, not cropped
-    s = w / sheet.width
-    items = [*layout.boxes, *layout.groups]
-    x0 = (min(b.x for b in items) + sheet.dx) * s
-    y0 = (min(b.y for b in items) + sheet.dy) * s
-    x1 = (max(b.x + b.width for b in items) + sheet.dx) * s
-    y1 = (max(b.y + b.height for b in items) + sheet.dy) * s
+    s = max(w, h) / max(sheet.width, sheet.height)  # the long side: least rounding
+    rects = [(b.x, b.y, b.x + b.width, b.y + b.height) for b in [*layout.boxes, *layout.groups]]
+    rects += [(x, y, x, y) for e in layout.edges for x, y in e.points]  # routes may go round
+    x0 = (min(r[0] for r in rects) + sheet.dx) * s
+    y0 = (min(r[1] for r in rects) + sheet.dy) * s
+    x1 = (max(r[2] for r in rects) + sheet.dx) * s
+    y1 = (max(r[3] for r in rects) + sheet.dy) * s
     rows, cols = np.nonzero(ink)
     assert abs(rows.min() - y0) <= 3 and abs(rows.max() - y1) <= 3
     assert abs(cols.min() - x0) <= 3 and abs(cols.max() - x1) <= 3

@@ -87,8 +87,12 @@ def _cluster(group: GroupFrame, children: dict[str | None, list[GroupFrame]],
     yield f"{indent}}}"
 
 
-def layout_to_dot(layout: Layout, name: str = "model", theme: Theme = LIGHT) -> str:
-    """DOT source for ``layout``; every box is a node, every edge an edge."""
+def layout_to_dot(layout: Layout, name: str = "model", theme: Theme = LIGHT,
+                  title: list[str] | None = None) -> str:
+    """DOT source for ``layout``; every box is a node, every edge an edge.
+
+    ``title`` lines (the title block) become the graph's label at the top.
+    """
     lines = [
         f"digraph {quote(name)} {{",
         f"  graph [rankdir={layout.direction}, fontname=\"Helvetica\", fontsize=10, "
@@ -97,6 +101,8 @@ def layout_to_dot(layout: Layout, name: str = "model", theme: Theme = LIGHT) -> 
         f"  edge [fontname=\"Helvetica\", fontsize=8, color={quote(theme.edge)}, "
         f"fontcolor={quote(theme.edge_label)}, arrowsize=0.6];",
     ]
+    if title:
+        lines.append(f"  labelloc=t; labeljust=l; fontsize=12; label={quote(chr(10).join(title))};")
     _, _, w, h = layout_bounds(layout)
     lines.append(f"  // onnxstudio layout: {len(layout.boxes)} boxes, {len(layout.edges)} edges, "
                  f"{w:.0f}×{h:.0f} units")

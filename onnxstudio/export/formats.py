@@ -20,6 +20,7 @@ from onnxstudio.export.options import (
     ExportOptions,
     Format,
     ProgressFn,
+    title_block_for,
 )
 from onnxstudio.export.region import crop_layout
 
@@ -97,7 +98,12 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
         from onnxstudio.render.theme import theme_named
 
         name = model.graph.name if model is not None and model.graph.name else "model"
-        text = layout_to_dot(crop_layout(layout, options), name, theme_named(options.theme_name()))
+        title = None
+        if options.title_block:
+            block = title_block_for(model, options.date)
+            title = [block.title, *block.lines()]
+        text = layout_to_dot(crop_layout(layout, options), name, theme_named(options.theme_name()),
+                             title)
         atomic_write(dest, text, protect)
     elif fmt == "png":
         from onnxstudio.export.raster import export_png

@@ -72,7 +72,8 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
     from PySide6.QtCore import QMarginsF, QRectF, QSizeF
     from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
 
-    from onnxstudio.render.qt_surface import QtSurface, qcolor
+    from onnxstudio.export.qtsurface import ExportQtSurface
+    from onnxstudio.render.qt_surface import qcolor
 
     sheet = plan_sheet(layout, model, options)
     graph = GraphPainter(layout, sheet.theme)
@@ -92,7 +93,8 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
             writer.setPageMargins(QMarginsF(0, 0, 0, 0), QPageLayout.Unit.Point)
             if fit < 1.0:
                 result.notices.append(
-                    f"the diagram is {sheet.width * PT_PER_UNIT / 72:,.0f} in tall or wide, "
+                    f"the diagram is {max(sheet.width, sheet.height) * PT_PER_UNIT / 72:,.0f} "
+                    "in long, "
                     f"over the 200 in page limit of PDF viewers; drawn at {fit:.0%} on one "
                     "page (vector: zoom in for detail), or paginate onto paper")
             windows = [(0.0, 0.0, sheet.width, sheet.height)]
@@ -116,7 +118,7 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
                 painter.translate(-wx, -wy)
                 painter.fillRect(QRectF(wx, wy, ww + 2 / unit, wh + 2 / unit),
                                  qcolor(sheet.theme.canvas))
-                surface = QtSurface(painter)
+                surface = ExportQtSurface(painter)
                 if sheet.title is not None and wy < sheet.margin + sheet.band:
                     sheet.paint_title(surface)
                 if sheet.clip:

@@ -292,8 +292,9 @@ class ExportFlow(QObject):
                 from onnxstudio.export.build import layout_for_export
 
                 context.progress("Laying out", 0.0)
-                drawn = layout_for_export(model, options, state, layout.direction,
-                                          cancel=context.cancelled)
+                drawn = layout_for_export(
+                    model, options, state, layout.direction, cancel=context.cancelled,
+                    progress=lambda fraction: context.progress("Laying out", fraction))
             return export_layout(
                 drawn, model, path, options,
                 progress=lambda done, total: context.progress("Exporting", done / total),
