@@ -17,6 +17,7 @@ Everything is plain Python lists: the graphs laid out here are one group at a ti
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -226,7 +227,43 @@ def _pava(target: list[float], weight: list[float]) -> list[float]:
     return out
 
 
+_CACHE: OrderedDict[tuple, DagResult] = OrderedDict()
+CACHE_SIZE = 4096
+
+
 def layout_dag(
+    widths: Sequence[float],
+    heights: Sequence[float],
+    edges: Sequence[tuple[int, int]],
+    *,
+    weights: Sequence[float] | None = None,
+    top: Sequence[int] = (),
+    bottom: Sequence[int] = (),
+    src_off: Sequence[float | None] | None = None,
+    dst_off: Sequence[float | None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> DagResult:
+    """Memoised ``_layout_dag`` (see there). Identical inputs recur all the time: every
+    layer of a transformer is the same small graph, and re-laying out after a group is
+    toggled repeats every group the toggle did not touch. Results are shared: treat
+    them as read-only."""
+    key = (tuple(widths), tuple(heights), tuple(edges),
+           None if weights is None else tuple(weights), tuple(top), tuple(bottom),
+           None if src_off is None else tuple(src_off),
+           None if dst_off is None else tuple(dst_off))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        _CACHE.move_to_end(key)
+        return hit
+    res = _layout_dag(widths, heights, edges, weights=weights, top=top, bottom=bottom,
+                      src_off=src_off, dst_off=dst_off, cancel=cancel)
+    _CACHE[key] = res
+    if len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return res
+
+
+def _layout_dag(
     widths: Sequence[float],
     heights: Sequence[float],
     edges: Sequence[tuple[int, int]],
