@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import onnx
@@ -124,10 +127,40 @@ def test_gpt2_dynamo_chunks_stay_acyclic() -> None:
     assert not any(e.back for e in layout.edges)
 
 
-def test_deterministic(bert12: Model) -> None:
-    a = layout_to_dict(build_layout(bert12, _full(bert12)))
-    b = layout_to_dict(build_layout(bert12, _full(bert12)))
-    assert a == b
+_DIGEST = """
+import hashlib, json, sys
+from onnxstudio.layout import ExpandState, build_layout
+from onnxstudio.layout.serialize import layout_to_dict
+from onnxstudio.model import load_model
+m = load_model(sys.argv[1])
+s = ExpandState()
+s.expand_all(m.graph)
+d = layout_to_dict(build_layout(m, s))
+print(hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest())
+"""
+
+
+def test_deterministic_across_processes() -> None:
+    """Same model, same picture: fresh processes with different hash seeds (set and dict
+    order of strings) and no shared cache must produce identical layouts."""
+    path = ladder_model("bert12.onnx")
+    digests = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", _DIGEST, str(path)], env=env,
+                             cwd=Path(__file__).parent.parent, capture_output=True,
+                             text=True, check=True)
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
+
+
+def test_memoised_and_fresh_layouts_agree(bert12: Model) -> None:
+    from onnxstudio.layout import layered
+
+    layered._CACHE.clear()
+    fresh = layout_to_dict(build_layout(bert12, _full(bert12)))
+    cached = layout_to_dict(build_layout(bert12, _full(bert12)))
+    assert fresh == cached
 
 
 def test_left_to_right(tmp_path: Path) -> None:
