@@ -60,6 +60,7 @@ def test_large_flat_groups_are_chunked_in_order() -> None:
     first = chunks[0]
     assert isinstance(first, ScopeGroup)
     assert first.children[:2] == ["n0", "n1"] and first.node_count == 100
+    assert [c.id for c in chunks[:2]] == ["/#0", "/#1"]  # type: ignore[union-attr]
     # chunks of chunks when even the chunks are too many
     deep = build_scope_tree([(f"n{i}", ()) for i in range(2000)], limit=10)
     assert len(deep.root.children) <= 10

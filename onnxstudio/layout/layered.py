@@ -28,7 +28,8 @@ DUMMY_SEP = 8.0  # gap next to a long-edge dummy
 RANK_SEP = 30.0  # vertical gap between layers
 ORDER_SWEEPS = 6
 DUMMY_BUDGET = 6.0
-SNAP_CHAINS = True  # at most this many dummies per real node (plus a constant)
+SNAP_CHAINS = True
+W_RR, W_RD, W_DD = 1.0, 2.0, 8.0  # pull of real-real, real-dummy, dummy-dummy links  # at most this many dummies per real node (plus a constant)
 
 
 class LayoutCancelled(Exception):
@@ -354,8 +355,8 @@ def _layout_dag(
             continue
         path = [u, *chains.get((u, v), ()), v]
         for a, b in itertools.pairwise(path):
-            ew = w * (8.0 if is_dummy[a] and is_dummy[b] else 2.0 if is_dummy[a] or is_dummy[b]
-                      else 1.0)
+            ew = w * (W_DD if is_dummy[a] and is_dummy[b] else W_RD if is_dummy[a] or is_dummy[b]
+                      else W_RR)
             seg_w[(a, b)] = seg_w.get((a, b), 0.0) + ew
     up: list[list[tuple[int, float]]] = [[] for _ in range(N)]
     down: list[list[tuple[int, float]]] = [[] for _ in range(N)]

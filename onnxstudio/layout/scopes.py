@@ -366,6 +366,7 @@ def _chunk(group: ScopeGroup, limit: int, succ_of: dict[str, list[str]]) -> None
     if len(group.children) > limit and succ_of:
         _topological(group, succ_of)
     level = 0
+    base = group.id.rstrip("/")
     while len(group.children) > limit:
         items = group.children
         size = -(-len(items) // -(-len(items) // limit))  # even chunks of <= limit
@@ -373,7 +374,7 @@ def _chunk(group: ScopeGroup, limit: int, succ_of: dict[str, list[str]]) -> None
         for k in range(0, len(items), size):
             part = items[k:k + size]
             chunk = ScopeGroup(
-                id=f"{group.id}/#{level}.{k // size}" if level else f"{group.id}/#{k // size}",
+                id=f"{base}/#{level}.{k // size}" if level else f"{base}/#{k // size}",
                 label=f"part {k // size + 1} of {-(-len(items) // size)}",
                 kind="chunk", parent=group, children=part,
             )
