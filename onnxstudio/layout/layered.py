@@ -27,9 +27,9 @@ NODE_SEP = 18.0  # horizontal gap between boxes
 DUMMY_SEP = 8.0  # gap next to a long-edge dummy
 RANK_SEP = 30.0  # vertical gap between layers
 ORDER_SWEEPS = 6
-DUMMY_BUDGET = 6.0
-SNAP_CHAINS = True
-W_RR, W_RD, W_DD = 1.0, 2.0, 8.0  # pull of real-real, real-dummy, dummy-dummy links  # at most this many dummies per real node (plus a constant)
+DUMMY_BUDGET = 6.0  # at most this many dummies per real node (plus a constant)
+SNAP_CHAINS = True  # plain one-in/one-out chains onto one vertical line
+W_RR, W_RD, W_DD = 1.0, 2.0, 8.0  # pull of real-real, real-dummy, dummy-dummy links
 
 
 class LayoutCancelled(Exception):
