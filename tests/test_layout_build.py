@@ -219,6 +219,17 @@ def test_local_function_call_expands_in_place() -> None:
     assert body is not None
     inner = {f"{call.id}/{n.id}" for n in body.body.nodes}
     assert inner & {b.id for b in opened.boxes}
+    functions = {f.key: f.body for f in model.functions}
+    target = sorted(inner & {b.id for b in opened.boxes})[0]
+    revealed = ExpandState()
+    revealed.reveal(model.graph, target, functions)
+    assert call.id in revealed.nodes
+    assert build_layout(model, revealed).box(target) is not None
+    everything = ExpandState()
+    everything.expand_all(model.graph, bodies=True, functions=functions)
+    full = build_layout(model, everything)
+    check_layout(full)
+    assert len(full.boxes) > len(opened.boxes)
 
 
 def test_real_cnn_from_the_zoo() -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from onnxstudio.layout.scopes import ScopeGroup, graph_scope_tree
 from onnxstudio.model.graph import Graph
 
+Functions = dict[tuple[str, str], Graph]
+
 EXPAND_ALL_LIMIT = 10_000
 VISIBLE_BUDGET = 1_500
 
@@ -31,22 +33,29 @@ class ExpandState:
     def toggle(self, group_id: str) -> None:
         self.groups.symmetric_difference_update({group_id})
 
-    def expand_all(self, graph: Graph, bodies: bool = False) -> None:
-        """Expand every scope group; with ``bodies``, control-flow bodies too (recursively)."""
-        self.groups.update(g.id for g in graph_scope_tree(graph).root.groups())
-        if bodies:
-            for node in graph.nodes:
-                if node.subgraphs:
-                    self.nodes.add(node.id)
-                    for body in node.subgraphs.values():
-                        self.expand_all(body, bodies=True)
+    def expand_all(self, graph: Graph, bodies: bool = False,
+                   functions: Functions | None = None, _prefix: str = "") -> None:
+        """Expand every scope group; with ``bodies``, control-flow bodies too, and with
+        ``functions`` ((domain, name) -> body), local-function calls (recursively)."""
+        self.groups.update(_prefix + g.id for g in graph_scope_tree(graph).root.groups())
+        for node in graph.nodes:
+            if bodies and node.subgraphs:
+                self.nodes.add(_prefix + node.id)
+                for body in node.subgraphs.values():
+                    self.expand_all(body, bodies, functions, _prefix)
+            callee = functions.get(node.function) if functions and node.function else None
+            if callee is not None and _prefix.count("/") < 64:
+                call = _prefix + node.id
+                self.nodes.add(call)
+                self.expand_all(callee, bodies, functions, call + "/")
 
     def collapse_all(self) -> None:
         self.groups.clear()
         self.nodes.clear()
 
-    def reveal(self, graph: Graph, node_id: str) -> None:
-        """Expand whatever hides ``node_id``: its groups, and the bodies that hold it."""
+    def reveal(self, graph: Graph, node_id: str, functions: Functions | None = None) -> None:
+        """Expand whatever hides ``node_id``: its groups, the bodies that hold it, and
+        (given ``functions``) the calls it sits in (ids ``<call id>/<function node id>``)."""
         tree = graph_scope_tree(graph)
         if node_id in tree.group_of:
             self.groups.update(g.id for g in tree.ancestors(node_id))
@@ -54,10 +63,19 @@ class ExpandState:
         for node in graph.nodes:
             for body in node.subgraphs.values():
                 if body.id_prefix and node_id.startswith(body.id_prefix):
-                    self.reveal(graph, node.id)
+                    self.reveal(graph, node.id, functions)
                     self.nodes.add(node.id)
-                    self.reveal(body, node_id)
+                    self.reveal(body, node_id, functions)
                     return
+            callee = functions.get(node.function) if functions and node.function else None
+            if callee is not None and node_id.startswith(node.id + "/"):
+                self.reveal(graph, node.id, functions)
+                self.nodes.add(node.id)
+                inner = ExpandState()
+                inner.reveal(callee, node_id[len(node.id) + 1:], functions)
+                self.groups.update(f"{node.id}/{g}" for g in inner.groups)
+                self.nodes.update(f"{node.id}/{n}" for n in inner.nodes)
+                return
 
 
 def default_state(graph: Graph) -> ExpandState:
