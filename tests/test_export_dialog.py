@@ -145,3 +145,19 @@ def test_ctrl_e_in_the_main_window_exports_what_is_shown(
     text = out.read_text()
     for box in tab.layout_data.boxes:
         assert f'data-id="{box.id}"' in text
+
+
+def test_cancel_during_relayout(qtbot, tmp_path: Path, capfd: pytest.CaptureFixture) -> None:
+    from onnxstudio.model import load_model
+    from tests.conftest import ladder_model
+
+    model = load_model(ladder_model("dag30k.onnx"))
+    out = tmp_path / "all.svg"
+    flow = ed.start_export(None, model, grid_layout(2, 2), ed.ViewSnapshot(), path=out,
+                           options=ExportOptions(expand="all"))
+    assert flow is not None
+    qtbot.wait(100)
+    with qtbot.waitSignal(flow.cancelled, timeout=5000):
+        flow.cancel()
+    TaskRunner.wait_all()
+    assert not out.exists() and "Traceback" not in capfd.readouterr().err

@@ -47,7 +47,7 @@ from onnxstudio.export.options import (
 from onnxstudio.layout.types import Layout
 from onnxstudio.model.graph import Model
 from onnxstudio.ui.settings import app_settings
-from onnxstudio.ui.tasks import TaskContext, TaskRunner
+from onnxstudio.ui.tasks import Cancelled, TaskContext, TaskRunner
 
 LAST_FOLDER_KEY = "export/last_folder"
 LAST_FORMAT_KEY = "export/last_format"
@@ -285,20 +285,28 @@ class ExportFlow(QObject):
         state = self.view.expand_state
 
         def work(context: TaskContext) -> ExportResult:
+            from onnxstudio.layout import LayoutCancelled
+
             drawn = layout
             relayout = options.expand != "current" or (
                 options.direction is not None and options.direction != layout.direction)
-            if relayout and model is not None:
-                from onnxstudio.export.build import layout_for_export
+            try:
+                if relayout and model is not None:
+                    from onnxstudio.export.build import layout_for_export
 
-                context.progress("Laying out", 0.0)
-                drawn = layout_for_export(
-                    model, options, state, layout.direction, cancel=context.cancelled,
-                    progress=lambda fraction: context.progress("Laying out", fraction))
-            return export_layout(
-                drawn, model, path, options,
-                progress=lambda done, total: context.progress("Exporting", done / total),
-                cancel=context.cancelled)
+                    context.progress("Laying out", 0.0)
+                    drawn = layout_for_export(
+                        model, options, state, layout.direction, cancel=context.cancelled,
+                        progress=lambda fraction: context.progress("Laying out", fraction))
+                return export_layout(
+                    drawn, model, path, options,
+                    progress=lambda done, total: context.progress("Exporting", done / total),
+                    cancel=context.cancelled)
+            except (LayoutCancelled, ExportCancelled) as exc:
+                raise Cancelled from exc  # quietly: the user asked for it
+            except MemoryError as exc:
+                raise ExportError(f"{path.name}: out of memory; try a smaller scale, "
+                                  "SVG or PDF") from exc
 
         self.progress.setValue(0)
         _running.add(self)
