@@ -202,6 +202,11 @@ def test_if_and_loop_bodies_expand_in_place() -> None:
         inner = {n.id for body in owner.subgraphs.values() for n in body.nodes}
         assert inner & {b.id for b in opened.boxes}
         assert not inner & {b.id for b in closed.boxes}
+        frame = next(g for g in opened.groups if g.depth == 0)
+        assert frame.id == f"{owner.id}/*" and owner.id in frame.members
+        state = ExpandState(nodes={owner.id})
+        state.toggle(frame.id)  # collapsing the frame folds the node back
+        assert not state.nodes
 
 
 def test_local_function_call_expands_in_place() -> None:

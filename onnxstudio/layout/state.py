@@ -31,7 +31,11 @@ class ExpandState:
         return ExpandState(set(self.groups), set(self.nodes))
 
     def toggle(self, group_id: str) -> None:
-        self.groups.symmetric_difference_update({group_id})
+        """Flip a scope group; an in-place frame's id ``<node id>/*`` flips that node."""
+        if group_id.endswith("/*"):
+            self.nodes.symmetric_difference_update({group_id[:-2]})
+        else:
+            self.groups.symmetric_difference_update({group_id})
 
     def expand_all(self, graph: Graph, bodies: bool = False,
                    functions: Functions | None = None, _prefix: str = "") -> None:
