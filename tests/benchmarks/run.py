@@ -9,9 +9,9 @@ Hooks other parts of the app fill in, each optional (a missing module prints "-"
 
 - ``tests/benchmarks/paint.py`` with ``measure_paint(model, layout) -> float``: seconds
   to the first complete paint of ``layout`` (offscreen), reported as ``paint_s``;
-- ``tests/benchmarks/runner_overhead.py`` with ``measure() -> list[dict[str, object]]``:
-  rows for the "runner overhead" section (the app's runner against a bare
-  ``InferenceSession.run``), printed as a second small table.
+- ``tests/benchmarks/runner_overhead.py`` with ``runner_overhead_rows()`` (and
+  ``format_rows(rows)``): the "runner overhead" section (the app's runner against a
+  bare ``InferenceSession.run``), printed as a second small table.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def ladder_files() -> list[Path]:
 
 def measure_one(path: Path, crossings: bool = True) -> dict[str, Any]:
     """Everything for one model, in this process (call it in a fresh one)."""
-    from onnxstudio.layout import ExpandState, build_layout, default_state
+    from onnxstudio.layout import ExpandState, build_layout, default_state, layered
     from onnxstudio.layout.metrics import center_crossings, route_crossings
     from onnxstudio.model import load_model
 
@@ -100,6 +100,7 @@ def measure_one(path: Path, crossings: bool = True) -> dict[str, Any]:
     if path.name in FULL_TOO:
         state = ExpandState()
         state.expand_all(model.graph)
+        layered._CACHE.clear()  # measure cold, as on first open
         t0 = time.perf_counter()
         full = build_layout(model, state)
         row["full_layout_s"] = time.perf_counter() - t0
@@ -144,12 +145,20 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def runner_section() -> str:
-    measure = _hook("runner_overhead", "measure")
+    """The runner-overhead rows, from tests/benchmarks/runner_overhead.py when present."""
+    measure = _hook("runner_overhead", "runner_overhead_rows") or _hook(
+        "runner_overhead", "measure")
     if measure is None:
         return "runner overhead: not measured (tests/benchmarks/runner_overhead.py absent)"
-    rows = measure()
+    try:
+        rows = measure()
+    except Exception as exc:  # the section must not sink the layout table above
+        return f"runner overhead: failed ({type(exc).__name__}: {exc})"
     if not rows:
-        return "runner overhead: no rows"
+        return "runner overhead: no models available"
+    fmt = _hook("runner_overhead", "format_rows")
+    if fmt is not None:
+        return "runner overhead (median ms)\n" + fmt(rows)
     keys = list(rows[0])
     lines = ["runner overhead", "  ".join(keys)]
     lines += ["  ".join(str(r.get(k, "")) for k in keys) for r in rows]
@@ -160,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="onnxstudio benchmark")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--no-crossings", action="store_true", help="skip crossing counts")
+    parser.add_argument("--no-runner", action="store_true", help="skip the runner section")
     parser.add_argument("models", nargs="*", help="subset of ladder file names")
     args = parser.parse_args(argv)
     if args.one is not None:
@@ -176,8 +186,9 @@ def main(argv: list[str] | None = None) -> int:
           "crossings: straight centre segments (ctr) and drawn routes (route); "
           "full_*: every scope group expanded")
     print(format_table(rows))
-    print()
-    print(runner_section())
+    if not args.no_runner:
+        print()
+        print(runner_section())
     return 0
 
 
