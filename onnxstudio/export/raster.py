@@ -25,7 +25,7 @@ from onnxstudio.export.qtsurface import ExportQtSurface
 from onnxstudio.export.sheet import Sheet, paint_state, plan_sheet
 from onnxstudio.export.surfaces import WatchSurface
 from onnxstudio.render.qt_surface import qcolor
-from onnxstudio.render.scene_painter import GraphPainter, PaintState
+from onnxstudio.render.scene_painter import GraphPainter, PaintState, lod
 
 if TYPE_CHECKING:
     from onnxstudio.export.formats import ExportResult
@@ -69,8 +69,9 @@ def plan_raster(sheet: Sheet, options: ExportOptions, max_side: int = MAX_SIDE) 
         w, h = max(1, round(sheet.width * fitted)), max(1, round(sheet.height * fitted))
         notice = (f"the diagram would be {round(want_w):,} × {round(want_h):,} px at scale "
                   f"{scale:g}, over the {max_side:,} px limit per side; exported whole at "
-                  f"scale {fitted:.3g} ({w:,} × {h:,} px). For full detail use SVG or PDF, "
-                  "or tile the PNG")
+                  f"scale {fitted:.3g} ({w:,} × {h:,} px"
+                  f"{', too small for text' if not lod(fitted)[1] else ''}). For full detail "
+                  "use SVG or PDF, or tile the PNG")
         scale = fitted
     width, height = max(1, round(sheet.width * scale)), max(1, round(sheet.height * scale))
     cols, rows = math.ceil(width / max_side), math.ceil(height / max_side)
