@@ -3,11 +3,17 @@
 A collapsed group is one box; an expanded one is laid out by ``layout_dag`` and then
 becomes one sized item of its parent's layout. An edge whose ends sit in different
 groups is split at the groups it leaves and enters: inside each such group it runs to
-the group's exit (or from its entry), a zero-size port item kept alone on the group's
-last (first) layer; at the lowest common group it joins the two items that hold its
-ends. The parent attaches its edges to a child group exactly at those ports, so the
-pieces join into one polyline. Work is proportional to what is visible: a collapsed
-group's contents are never laid out.
+the group's exit for that tensor's producer (or from its entry), a zero-size port item
+on the group's last (first) layer; at the lowest common group it joins the two items
+that hold its ends. The parent attaches its edges to a child group exactly at those
+ports, so the pieces join into one polyline. Work is proportional to what is visible:
+a collapsed group's contents are never laid out.
+
+Ids: boxes are node ids, ``in:<value>``/``out:<value>`` (prefixed by the body's id
+prefix inside bodies) or a collapsed group's id; frames are scope ids
+(``/encoder/layer.3``), chunk ids (``/encoder/#2``), ``<node id>/*`` for a node shown
+with its bodies in place, and ``<node id>/<attribute>`` for each body (``<call id>/``
+prefixes everything inside a local-function call, which may be expanded many times).
 
 Everything is computed top-to-bottom; left-to-right is the same drawing transposed.
 """
@@ -27,7 +33,7 @@ from onnxstudio.model.graph import Graph, Model, Node
 
 FRAME_LABEL_PAD = 26.0  # room above a group's content for its label
 FRAME_PAD = 12.0
-SIDE_SOURCES = True
+SIDE_SOURCES = True  # move far-reaching side inputs beside the column (sides.py)
 
 __all__ = ["LayoutCancelled", "build_layout"]
 
