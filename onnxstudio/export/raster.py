@@ -21,10 +21,9 @@ from PySide6.QtGui import QImage, QPainter
 from onnxstudio.export.atomic import atomic_path
 from onnxstudio.export.options import CancelFn, ExportCancelled, ExportOptions, ProgressFn
 from onnxstudio.export.pngstream import PngStreamWriter
-from onnxstudio.export.qtsurface import ExportQtSurface
 from onnxstudio.export.sheet import Sheet, paint_state, plan_sheet
 from onnxstudio.export.surfaces import WatchSurface
-from onnxstudio.render.qt_surface import qcolor
+from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import GraphPainter, PaintState, lod
 
 if TYPE_CHECKING:
@@ -106,7 +105,7 @@ def _paint_strip(image: QImage, graph: GraphPainter, sheet: Sheet, state: PaintS
     try:
         painter.translate(-x0, -y0)
         painter.scale(scale, scale)
-        surface = ExportQtSurface(painter)
+        surface = QtSurface(painter)
         window = (x0 / scale, y0 / scale, image.width() / scale, rows / scale)
         if sheet.title is not None and window[1] < sheet.margin + sheet.band:
             sheet.paint_title(surface)

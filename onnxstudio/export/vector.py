@@ -72,8 +72,7 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
     from PySide6.QtCore import QMarginsF, QRectF, QSizeF
     from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
 
-    from onnxstudio.export.qtsurface import ExportQtSurface
-    from onnxstudio.render.qt_surface import qcolor
+    from onnxstudio.render.qt_surface import QtSurface, qcolor
 
     sheet = plan_sheet(layout, model, options)
     graph = GraphPainter(layout, sheet.theme)
@@ -118,7 +117,7 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
                 painter.translate(-wx, -wy)
                 painter.fillRect(QRectF(wx, wy, ww + 2 / unit, wh + 2 / unit),
                                  qcolor(sheet.theme.canvas))
-                surface = ExportQtSurface(painter)
+                surface = QtSurface(painter)
                 if sheet.title is not None and wy < sheet.margin + sheet.band:
                     sheet.paint_title(surface)
                 if sheet.clip:

@@ -7,6 +7,7 @@ thousands of items per frame and building Qt objects dominates otherwise.
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,23 +29,35 @@ from PySide6.QtGui import (
 from onnxstudio.render.drawing import FONT_FAMILY, Anchor, Cubic, Font, Point, Stroke, Surface
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 
-_colors: dict[str, QColor] = {}
-_fonts: dict[Font, tuple[QFont, QFontMetricsF]] = {}
+# Qt's font and colour classes are reentrant, not thread-safe: the canvas paints on the
+# GUI thread while exports paint on workers, so each thread keeps caches of its own.
+_local = threading.local()
+
+
+def _cache(name: str) -> dict:
+    cache = getattr(_local, name, None)
+    if cache is None:
+        cache = {}
+        setattr(_local, name, cache)
+    return cache
 
 
 def qcolor(color: str) -> QColor:
-    """``"#rrggbb"`` or ``"#rrggbbaa"`` as a QColor (cached)."""
-    c = _colors.get(color)
+    """``"#rrggbb"`` or ``"#rrggbbaa"`` as a QColor (cached per thread)."""
+    colors: dict[str, QColor] = _cache("colors")
+    c = colors.get(color)
     if c is None:
         c = QColor(color[:7])
         if len(color) == 9:
             c.setAlpha(int(color[7:9], 16))
-        _colors[color] = c
+        colors[color] = c
     return c
 
 
 def qfont(font: Font) -> tuple[QFont, QFontMetricsF]:
-    hit = _fonts.get(font)
+    """A QFont and its metrics for ``font`` (cached per thread)."""
+    fonts: dict[Font, tuple[QFont, QFontMetricsF]] = _cache("fonts")
+    hit = fonts.get(font)
     if hit is None:
         f = QFont("DejaVu Sans Mono" if font.mono else FONT_FAMILY)
         f.setPixelSize(max(1, round(font.size)))
@@ -53,7 +66,7 @@ def qfont(font: Font) -> tuple[QFont, QFontMetricsF]:
         f.setHintingPreference(QFont.HintingPreference.PreferNoHinting)
         f.setStyleStrategy(QFont.StyleStrategy.PreferAntialias)
         hit = (f, QFontMetricsF(f))
-        _fonts[font] = hit
+        fonts[font] = hit
     return hit
 
 
