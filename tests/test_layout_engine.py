@@ -48,6 +48,16 @@ def test_cycles_are_broken_and_marked() -> None:
     assert res.reversed[edges.index((3, 1))] or res.reversed[edges.index((2, 0))]
 
 
+def test_main_chain_with_side_branch_is_straight() -> None:
+    """Single-input nodes sit exactly under their input: the spine stays one line."""
+    edges = [(i, i + 1) for i in range(5)] + [(2, 6), (6, 7)]
+    widths = [80.0, 120.0, 60.0, 100.0, 80.0, 140.0, 90.0, 70.0]
+    res = layout_dag(widths, [30.0] * 8, edges)
+    centres = {round(res.x[i] + widths[i] / 2, 6) for i in range(6)}
+    assert len(centres) == 1
+    assert res.x[6] + widths[6] / 2 not in centres  # the branch goes beside it
+
+
 def test_deterministic() -> None:
     edges = random_graph(300, 150, 7)
     a = layout_dag([60.0] * 300, [30.0] * 300, edges)

@@ -28,7 +28,8 @@ DUMMY_SEP = 8.0  # gap next to a long-edge dummy
 RANK_SEP = 30.0  # vertical gap between layers
 ORDER_SWEEPS = 6
 DUMMY_BUDGET = 6.0  # at most this many dummies per real node (plus a constant)
-SNAP_CHAINS = True  # plain one-in/one-out chains onto one vertical line
+PUSH_MAX = 60.0  # how far a snapping node may push its layer neighbours aside
+SNAP_CHAINS = True  # single-input nodes straight under their input
 W_RR, W_RD, W_DD = 1.0, 2.0, 8.0  # pull of real-real, real-dummy, dummy-dummy links
 
 
@@ -466,7 +467,8 @@ def _layout_dag(
         place(li, True, True)
 
     # -- snap: long-edge chains exactly vertical where the gaps allow ------------------
-    # (snapping real nodes too straightens more but measurably adds crossings)
+    # and single-input nodes right under their input (merges are left where they are:
+    # snapping those too drifts whole stacks sideways)
     for li in range(1, nranks):
         layer = layers[li]
         last = len(layer) - 1
@@ -474,17 +476,27 @@ def _layout_dag(
             if len(up[v]) != 1:
                 continue
             u = up[v][0][0]
-            if not is_dummy[v] and (is_dummy[u] or len(down[u]) != 1 or not SNAP_CHAINS):
-                continue  # real nodes: only plain chains (one out, one in) snap
+            if not is_dummy[v] and (is_dummy[u] or not SNAP_CHAINS):
+                continue  # real nodes with a single real input sit under it
             tx = x[u] + oport[u] - iport[v]
             if i > 0:
                 a = layer[i - 1]
-                if tx < x[a] + half[a] + DUMMY_SEP + half[v] - 1e-9:
-                    continue
+                gap = DUMMY_SEP if is_dummy[a] or is_dummy[v] else NODE_SEP
+                short = x[a] + half[a] + gap + half[v] - tx
+                if short > 1e-9:
+                    if short > PUSH_MAX or is_dummy[v]:
+                        continue
+                    for w in layer[:i]:
+                        x[w] -= short
             if i < last:
                 b = layer[i + 1]
-                if tx > x[b] - half[b] - DUMMY_SEP - half[v] + 1e-9:
-                    continue
+                gap = DUMMY_SEP if is_dummy[b] or is_dummy[v] else NODE_SEP
+                short = tx - (x[b] - half[b] - gap - half[v])
+                if short > 1e-9:
+                    if short > PUSH_MAX or is_dummy[v]:
+                        continue
+                    for w in layer[i + 1:]:
+                        x[w] += short
             x[v] = tx
     xmin = min(x[v] - half[v] for v in range(N))
     x = [xi - xmin for xi in x]
