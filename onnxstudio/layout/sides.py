@@ -20,11 +20,15 @@ REACH = 4.0  # edges at least this many times longer (vertically) than the media
 STEP = 100.0
 STEPS = 10
 SLACK = 1.15
+MAX_MOVED = 8  # only the widest fan-outs are considered, which bounds the cost
 
 
 def _crossings(seg: np.ndarray, others: np.ndarray) -> int:
     if not len(seg) or not len(others):
         return 0
+    block = max(1, 2_000_000 // len(seg))  # bound the pairwise arrays' memory
+    if len(others) > block:
+        return sum(_crossings(seg, others[k:k + block]) for k in range(0, len(others), block))
     a, b = seg[:, None, :2], seg[:, None, 2:]
     c, d = others[None, :, :2], others[None, :, 2:]
 
@@ -51,9 +55,12 @@ def place_side_sources(layout: Layout) -> None:
     for i, e in enumerate(layout.edges):
         outs.setdefault(e.source, []).append(i)
     centre = {b.id: b.center for b in layout.boxes}
-    for bid, idx in outs.items():
+    fanouts = sorted(((-len({layout.edges[i].target for i in idx}), bid) for bid, idx
+                      in outs.items() if bid not in members), key=lambda t: t)
+    for negative, bid in fanouts[:MAX_MOVED]:
+        idx = outs[bid]
         box = boxes.get(bid)
-        if box is None or bid in members or len({layout.edges[i].target for i in idx}) < MIN_FANOUT:
+        if box is None or -negative < MIN_FANOUT:
             continue
         reach = sorted(boxes[layout.edges[i].target].y - box.y for i in idx)
         if reach[len(reach) // 2] < REACH * typical:
