@@ -139,7 +139,8 @@ class _Builder:
                     sub = self._unit(gid, child.label, child.kind, child.node_count, unit)
                     self._add_group(child, body, sub, nodes)
                 else:
-                    title = child.label if child.kind != "chunk" else f"{group.label} {child.label}"
+                    title = child.label if child.kind != "chunk" else (
+                        f"{group.label} {child.label}".strip())
                     sub_text = f"{child.node_count} nodes"
                     w, h = labels.box_size(title, (), sub_text)
                     self._box(Box(gid, "group", 0, 0, w, h, title, sub_text, category="group",
