@@ -204,6 +204,10 @@ def test_if_and_loop_bodies_expand_in_place() -> None:
         assert not inner & {b.id for b in closed.boxes}
         frame = next(g for g in opened.groups if g.depth == 0)
         assert frame.id == f"{owner.id}/*" and owner.id in frame.members
+        header = opened.box(owner.id)
+        assert header is not None
+        for body in (g for g in opened.groups if g.depth == 1):  # bodies below their node
+            assert body.y >= header.y + header.height
         state = ExpandState(nodes={owner.id})
         state.toggle(frame.id)  # collapsing the frame folds the node back
         assert not state.nodes

@@ -169,6 +169,8 @@ class _Builder:
                     root_id = prefix + sub_body.tree.root.id
                     sub = self._unit(root_id, key, kind, graph.node_count_total(), frame)
                     frame.node_count += sub.node_count
+                    # an undrawn link keeps each body below the node it belongs to
+                    frame.edges[(bid, sub.id, "")] = 1
                     self.add_body(sub_body, sub)
             else:
                 self._box(box, unit)
@@ -349,8 +351,8 @@ class _Builder:
         for a, b, s in keys:
             sa = self.units.get(a)
             sb = self.units.get(b)
-            src_off.append(sa.out_x[s] if sa is not None else None)
-            dst_off.append(sb.in_x[s] if sb is not None else None)
+            src_off.append(sa.out_x.get(s) if sa is not None else None)
+            dst_off.append(sb.in_x.get(s) if sb is not None else None)
         res = layout_dag(widths, heights, edges, weights=[float(unit.edges[k]) for k in keys],
                          top=top, bottom=bottom, src_off=src_off, dst_off=dst_off,
                          cancel=cancel)
