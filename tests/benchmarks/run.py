@@ -177,11 +177,28 @@ def runner_section() -> str:
     return "\n".join(lines)
 
 
+def export_section() -> str:
+    """Export times from tests/benchmarks/export_times.py (opt-in: it writes big files)."""
+    rows_of = _hook("export_times", "export_time_rows")
+    if rows_of is None:
+        return "export times: not available"
+    rows = rows_of()
+    if not rows:
+        return "export times: no ladder models"
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    cells = [keys] + [[str(r.get(k, "")) for k in keys] for r in rows]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(keys))]
+    return "export times\n" + "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in cells)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="onnxstudio benchmark")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--no-crossings", action="store_true", help="skip crossing counts")
     parser.add_argument("--no-runner", action="store_true", help="skip the runner section")
+    parser.add_argument("--export", action="store_true",
+                        help="also time SVG/PNG/PDF export (tests/benchmarks/export_times.py)")
     parser.add_argument("models", nargs="*", help="subset of ladder file names")
     args = parser.parse_args(argv)
     if args.one is not None:
@@ -201,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_runner:
         print()
         print(runner_section())
+    if args.export:
+        print()
+        print(export_section())
     return 0
 
 
