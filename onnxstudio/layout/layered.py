@@ -99,25 +99,30 @@ def _layers(n: int, succ: list[list[int]], pred: list[list[int]]) -> tuple[list[
     return rank, order
 
 
-def _count_pair(upper_pos: list[int], edges: list[tuple[int, int, float]]) -> float:
-    """Weighted crossings between two layers (edges: (upper node, lower pos, weight))."""
+def _count_pair(edges: list[tuple[float, float, float]]) -> float:
+    """Weighted crossings between two layers; edges: (upper key, lower key, weight).
+
+    Keys are slot positions plus port offsets (in [-0.5, 0.5)), so edges entering a
+    group at different ports are ordered as drawn; equal keys never cross.
+    """
     if len(edges) < 2:
         return 0.0
-    items = sorted((upper_pos[u], lp, w) for u, lp, w in edges)
-    size = 1 + max(lp for _, lp, _ in items)
+    items = sorted(edges)
+    ranks = {k: i for i, k in enumerate(sorted({lk for _, lk, _ in items}))}
+    size = len(ranks)
     tree = [0.0] * (size + 1)
     total = 0.0
     seen = 0.0
-    for _, lp, w in items:
-        # weight already inserted at positions > lp
-        i = lp + 1
+    for _, lk, w in items:
+        r = ranks[lk]
+        i = r + 1
         le = 0.0
         while i > 0:
             le += tree[i]
             i -= i & -i
-        total += w * (seen - le)
+        total += w * (seen - le)  # weight already inserted with a greater lower key
         seen += w
-        i = lp + 1
+        i = r + 1
         while i <= size:
             tree[i] += w
             i += i & -i
@@ -128,24 +133,33 @@ class _Ordering:
     """Layer orderings with median sweeps and transpositions (Gansner et al. 1993)."""
 
     def __init__(self, layers: list[list[int]], up: list[list[tuple[int, float]]],
-                 down: list[list[tuple[int, float]]], pos: list[int]) -> None:
+                 down: list[list[tuple[int, float]]], pos: list[int],
+                 ports: dict[tuple[int, int], tuple[float, float]]) -> None:
         self.layers = layers
         self.up = up  # node -> [(neighbour in layer above, weight)]
         self.down = down
         self.pos = pos
+        self.ports = ports  # link (a, b) -> port offsets at a's bottom, b's top (in slots)
 
     def crossings(self) -> float:
         total = 0.0
-        pos, down = self.pos, self.down
+        pos, down, ports = self.pos, self.down, self.ports
+        none = (0.0, 0.0)
         for layer in self.layers[:-1]:
-            edges = [(v, pos[w], wt) for v in layer for w, wt in down[v]]
-            total += _count_pair(pos, edges)
+            edges = []
+            for v in layer:
+                for w, wt in down[v]:
+                    fa, fb = ports.get((v, w), none)
+                    edges.append((pos[v] + fa, pos[w] + fb, wt))
+            total += _count_pair(edges)
         return total
 
     def sweep(self, downward: bool) -> None:
         layers = self.layers
         pos = self.pos
         nbrs = self.up if downward else self.down
+        ports = self.ports
+        none = (0.0, 0.0)
         seq = range(1, len(layers)) if downward else range(len(layers) - 2, -1, -1)
         for li in seq:
             layer = layers[li]
@@ -155,7 +169,10 @@ class _Ordering:
                 if not nb:
                     keyed.append((float(pos[v]), 1, v))
                     continue
-                ps = sorted(pos[w] for w, _ in nb)
+                if downward:
+                    ps = sorted(pos[w] + ports.get((w, v), none)[0] for w, _ in nb)
+                else:
+                    ps = sorted(pos[w] + ports.get((v, w), none)[1] for w, _ in nb)
                 m = len(ps)
                 med = ps[m // 2] if m % 2 else (ps[m // 2 - 1] + ps[m // 2]) / 2.0
                 keyed.append((med, 0, v))
@@ -180,17 +197,22 @@ class _Ordering:
 
     def transpose(self, rounds: int = 2) -> None:
         """Swap adjacent nodes while it removes crossings with both neighbouring layers."""
-        pos, up, down = self.pos, self.up, self.down
+        pos, up, down, ports = self.pos, self.up, self.down, self.ports
+        none = (0.0, 0.0)
 
         def cross(a: int, b: int) -> float:
             # crossings among edges of a and b if a is left of b
             c = 0.0
-            for nb in (up, down):
-                for wa, xa in nb[a]:
-                    pa = pos[wa]
-                    for wb, xb in nb[b]:
-                        if pos[wb] < pa:
-                            c += xa * xb
+            for wa, xa in up[a]:
+                pa = pos[wa] + ports.get((wa, a), none)[0]
+                for wb, xb in up[b]:
+                    if pos[wb] + ports.get((wb, b), none)[0] < pa:
+                        c += xa * xb
+            for wa, xa in down[a]:
+                pa = pos[wa] + ports.get((a, wa), none)[1]
+                for wb, xb in down[b]:
+                    if pos[wb] + ports.get((b, wb), none)[1] < pa:
+                        c += xa * xb
             return c
 
         for _ in range(rounds):
@@ -383,7 +405,29 @@ def _layout_dag(
     for layer in layers:
         for i, v in enumerate(layer):
             pos[v] = i
-    ordering = _Ordering(layers, up, down, pos)
+    # where fixed ports sit on their box, as a fraction of a slot, for the ordering
+    ports: dict[tuple[int, int], tuple[float, float]] = {}
+    if src_off is not None or dst_off is not None:
+        port_acc: dict[tuple[int, int], list[list[float]]] = {}
+        for e, (u, v) in enumerate(edges):
+            if (u, v) not in dag or (u, v) in straight:
+                continue
+            so = src_off[e] if src_off is not None else None
+            do = dst_off[e] if dst_off is not None else None
+            slot = port_acc.setdefault((u, v), [[], []])
+            if so is not None and widths[u] > 0:
+                slot[0].append(min(0.49, max(-0.49, so / widths[u] - 0.5)))
+            if do is not None and widths[v] > 0:
+                slot[1].append(min(0.49, max(-0.49, do / widths[v] - 0.5)))
+        for (u, v), (fs, fd) in port_acc.items():
+            path = [u, *chains.get((u, v), ()), v]
+            if fs:
+                old = ports.get((u, path[1]), (0.0, 0.0))
+                ports[(u, path[1])] = (sum(fs) / len(fs), old[1])
+            if fd:
+                old = ports.get((path[-2], v), (0.0, 0.0))
+                ports[(path[-2], v)] = (old[0], sum(fd) / len(fd))
+    ordering = _Ordering(layers, up, down, pos, ports)
     best = ordering.crossings()
     best_layers = [list(layer) for layer in layers]
     small = N <= 1500
