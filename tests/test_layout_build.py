@@ -99,6 +99,20 @@ def test_bert12_fully_expanded_beats_dagre(bert12: Model) -> None:
     assert route_crossings(layout) < 226
 
 
+def test_generated_ladder_models(tmp_path: Path) -> None:
+    """Without ../shared: the benchmark's own BERT and ResNet pass the same bar."""
+    bert = _load(ladder.bert(12), tmp_path, "bert.onnx")
+    layout = build_layout(bert, _full(bert))
+    check_layout(layout)
+    assert center_crossings(layout) < 226
+    resnet = _load(ladder.resnet(), tmp_path, "resnet.onnx")
+    layout = build_layout(resnet, _full(resnet))
+    check_layout(layout)
+    assert not any(e.back for e in layout.edges)  # the shared relu groups were untangled
+    dag = _load(ladder.dag(3000), tmp_path, "dag.onnx")
+    check_layout(build_layout(dag))
+
+
 def test_default_state_expands_small_graphs_and_limits_big_ones(bert12: Model) -> None:
     tree = graph_scope_tree(bert12.graph)
     assert default_state(bert12.graph).groups == {g.id for g in tree.root.groups()}
