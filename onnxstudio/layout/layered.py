@@ -17,6 +17,7 @@ Everything is plain Python lists: the graphs laid out here are one group at a ti
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -252,6 +253,7 @@ def _pava(target: list[float], weight: list[float]) -> list[float]:
 
 
 _CACHE: OrderedDict[tuple, DagResult] = OrderedDict()
+_CACHE_LOCK = threading.Lock()  # the canvas and an export may lay out on two workers
 CACHE_SIZE = 4096
 
 
@@ -275,15 +277,17 @@ def layout_dag(
            None if weights is None else tuple(weights), tuple(top), tuple(bottom),
            None if src_off is None else tuple(src_off),
            None if dst_off is None else tuple(dst_off))
-    hit = _CACHE.get(key)
-    if hit is not None:
-        _CACHE.move_to_end(key)
-        return hit
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
     res = _layout_dag(widths, heights, edges, weights=weights, top=top, bottom=bottom,
                       src_off=src_off, dst_off=dst_off, cancel=cancel)
-    _CACHE[key] = res
-    if len(_CACHE) > CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _CACHE_LOCK:
+        _CACHE[key] = res
+        if len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return res
 
 
