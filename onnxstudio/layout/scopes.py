@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -443,11 +444,13 @@ def build_scope_tree(
 
 
 _CACHE: dict[int, tuple[Graph, ScopeTree]] = {}  # a few recent graphs (Graph has no weakref)
+_CACHE_LOCK = threading.Lock()
 
 
 def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree:
     """The scope tree of a (main) graph's boxes, cached per Graph object."""
-    hit = _CACHE.get(id(graph))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(id(graph))
     if hit is not None and hit[0] is graph:
         return hit[1]
     from onnxstudio.layout.labels import folded_constants
@@ -473,7 +476,8 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
         root_id=prefix.rstrip("/"),
         edges=succ,
     )
-    while len(_CACHE) >= 4:
-        _CACHE.pop(next(iter(_CACHE)))
-    _CACHE[id(graph)] = (graph, tree)
+    with _CACHE_LOCK:
+        while len(_CACHE) >= 4:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[id(graph)] = (graph, tree)
     return tree
