@@ -35,6 +35,11 @@ class ModelIndex:
         for function in model.functions:
             self._add(function.body, None)
 
+    @classmethod
+    def of(cls, model: Model) -> ModelIndex:
+        """The model's index, built once and shared by every panel."""
+        return model.memo("index", lambda: cls(model))
+
     def _add(self, graph: Graph, parent: Graph | None) -> None:
         self.parent[id(graph)] = parent
         for node in graph.nodes:

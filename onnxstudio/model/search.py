@@ -61,7 +61,7 @@ def search(model: Model, query: SearchQuery, index: ModelIndex | None = None,
     result = SearchResult()
     if pattern is None:
         return result
-    index = index or ModelIndex(model)
+    index = index or ModelIndex.of(model)
     hits = result.hits
 
     def add(hit: SearchHit) -> bool:

@@ -40,6 +40,11 @@ def operator_counts(model: Model) -> list[dict[str, Any]]:
 
 
 def model_summary(model: Model) -> dict[str, Any]:
+    """A fresh dict (callers may add to it) over a summary computed once per model."""
+    return dict(model.memo("summary", lambda: _summary(model)))
+
+
+def _summary(model: Model) -> dict[str, Any]:
     graph = model.graph
     return {
         "path": str(model.path),

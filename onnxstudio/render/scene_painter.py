@@ -88,6 +88,16 @@ class GraphPainter:
 
     # -- public -------------------------------------------------------------------------
 
+    def prepare(self) -> GraphPainter:
+        """Do the once-per-layout work (edge-label placement: 150 ms on BERT-96) now.
+
+        Call it where the layout is built, off the GUI thread, so the first paint of a
+        big graph does not freeze the window.
+        """
+        if len(self.layout.edges) <= MAX_LABEL_COLLISION_EDGES:
+            self._label_layout()
+        return self
+
     def bounds(self, margin: float = 0.0) -> Rect:
         return (-margin, -margin, self.layout.width + 2 * margin, self.layout.height + 2 * margin)
 

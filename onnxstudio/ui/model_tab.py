@@ -30,6 +30,7 @@ from onnxstudio.model import Model, Node, load_model
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme, theme_named
 from onnxstudio.ui.graph_view import GraphView
+from onnxstudio.ui.inspector import prepare_model_views
 from onnxstudio.ui.tasks import Cancelled, TaskContext, TaskRunner
 
 
@@ -64,7 +65,7 @@ def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     except LayoutCancelled as exc:
         raise Cancelled from exc
     context.check()
-    return Drawing(layout, GraphPainter(layout, theme))
+    return Drawing(layout, GraphPainter(layout, theme).prepare())
 
 
 class _ProgressPage(QWidget):
@@ -195,6 +196,7 @@ class ModelTab(QWidget):
             nodes = {n.id: n for n in model.graph.walk()}
             for function in model.functions:
                 nodes.update((n.id, n) for n in function.body.walk())
+            prepare_model_views(model)
             state = default_state(model.graph)
             drawing = _draw(model, state, direction, theme, context)
             return Opened(model, nodes, state, drawing, loaded - started,

@@ -124,7 +124,7 @@ class NodePanel(QWidget):
     def set_model(self, model: Model | None) -> None:
         """Forget the previous model; show the empty state."""
         self.model = model
-        self.index = ModelIndex(model) if model is not None else None
+        self.index = ModelIndex.of(model) if model is not None else None
         self.clear()
 
     def clear(self) -> None:

@@ -39,6 +39,10 @@ NOTE_COLOR = QColor("#b9770e")
 
 def operator_rows(model: Model) -> list[dict]:
     """One row per (domain, op_type): count, version in force, newest, and a note."""
+    return model.memo("operator_rows", lambda: _operator_rows(model))
+
+
+def _operator_rows(model: Model) -> list[dict]:
     rows: dict[tuple[str, str], dict] = {}
     for node in model.graph.walk():
         key = (node.domain, node.op_type)

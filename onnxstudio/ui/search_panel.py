@@ -100,7 +100,7 @@ class SearchPanel(QWidget):
 
     def set_model(self, model: Model | None) -> None:
         self.model = model
-        self.index = ModelIndex(model) if model is not None else None
+        self.index = ModelIndex.of(model) if model is not None else None
         self.run_search()
 
     def activate(self) -> None:

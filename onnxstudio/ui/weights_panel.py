@@ -277,7 +277,7 @@ class WeightsPanel(QWidget):
         """Show ``name`` (an initializer of the main graph or a body); reads off-thread."""
         if model is not self.model:
             self.set_model(model)
-        info = ModelIndex(model).find_initializer(name)
+        info = ModelIndex.of(model).find_initializer(name)
         if info is None or self.store is None:
             self.clear()
             self.placeholder.setText(f"'{name}' is not an initializer of this model")

@@ -46,6 +46,8 @@ COLUMNS = [
     ("boxes", "boxes", "{:,}"),
     ("paint_s", "paint_s", "{:.3f}"),
     ("total_s", "total_s", "{:.3f}"),
+    ("window_s", "window_s", "{:.3f}"),
+    ("stall_ms", "stall_ms", "{:.0f}"),
     ("target_s", "target", "{:.1f}"),
     ("cross_centre", "cross_ctr", "{:,}"),
     ("cross_routes", "cross_route", "{:,}"),
@@ -81,6 +83,9 @@ def measure_one(path: Path, crossings: bool = True) -> dict[str, Any]:
     from onnxstudio.model import load_model
 
     row: dict[str, Any] = {"model": path.name}
+    window = _hook("paint", "measure_window")
+    if window is not None:  # first, cold: the user's open-to-painted through the window
+        row.update(window(path))
     t0 = time.perf_counter()
     model = load_model(path)
     row["open_s"] = time.perf_counter() - t0
