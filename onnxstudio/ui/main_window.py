@@ -284,7 +284,9 @@ class MainWindow(QMainWindow):
         if not restored and self.docks:
             # First start: panels take a third of the window at most; the graph the rest.
             docks = list(self.docks.values())
-            self.resizeDocks(docks, [400] * len(docks), Qt.Orientation.Horizontal)
+            self.resizeDocks(docks, [420] * len(docks), Qt.Orientation.Horizontal)
+            if "search" in self.docks:  # an empty search panel is clutter until Ctrl+F
+                self.docks["search"].hide()
 
     def save_window_state(self) -> None:
         settings = app_settings()

@@ -223,8 +223,10 @@ class ModelTab(QWidget):
     def _on_opened(self, opened: Opened) -> None:
         self.model, self.nodes, self.state = opened.model, opened.nodes, opened.state
         self.timings = {"load": opened.load_seconds, "layout": opened.layout_seconds}
-        self._show(opened.drawing, keep_view=False)
+        # Show the view first: its initial zoom (fit, or readable at the top) needs the
+        # viewport's real size, which a hidden page of the stack does not have yet.
         self._stack.setCurrentWidget(self.view)
+        self._show(opened.drawing, keep_view=False)
         self.loaded.emit(opened.model)
 
     def _on_failed(self, message: str) -> None:

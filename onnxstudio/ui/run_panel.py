@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QFrame,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
@@ -217,6 +218,8 @@ class RunPanel(QWidget):
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # A dock is narrow: content wraps to its width rather than scrolling sideways.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer.addWidget(scroll)
         body = QWidget()
         scroll.setWidget(body)
@@ -247,16 +250,20 @@ class RunPanel(QWidget):
 
         self.drop_zone = DropZone()
         lay.addWidget(self.drop_zone)
-        row = QHBoxLayout()
+        row = QGridLayout()
         self.open_button = QPushButton("Open image…")
         self.paste_button = QPushButton("Paste")
         self.npy_button = QPushButton(".npy…")
-        self.random_button = QPushButton("Run with random inputs")
-        for b in (self.open_button, self.paste_button, self.npy_button, self.random_button):
-            row.addWidget(b)
+        self.random_button = QPushButton("Random inputs")
+        self.random_button.setToolTip("Run with random inputs of the model's shapes")
+        for i, b in enumerate((self.open_button, self.paste_button, self.npy_button,
+                               self.random_button)):
+            row.addWidget(b, i // 2, i % 2)
         lay.addLayout(row)
 
-        pre = QGroupBox("Preprocessing (the model's metadata and input shape come first)")
+        pre = QGroupBox("Preprocessing")
+        pre.setToolTip("The model's metadata and input shape decide first; "
+                       "anything chosen here overrides them and is remembered per model")
         form = QFormLayout(pre)
         self.preset_combo = self._combo([AUTO, *PRESETS])
         self.channels_combo = self._combo([AUTO, *CHANNELS])
@@ -275,7 +282,8 @@ class RunPanel(QWidget):
         labels_row.addWidget(self.labels_source, 1)
         labels_row.addWidget(self.labels_button)
         self.dims_edit = QLineEdit()
-        self.dims_edit.setPlaceholderText("symbolic dims for random inputs, e.g. batch=1, seq=16")
+        self.dims_edit.setPlaceholderText("e.g. batch=1, seq=16")
+        self.dims_edit.setToolTip("Sizes for symbolic dimensions when running random inputs")
         form.addRow("Preset", self.preset_combo)
         form.addRow("Channels", self.channels_combo)
         form.addRow("Layout", self.layout_combo)
@@ -321,6 +329,9 @@ class RunPanel(QWidget):
         self.thumbnail.setFrameShape(QFrame.Shape.StyledPanel)
         self.fed_label = QLabel()
         self.fed_label.setWordWrap(True)
+        # Long unbreakable tokens (metadata keys) must not widen the dock: wrap or clip.
+        self.fed_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                     QSizePolicy.Policy.Preferred)
         self.fed_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.fed_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         fed.addWidget(self.thumbnail)
