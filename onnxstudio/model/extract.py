@@ -130,6 +130,11 @@ def _attribute(attr: onnx.AttributeProto, body_keys: dict[str, str]) -> Attribut
     return Attribute(attr.name, kind, value)
 
 
+def _new_value(values: dict[str, Value], name: str, types: dict[str, TensorType]) -> Value:
+    value = values[name] = Value(name, types.get(name, _UNKNOWN))
+    return value
+
+
 def _build_graph(
     name: str,
     prefix: str,
@@ -202,18 +207,12 @@ def _build_graph(
         ))
         for value_name in node_inputs:
             if value_name:
-                value = values.get(value_name)
-                if value is None:
-                    value = values[value_name] = Value(
-                        value_name, types.get(value_name, _UNKNOWN))
-                value.consumers.append(index)
+                (values.get(value_name) or _new_value(values, value_name, types)
+                 ).consumers.append(index)
         for value_name in node_outputs:
             if value_name:
-                value = values.get(value_name)
-                if value is None:
-                    value = values[value_name] = Value(
-                        value_name, types.get(value_name, _UNKNOWN))
-                value.producer = index
+                (values.get(value_name) or _new_value(values, value_name, types)
+                 ).producer = index
 
     for value_name, vtype in outputs:
         value = values.setdefault(value_name, Value(value_name, vtype))
