@@ -28,3 +28,7 @@ class RunError(OnnxStudioError):
 
 class ExportError(OnnxStudioError):
     """A diagram or model could not be written."""
+
+
+class CutError(OnnxStudioError):
+    """A sub-model cannot be cut as asked (unknown tensor, unreachable output, bad target)."""
