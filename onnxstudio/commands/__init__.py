@@ -12,6 +12,7 @@ COMMANDS: dict[str, str] = {
     "run": "run",
     "export": "export",
     "bench": "bench",
+    "extract": "extract",
 }
 
 
