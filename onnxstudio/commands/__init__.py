@@ -13,6 +13,8 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "bench": "bench",
     "extract": "extract",
+    "profile": "profile",
+    "compare": "compare",
 }
 
 

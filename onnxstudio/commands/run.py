@@ -38,9 +38,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "named input) and print the answer. Preprocessing follows the model's "
                     "metadata and input shape first; the options fill in what the model "
                     "does not say.")
+    add_input_options(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per input")
+    p.add_argument("--labels", type=Path, metavar="FILE", help="class names, one per line")
+    p.add_argument("--top", type=int, default=5, metavar="K")
+    p.add_argument("--benchmark", type=int, default=0, metavar="N",
+                   help="also time N runs and report median and p90")
+    return p
+
+
+def add_input_options(p: argparse.ArgumentParser, session: bool = True) -> None:
+    """MODEL, INPUT... and the preprocessing (and, with ``session``, session) options,
+    shared by `run`, `profile` and `compare` so an input is prepared the same way."""
     p.add_argument("model", type=Path, help="the .onnx model")
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="images or .npy files")
-    p.add_argument("--json", action="store_true", help="one JSON object per input")
     p.add_argument("--preset", choices=["imagenet", "caffe", "raw255", "unit", "symmetric"])
     p.add_argument("--channels", choices=["rgb", "bgr", "gray"])
     p.add_argument("--layout", choices=["nchw", "nhwc"])
@@ -49,18 +60,20 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--mean", type=_floats, metavar="M[,M,M]")
     p.add_argument("--std", type=_floats, metavar="S[,S,S]")
     p.add_argument("--scale", type=float, help="multiply pixels by this before mean/std")
-    p.add_argument("--labels", type=Path, metavar="FILE", help="class names, one per line")
-    p.add_argument("--top", type=int, default=5, metavar="K")
-    p.add_argument("--provider", help="execution provider (default CPUExecutionProvider)")
-    p.add_argument("--optimization", choices=["disable", "basic", "extended", "all"],
-                   default="all", help="graph optimisation level")
-    p.add_argument("--threads", type=int, default=0, help="intra-op threads (0: automatic)")
+    if session:
+        p.add_argument("--provider", help="execution provider (default CPUExecutionProvider)")
+        p.add_argument("--optimization", choices=["disable", "basic", "extended", "all"],
+                       default="all", help="graph optimisation level")
+        p.add_argument("--threads", type=int, default=0,
+                       help="intra-op threads (0: automatic)")
     p.add_argument("--random", action="store_true", help="run once with random inputs")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                    help="size of a symbolic dimension for --random")
-    p.add_argument("--benchmark", type=int, default=0, metavar="N",
-                   help="also time N runs and report median and p90")
-    return p
+
+
+def requests(args: argparse.Namespace) -> list[Any]:
+    """RunRequests from the options of add_input_options (one per input source)."""
+    return _requests(args)
 
 
 def _requests(args: argparse.Namespace) -> list[Any]:
@@ -71,9 +84,12 @@ def _requests(args: argparse.Namespace) -> list[Any]:
     options = PreprocessOptions(preset=args.preset, channels=args.channels, layout=args.layout,
                                 size=args.size, resize=args.resize, mean=args.mean,
                                 std=args.std, scale=args.scale)
-    config = SessionConfig(args.provider or CPU, args.optimization, args.threads)
-    common: dict[str, Any] = {"options": options, "config": config, "top_k": args.top,
-                              "labels_file": args.labels, "benchmark_runs": args.benchmark}
+    config = SessionConfig(getattr(args, "provider", None) or CPU,
+                           getattr(args, "optimization", "all"), getattr(args, "threads", 0))
+    common: dict[str, Any] = {"options": options, "config": config,
+                              "top_k": getattr(args, "top", 5),
+                              "labels_file": getattr(args, "labels", None),
+                              "benchmark_runs": getattr(args, "benchmark", 0)}
     if not args.model.is_file():
         raise InputError(f"{args.model.name}: no such model file")
     if args.random or not args.inputs:

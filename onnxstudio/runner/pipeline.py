@@ -32,6 +32,7 @@ from onnxstudio.runner.preprocess import apply as apply_plan
 from onnxstudio.runner.session import BenchmarkResult, Session, SessionConfig
 
 Progress = Callable[[str, int, int], None]  # message, done, total
+Job = tuple[str, dict[str, Any], Preprocessed | None]  # source name, feeds, preprocessing
 
 
 @dataclass
@@ -168,12 +169,16 @@ class Pipeline:
                                   info.class_labels if info else None, request.labels_file)
         return find
 
-    def execute(self, request: RunRequest, progress: Progress | None = None) -> list[RunOutcome]:
-        """Run the request; raises InputError / RunError (RunCancelled when cancelled)."""
+    def adopt(self, session: Session) -> None:
+        """Prepare feeds for a session made elsewhere (profiling, extra outputs)."""
+        self.session = session
+        self.info = read_model_info(session.path)
+
+    def prepare(self, request: RunRequest, progress: Progress | None = None) -> list[Job]:
+        """The request's feeds, one job per input source, without running anything."""
         session = self.ensure_session(request.model, request.config, progress)
-        session.reset_cancel()
         assert self.info is not None
-        jobs: list[tuple[str, dict[str, Any], Preprocessed | None]] = []
+        jobs: list[Job] = []
         if request.images:
             the_plan = self.plan_for(request.options)
             others = [s for s in session.inputs if s.name != the_plan.input_name]
@@ -206,7 +211,14 @@ class Pipeline:
             jobs.append(("random inputs", random_feeds(specs, request.dim_sizes), None))
         else:
             raise InputError("nothing to run: give an image, .npy files or random inputs")
+        return jobs
 
+    def execute(self, request: RunRequest, progress: Progress | None = None) -> list[RunOutcome]:
+        """Run the request; raises InputError / RunError (RunCancelled when cancelled)."""
+        jobs = self.prepare(request, progress)
+        session = self.session
+        assert session is not None
+        session.reset_cancel()
         outcomes: list[RunOutcome] = []
         for i, (name, feeds, fed_image) in enumerate(jobs):
             if progress:

@@ -81,7 +81,11 @@ def _clean(exc: BaseException) -> str:
 class Session:
     """One InferenceSession per model and configuration; thread-safe cancel from any thread."""
 
-    def __init__(self, path: str | Path, config: SessionConfig | None = None) -> None:
+    def __init__(self, path: str | Path, config: SessionConfig | None = None, *,
+                 model_bytes: bytes | None = None,
+                 tweak: Callable[[ort.SessionOptions], None] | None = None) -> None:
+        """``model_bytes``: run this in-memory copy of ``path`` (e.g. with extra outputs);
+        ``tweak``: adjust the options before creation (e.g. turn profiling on)."""
         self.path = Path(path)
         self.config = config or SessionConfig()
         if self.config.provider not in ort.get_available_providers():
@@ -90,10 +94,18 @@ class Session:
         providers = [self.config.provider]
         if self.config.provider != CPU:
             providers.append(CPU)
+        options = self.config.session_options()
+        if model_bytes is not None:  # external data still resolves next to the user's file
+            options.add_session_config_entry(
+                "session.model_external_initializers_file_folder_path",
+                str(self.path.resolve().parent))
+        if tweak is not None:
+            tweak(options)
         started = time.perf_counter()
         try:
-            self.session = ort.InferenceSession(str(self.path), self.config.session_options(),
-                                                providers=providers)
+            self.session = ort.InferenceSession(
+                model_bytes if model_bytes is not None else str(self.path), options,
+                providers=providers)
         except Exception as exc:
             raise RunError(f"{self.path.name}: onnxruntime cannot load this model: "
                            f"{_clean(exc)}") from exc

@@ -1,0 +1,225 @@
+"""Run one input on two configurations and find where their values part ways.
+
+A configuration is onnxruntime with a provider and an optimisation level
+(``ort:cpu:all``, ``ort:cpu:disabled``) or onnx's ``ReferenceEvaluator`` (``reference``);
+side B may also run another copy of the model (quantised, edited), values matched by
+name. Outputs come from a plain run of each side; intermediates from a capture run
+(extra outputs block fusions, so on an optimised side they show what the unfused kernels
+compute). The first diverging node, in topological order, is where to look.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+
+from onnxstudio.errors import InputError, RunError
+from onnxstudio.model.load import read_model_proto
+from onnxstudio.runner.feeds import request_feeds
+from onnxstudio.runner.intermediates import DEFAULT_CAP_BYTES, capture_feeds, node_outputs
+from onnxstudio.runner.pipeline import RunRequest
+from onnxstudio.runner.session import CPU, OPTIMIZATION_LEVELS, Session, SessionConfig
+
+_PROVIDERS = {"cpu": CPU, "cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider",
+              "dml": "DmlExecutionProvider", "coreml": "CoreMLExecutionProvider",
+              "openvino": "OpenVINOExecutionProvider", "rocm": "ROCMExecutionProvider"}
+_LEVELS = {"disabled": "disable", "none": "disable", "off": "disable", "enabled": "all"}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One side of a comparison: onnxruntime (provider, level) or the reference evaluator."""
+
+    engine: str  # "ort" or "reference"
+    provider: str = CPU
+    optimization: str = "all"
+
+    @property
+    def label(self) -> str:
+        if self.engine == "reference":
+            return "reference"
+        short = next((k for k, v in _PROVIDERS.items() if v == self.provider), self.provider)
+        return f"ort:{short}:{self.optimization}"
+
+
+def parse_config(text: str) -> RunConfig:
+    """``ort[:PROVIDER[:LEVEL]]`` or ``reference``; PROVIDER cpu/cuda/... or a full name."""
+    parts = text.strip().split(":")
+    if parts[0].lower() in ("reference", "ref", "onnx"):
+        return RunConfig("reference")
+    if parts[0].lower() not in ("ort", "onnxruntime") or len(parts) > 3:
+        raise InputError(f"configuration {text!r}: expected ort:PROVIDER:LEVEL or reference")
+    provider = _PROVIDERS.get(parts[1].lower(), parts[1]) if len(parts) > 1 and parts[1] else CPU
+    level = parts[2].lower() if len(parts) > 2 and parts[2] else "all"
+    level = _LEVELS.get(level, level)
+    if level not in OPTIMIZATION_LEVELS:
+        raise InputError(f"configuration {text!r}: unknown optimisation level {level!r} "
+                         f"(choose from disabled, basic, extended, all)")
+    return RunConfig("ort", provider, level)
+
+
+@dataclass
+class Difference:
+    name: str
+    shape_a: tuple[int, ...]
+    shape_b: tuple[int, ...]
+    max_abs: float
+    max_rel: float
+    cosine: float
+    exceeds: bool
+    producer: int | None = None  # main-graph node index, None for graph inputs/outputs only
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "shape_a": list(self.shape_a), "shape_b": list(self.shape_b),
+                "max_abs": self.max_abs, "max_rel": self.max_rel, "cosine": self.cosine,
+                "exceeds": self.exceeds,
+                "node": None if self.producer is None else f"n{self.producer}"}
+
+
+@dataclass
+class Divergence:
+    index: int
+    name: str
+    op_type: str
+    value: str  # the output of that node that diverged
+
+    @property
+    def id(self) -> str:
+        return f"n{self.index}"
+
+
+@dataclass
+class Comparison:
+    model: Path
+    source: str
+    a: RunConfig
+    b: RunConfig
+    tolerance: float
+    outputs: list[Difference]
+    intermediates: list[Difference]  # topological order
+    first_divergence: Divergence | None
+    warnings: list[str] = field(default_factory=list)
+
+    def node_divergence(self) -> dict[str, float]:
+        """Node id -> worst max_rel of its outputs (for colouring the graph)."""
+        worst: dict[str, float] = {}
+        for d in self.intermediates:
+            if d.producer is not None:
+                key = f"n{d.producer}"
+                worst[key] = max(worst.get(key, 0.0), d.max_rel)
+        return worst
+
+    def as_json(self) -> dict[str, Any]:
+        fd = self.first_divergence
+        return {"model": str(self.model), "input": self.source, "a": self.a.label,
+                "b": self.b.label, "tolerance": self.tolerance,
+                "outputs": [d.as_json() for d in self.outputs],
+                "nodes": [d.as_json() for d in self.intermediates],
+                "first_divergence": None if fd is None else
+                {"id": fd.id, "name": fd.name, "op_type": fd.op_type, "value": fd.value},
+                "warnings": self.warnings}
+
+
+def difference(name: str, a: Any, b: Any, tolerance: float) -> Difference:
+    """max |a-b|; max relative error where values are not ~0; cosine similarity.
+
+    Exceeds when max |a-b| > tolerance × max(1, max |a|): absolute for small values,
+    relative for large ones, so one threshold serves logits and raw activations alike.
+    """
+    x, y = np.asarray(a), np.asarray(b)
+    sa, sb = tuple(int(d) for d in x.shape), tuple(int(d) for d in y.shape)
+    if sa != sb or x.dtype.kind not in "fiub" or y.dtype.kind not in "fiub":
+        same = sa == sb and bool(np.array_equal(x, y))
+        return Difference(name, sa, sb, 0.0 if same else float("inf"),
+                          0.0 if same else float("inf"), 1.0 if same else 0.0, not same)
+    xf, yf = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
+    if xf.size == 0:
+        return Difference(name, sa, sb, 0.0, 0.0, 1.0, False)
+    both_nan = np.isnan(xf) & np.isnan(yf)
+    diff = np.where(both_nan, 0.0, np.abs(xf - yf))
+    diff = np.where(np.isnan(diff), np.inf, diff)  # NaN on one side only: infinitely off
+    max_abs = float(diff.max())
+    denom = np.maximum(np.abs(xf), np.abs(yf))
+    finite = np.isfinite(denom)
+    scale = float(denom[finite].max()) if finite.any() else 0.0
+    mask = denom > max(scale * 1e-6, 1e-30)
+    max_rel = float((diff[mask] / denom[mask]).max()) if mask.any() else \
+        (0.0 if max_abs == 0.0 else float("inf"))
+    ok = np.isfinite(xf) & np.isfinite(yf)
+    nx, ny = float(np.linalg.norm(xf[ok])), float(np.linalg.norm(yf[ok]))
+    cosine = float(np.dot(xf[ok], yf[ok]) / (nx * ny)) if nx > 0 and ny > 0 else \
+        (1.0 if nx == ny else 0.0)
+    ref = np.abs(xf[np.isfinite(xf)])
+    bound = tolerance * max(1.0, float(ref.max()) if ref.size else 1.0)
+    return Difference(name, sa, sb, max_abs, max_rel, cosine, not max_abs <= bound)
+
+
+def _reference(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
+               external: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(outputs, every intermediate) from onnx's ReferenceEvaluator."""
+    from onnx.reference import ReferenceEvaluator
+
+    if external:
+        proto = onnx.load(str(model), load_external_data=True)
+    try:
+        ev = ReferenceEvaluator(proto)
+        results = ev.run(None, dict(feeds), intermediate=True)
+    except Exception as exc:
+        raise RunError(f"{model.name}: onnx's reference evaluator cannot run this model: "
+                       f"{str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}"
+                       ) from exc
+    assert isinstance(results, dict)
+    outputs = {o.name: results[o.name] for o in proto.graph.output if o.name in results}
+    return outputs, results
+
+
+def _side(model: Path, proto: onnx.ModelProto, external: bool, feeds: Mapping[str, Any],
+          cfg: RunConfig, names: list[str], cap_bytes: int
+          ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    if cfg.engine == "reference":
+        outputs, every = _reference(model, proto, feeds, external)
+        return outputs, {n: every[n] for n in names if n in every}, []
+    config = SessionConfig(cfg.provider, cfg.optimization)
+    outputs = Session(model, config).run(feeds).outputs
+    cap = capture_feeds(model, proto, feeds, names, config, cap_bytes)
+    return outputs, cap.values, cap.warnings
+
+
+def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float = 1e-3,
+            model_b: Path | None = None, cap_bytes: int = DEFAULT_CAP_BYTES) -> Comparison:
+    """Compare the request's first input on ``a`` and ``b`` (``b`` on ``model_b`` if given)."""
+    model_a = request.model
+    model_b = model_b or model_a
+    proto_a, ext_a = read_model_proto(model_a)
+    proto_b, ext_b = (proto_a, ext_a) if model_b == model_a else read_model_proto(model_b)
+    # Feeds are prepared once (preprocessing as in `onnxstudio run`), then shared.
+    source, feeds = request_feeds(request, Session(model_a, SessionConfig(optimization="disable")))
+    names_b = set(node_outputs(proto_b.graph))
+    names = [n for n in node_outputs(proto_a.graph) if n in names_b]
+    out_a, mid_a, warn_a = _side(model_a, proto_a, ext_a, feeds, a, names, cap_bytes)
+    out_b, mid_b, warn_b = _side(model_b, proto_b, ext_b, feeds, b, names, cap_bytes)
+    producer = {o: i for i, n in enumerate(proto_a.graph.node) for o in n.output if o}
+    outputs = [difference(n, out_a[n], out_b[n], tolerance) for n in out_a if n in out_b]
+    for d in outputs:
+        d.producer = producer.get(d.name)
+    mids: list[Difference] = []
+    for n in names:
+        if n in mid_a and n in mid_b:
+            d = difference(n, mid_a[n], mid_b[n], tolerance)
+            d.producer = producer.get(n)
+            mids.append(d)
+    first = None
+    for d in mids:
+        if d.exceeds and d.producer is not None:
+            node = proto_a.graph.node[d.producer]
+            first = Divergence(d.producer, node.name, node.op_type, d.name)
+            break
+    warnings = warn_a + [w for w in warn_b if w not in warn_a]
+    if not outputs:
+        warnings.append("the two sides share no output name")
+    return Comparison(model_a, source, a, b, tolerance, outputs, mids, first, warnings)

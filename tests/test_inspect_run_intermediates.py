@@ -1,0 +1,66 @@
+"""Intermediates: a captured tensor is exactly what a bare session outputting it returns."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+
+from onnxstudio.runner.feeds import request_feeds
+from onnxstudio.runner.intermediates import capture, histogram, node_outputs, tensor_stats
+from onnxstudio.runner.pipeline import ImageSource, RunRequest
+from onnxstudio.runner.session import Session, SessionConfig
+from tests.conftest import shared_model
+
+
+def _bare(model: Path, value: str, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    proto = onnx.load(str(model))
+    proto.graph.output.append(onnx.ValueInfoProto(name=value))
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(proto.SerializeToString(), so,
+                                providers=["CPUExecutionProvider"])
+    return sess.run([value], feeds)[0]
+
+
+@pytest.mark.parametrize("model_path,image,value", [
+    ("zoo/mnist/mnist.onnx", "images/digit_3.jpg", "ReLU32_Output_0"),
+    ("zoo/onnx_light/light_squeezenet.onnx", "images/chelsea.png", "r10"),
+])
+def test_capture_equals_bare_session(model_path: str, image: str, value: str) -> None:
+    model = shared_model(model_path)
+    img = shared_model(image)
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()
+    request = RunRequest(model, images=[ImageSource(img.name, img)])
+    got = capture(request, [value])
+    _, feeds = request_feeds(request, Session(model, SessionConfig(optimization="disable")))
+    expected = _bare(model, value, feeds)
+    np.testing.assert_array_equal(got.values[value], expected)
+    st = got.stats[value]
+    assert st.shape == expected.shape and st.max == pytest.approx(float(expected.max()))
+    assert hashlib.sha256(model.read_bytes()).hexdigest() == digest  # never written
+
+
+def test_capture_all_respects_the_memory_cap() -> None:
+    model = shared_model("zoo/onnx_light/light_squeezenet.onnx")
+    request = RunRequest(model, random=True)
+    everything = capture(request)
+    names = node_outputs(onnx.load(str(model)).graph)
+    assert set(everything.values) == set(names) and not everything.skipped
+    cap = 4 << 20
+    capped = capture(request, cap_bytes=cap)
+    assert capped.skipped and capped.warnings
+    assert sum(v.nbytes for v in capped.values.values()) <= cap
+    assert set(capped.values) | set(capped.skipped) == set(names)
+
+
+def test_stats_and_histogram_ignore_non_finite_values() -> None:
+    arr = np.array([0.0, 1.0, np.nan, np.inf, 3.0], dtype=np.float32)
+    st = tensor_stats(arr)
+    assert (st.nan, st.inf, st.zeros, st.min, st.max) == (1, 1, 1, 0.0, 3.0)
+    counts, edges = histogram(arr, bins=3)
+    assert counts.sum() == 3 and len(edges) == 4

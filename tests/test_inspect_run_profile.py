@@ -1,0 +1,95 @@
+"""Profile: kernel times land on nodes that exist, and never add up to more than the run."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import onnx
+import pytest
+
+from onnxstudio.cli import main
+from onnxstudio.runner.pipeline import ImageSource, RunRequest
+from onnxstudio.runner.profile import parse_trace, profile
+from onnxstudio.runner.session import SessionConfig
+from tests.conftest import shared_model
+
+
+def _request(model: Path, image: Path | None, optimization: str) -> RunRequest:
+    images = [ImageSource(image.name, image)] if image else []
+    return RunRequest(model, images=images, random=image is None,
+                      config=SessionConfig(optimization=optimization))
+
+
+@pytest.mark.parametrize("optimization", ["disable", "all"])
+@pytest.mark.parametrize("model_path,image", [
+    ("zoo/mnist/mnist.onnx", "images/digit_3.jpg"),
+    ("zoo/onnx_light/light_squeezenet.onnx", "images/chelsea.png"),
+])
+def test_times_map_to_real_nodes_and_fit_in_the_run(model_path: str, image: str,
+                                                     optimization: str) -> None:
+    model = shared_model(model_path)
+    result = profile(_request(model, shared_model(image), optimization), runs=2)
+    nodes = onnx.load(str(model), load_external_data=False).graph.node
+    assert result.nodes, "no kernel was attributed to a node"
+    for n in result.nodes:
+        assert 0 <= n.index < len(nodes)
+        assert nodes[n.index].name == n.name
+        assert nodes[n.index].op_type == n.op_type
+        assert all(0 <= c < len(nodes) for c in n.covers)
+        assert n.time_ms >= 0
+    assert 0 < result.kernel_ms <= result.total_ms
+    if optimization == "disable":  # one kernel per node, nothing left over
+        assert not result.unmapped
+        assert not result.fused_into
+        assert all(len(n.kernels) == 1 for n in result.nodes)
+    shares = sum(o.share for o in result.op_types())
+    assert shares == pytest.approx(1.0)
+
+
+def test_fused_kernels_name_the_nodes_they_cover() -> None:
+    model = shared_model("zoo/mnist/mnist.onnx")
+    result = profile(_request(model, shared_model("images/digit_3.jpg"), "all"))
+    by_name = {n.name: n for n in result.nodes}
+    # onnxruntime fuses Conv + Add + Relu into one NCHWc Conv named after the Relu's output.
+    conv = by_name["Convolution28"]
+    nodes = onnx.load(str(model)).graph.node
+    assert sorted(nodes[i].name for i in conv.covers) == ["Plus30", "ReLU32"]
+    times = result.node_times()
+    assert times[f"n{conv.covers[0]}"] == conv.time_ms
+
+
+def test_parse_trace_keeps_unknown_kernels_apart_and_skips_warmup() -> None:
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Relu", ["x"], ["y"], name="act")], "g", [], [])
+    ev = [
+        {"cat": "Session", "name": "model_run", "ts": 0, "dur": 1000},
+        {"cat": "Node", "name": "act_kernel_time", "ts": 10, "dur": 900,
+         "args": {"op_name": "Relu", "node_index": "0"}},
+        {"cat": "Session", "name": "model_run", "ts": 2000, "dur": 100},
+        {"cat": "Node", "name": "act_kernel_time", "ts": 2010, "dur": 40,
+         "args": {"op_name": "Relu", "node_index": "0"}},
+        {"cat": "Node", "name": "MemcpyToHost_kernel_time", "ts": 2060, "dur": 20,
+         "args": {"op_name": "MemcpyToHost", "node_index": "7"}},
+    ]
+    total, runs, nodes, unmapped, _ = parse_trace(ev, graph, skip_runs=1)
+    assert (total, runs) == (0.1, 1)
+    assert [(n.name, n.time_ms) for n in nodes] == [("act", 0.04)]
+    assert [(k.name, k.time_ms) for k in unmapped] == [("MemcpyToHost", 0.02)]
+
+
+def test_cli_profile_json_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = shared_model("zoo/mnist/mnist.onnx")
+    image = shared_model("images/digit_3.jpg")
+    out_csv = tmp_path / "times.csv"
+    assert main(["profile", str(model), str(image), "--optimization", "disable", "--json",
+                 "--csv", str(out_csv)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    names = {n.name for n in onnx.load(str(model)).graph.node}
+    assert {n["name"] for n in data["nodes"]} == names
+    assert all(set(n) >= {"name", "op_type", "time_ms"} for n in data["nodes"])
+    assert sum(n["time_ms"] for n in data["nodes"]) <= data["total_ms"]
+    rows = list(csv.DictReader(io.StringIO(out_csv.read_text())))
+    assert {r["name"] for r in rows} == names
