@@ -179,6 +179,8 @@ class MainWindow(QMainWindow):
         self.act_run_random = a("Run with &Random Inputs",
                                 lambda: self._run_call("run_random"), "Ctrl+Shift+R")
         self.act_benchmark = a("&Benchmark", lambda: self._run_call("benchmark"))
+        self.act_extract = a("E&xtract Selection…", self.extract_selection, "Ctrl+Shift+X",
+                             tip="Save the selected nodes as a new model")
         self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
         self.act_about = a("&About onnxstudio", self.show_about)
 
@@ -217,6 +219,7 @@ class MainWindow(QMainWindow):
         model.addAction(self.act_properties)
         model.addAction(self.act_opsets)
         model.addAction(self.act_find)
+        model.addAction(self.act_extract)
         self.model_menu = model
 
         run = bar.addMenu("&Run")
@@ -526,6 +529,13 @@ class MainWindow(QMainWindow):
             self.theme = appearance.apply(app, name)
         for tab in self.model_tabs():
             tab.set_theme(self.theme)
+
+    def extract_selection(self) -> None:
+        from onnxstudio.ui.extract_dialog import start_extract
+
+        tab = self.current_tab()
+        if tab is not None:
+            start_extract(self, tab.model, tab.view.selected_ids())
 
     def export_diagram(self) -> None:
         tab = self.current_tab()

@@ -1,0 +1,121 @@
+"""Model → Extract Selection…: the preview dialog, the worker, and "open it in a new tab"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
+
+from onnxstudio.model import load_model
+from onnxstudio.model.cut import cut_from_nodes
+from onnxstudio.ui.extract_dialog import ExtractDialog, selection_node_ids, start_extract
+from onnxstudio.ui.main_window import MainWindow
+from onnxstudio.ui.tasks import TaskRunner
+from tests.conftest import ladder_model, shared_model
+
+
+@pytest.fixture(autouse=True)
+def _drain_workers():
+    yield
+    TaskRunner.wait_all()
+
+
+def _rows(dialog: ExtractDialog) -> dict[str, list[tuple[str, str, str]]]:
+    out = {}
+    for i in range(dialog.tree.topLevelItemCount()):
+        top = dialog.tree.topLevelItem(i)
+        out[top.text(0).split(" ")[0]] = [
+            (top.child(j).text(0), top.child(j).text(1), top.child(j).text(2))
+            for j in range(top.childCount())]
+    return out
+
+
+def test_dialog_shows_boundary_tensors_and_retyped_cuts(qtbot) -> None:
+    model = load_model(shared_model("zoo/mnist/mnist.onnx"))
+    convs = [n for n in model.graph.nodes if n.op_type == "Conv"]
+    ids = [n.id for n in model.graph.nodes[convs[1].index:convs[1].index + 4]]
+    dialog = ExtractDialog(None, model, cut_from_nodes(model, ids))
+    qtbot.addWidget(dialog)
+    rows = _rows(dialog)
+    assert rows["Inputs"] == [("Pooling66_Output_0", "float32", "1×8×14×14")]
+    assert rows["Outputs"] == [("Pooling160_Output_0", "float32", "1×16×4×4")]
+    assert "4 nodes" in dialog.heading.text() and "Conv" in dialog.contents.text()
+    assert dialog.extract_button.isEnabled()
+
+    dialog.outputs_edit.setText("Nope")
+    dialog.outputs_edit.editingFinished.emit()
+    assert "no tensor named 'Nope'" in dialog.error.text()
+    assert not dialog.extract_button.isEnabled() and dialog.cut is None
+
+    dialog.inputs_edit.setText("Input3")  # everything between the input and the first ReLU
+    dialog.outputs_edit.setText("ReLU32_Output_0")
+    dialog.outputs_edit.editingFinished.emit()
+    assert dialog.error.text() == "" and dialog.extract_button.isEnabled()
+    assert dialog.cut is not None and [t.name for t in dialog.cut.inputs] == ["Input3"]
+    assert _rows(dialog)["Outputs"] == [("ReLU32_Output_0", "float32", "1×8×28×28")]
+
+
+def test_selected_group_stands_for_its_nodes() -> None:
+    model = load_model(ladder_model("bert12.onnx"))
+    from onnxstudio.layout.scopes import graph_scope_tree
+
+    tree = graph_scope_tree(model.graph)
+    group = next(g for g in tree.root.groups() if g.label.endswith("layer.4"))
+    ids = selection_node_ids(model, [group.id])
+    names = {model.node_by_id(i).name for i in ids}  # type: ignore[union-attr]
+    assert names and all("/encoder/layer.4/" in n for n in names)
+    assert len(ids) == group.node_count
+
+
+def test_ctrl_shift_x_extracts_and_opens_a_new_tab(
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(1200, 800)
+    window.show()
+    source = shared_model("zoo/mnist/mnist.onnx")
+    (tab,) = window.open_paths([str(source)])
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
+    relus = [n.id for n in tab.model.graph.nodes if n.op_type == "Relu"]
+    tab.view.set_selection(relus[:1])
+    dest = tmp_path / "relu.onnx"
+    asked: list[str] = []
+    saves = iter([str(source), str(dest)])  # first the open model itself: refused, asked again
+
+    monkeypatch.setattr(ExtractDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (next(saves), ""))
+    monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text: asked.append(text))
+
+    def question(_parent, _title, text, *args):  # type: ignore[no-untyped-def]
+        asked.append(text)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    window.act_extract.trigger()
+    qtbot.waitUntil(lambda: len(window.model_tabs()) == 2, timeout=30000)
+    assert "mnist.onnx is open" in asked[0]
+    assert "Wrote relu.onnx (1 node" in asked[1] and "Open it in a new tab?" in asked[1]
+    onnx.checker.check_model(str(dest))
+    new_tab = window.model_tabs()[1]
+    assert new_tab.path == dest
+    qtbot.waitUntil(lambda: not new_tab.busy and new_tab.model is not None, timeout=60000)
+    assert [n.op_type for n in new_tab.model.graph.nodes] == ["Relu"]
+
+
+def test_nothing_selected_says_what_to_do(qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = load_model(shared_model("zoo/mnist/mnist.onnx"))
+    told: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: told.append(text))
+    assert start_extract(None, model, []) is None
+    assert "select nodes" in told[0] and "Ctrl-click" in told[0]
+
+
+def test_failure_is_reported(qtbot, tmp_path: Path) -> None:
+    model = load_model(shared_model("zoo/mnist/mnist.onnx"))
+    flow = start_extract(None, model, ["n3"], dest=tmp_path / "missing" / "x.onnx")
+    assert flow is not None
+    with qtbot.waitSignal(flow.failed, timeout=30000) as blocker:
+        pass
+    assert "does not exist" in blocker.args[0]
