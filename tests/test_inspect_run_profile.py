@@ -93,3 +93,22 @@ def test_cli_profile_json_and_csv(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert sum(n["time_ms"] for n in data["nodes"]) <= data["total_ms"]
     rows = list(csv.DictReader(io.StringIO(out_csv.read_text())))
     assert {r["name"] for r in rows} == names
+
+
+def test_parse_trace_reads_onnxruntime_fusion_names() -> None:
+    mk = onnx.helper.make_node
+    graph = onnx.helper.make_graph([
+        mk("Conv", ["x", "w"], ["c0"], name="conv"),
+        mk("Relu", ["c0"], ["r0"], name="relu"),
+        mk("BatchNormalization", ["r0", "s", "b", "m", "v"], ["bn0"], name="bn"),
+        mk("Gemm", ["bn0", "g"], ["y"], name="gemm"),
+    ], "g", [], [])
+    ev = [{"cat": "Session", "name": "model_run", "ts": 0, "dur": 100}]
+    for i, (kernel, op) in enumerate([("r0_nchwc", "Conv"), ("bn0_bn_nchwc", "Conv"),
+                                      ("fused gemm", "FusedGemm")]):
+        ev.append({"cat": "Node", "name": f"{kernel}_kernel_time", "ts": 1 + 10 * i, "dur": 5,
+                   "args": {"op_name": op, "node_index": str(10 + i)}})
+    _, _, nodes, unmapped, fused = parse_trace(ev, graph)
+    placed = {n.name: n.covers for n in nodes}
+    assert placed == {"conv": [1], "bn": [], "gemm": []}  # Conv+Relu fused; BN converted
+    assert fused == {1: 0} and not unmapped

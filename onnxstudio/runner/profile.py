@@ -30,8 +30,13 @@ from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.session import Session
 
 _KERNEL_SUFFIX = "_kernel_time"
-# Suffixes onnxruntime's optimisers append to the name of the node they replace.
-_SUFFIXES = re.compile(r"(_nchwc|_token_\d+|_fused|/MatMulAddFusion|_MatMulAddFusion)+$")
+# What onnxruntime's optimisers add to the name of the node (or value) they replace:
+# "fused n16" (Gemm/MatMul + activation), "r70_mul_nchwc", "r68_bn_nchwc" (NCHWc transformer
+# after folding a Mul or BatchNormalization into the Conv), "..._token_5" (made unique).
+_PREFIXES = ("fused ",)
+_CONVERTED = re.compile(r"^(_bn|_mul|_add)")
+_SUFFIX = re.compile(r"(_nchwc|_token_\d+|_fused|_bn|_mul|_add|/MatMulAddFusion"
+                     r"|_MatMulAddFusion)$")
 _MAX_CHAIN = 6  # nodes one fused kernel may cover (Conv+BN+Add+Relu ... is at most a few)
 
 
@@ -135,6 +140,22 @@ def to_csv(result: ProfileResult) -> str:
     return out.getvalue()
 
 
+def _stripped(kernel: str) -> list[str]:
+    """Shorter and shorter forms of a kernel name, one optimiser decoration off at a time."""
+    out = []
+    name = kernel
+    for prefix in _PREFIXES:
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+            out.append(name)
+    while True:
+        shorter = _SUFFIX.sub("", name)
+        if shorter == name or not shorter:
+            return out
+        name = shorter
+        out.append(name)
+
+
 class _Mapper:
     """Places kernel events on main-graph nodes of the model."""
 
@@ -143,6 +164,10 @@ class _Mapper:
         self.by_name = {n.name: i for i, n in enumerate(self.nodes) if n.name}
         self.producer = {o: i for i, n in enumerate(self.nodes) for o in n.output if o}
         self.initializers = {t.name for t in graph.initializer}
+        self.uses: dict[str, int] = {o.name: 1 for o in graph.output}
+        for n in self.nodes:
+            for x in n.input:
+                self.uses[x] = self.uses.get(x, 0) + 1
 
     def place(self, kernel: str, op: str, node_index: int | None) -> tuple[int, list[int]] | None:
         """(node the time goes to, other nodes the kernel covers), or None."""
@@ -156,16 +181,20 @@ class _Mapper:
                 and self.nodes[node_index].op_type == op \
                 and (not self.nodes[node_index].name or self.nodes[node_index].name == kernel):
             return node_index, []
-        base = _SUFFIXES.sub("", kernel)
-        if base != kernel:
-            if base in self.by_name:
-                return self._chain(self.by_name[base], op)
-            if base in self.producer:  # kernels named after the value they now produce
-                return self._chain(self.producer[base], op)
+        for base in _stripped(kernel):
+            hit = self.by_name.get(base, self.producer.get(base))  # node, or value it made
+            if hit is None:
+                continue
+            # "_bn"/"_mul"/"_add": that node was itself turned into the kernel, no fusion.
+            tail = kernel[kernel.rfind(base) + len(base):]
+            return (hit, []) if _CONVERTED.search(tail) else self._chain(hit, op)
         return None
 
     def _chain(self, last: int, op: str) -> tuple[int, list[int]]:
-        """Walk back from ``last`` along first inputs to the node of the kernel's own type."""
+        """Walk back from ``last`` along first inputs to the node of the kernel's own type.
+
+        Only through values nothing else reads: a fusion can swallow a value only then.
+        """
         path = [last]
         i = last
         for _ in range(_MAX_CHAIN):
@@ -173,7 +202,7 @@ class _Mapper:
                 return i, [j for j in path if j != i]
             src = next((x for x in self.nodes[i].input
                         if x and x not in self.initializers and x in self.producer), None)
-            if src is None:
+            if src is None or self.uses.get(src, 0) != 1:
                 break
             i = self.producer[src]
             path.append(i)
