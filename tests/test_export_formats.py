@@ -73,11 +73,19 @@ def test_png_size_follows_scale_and_is_not_blank(qapp, laid_out, tmp_path: Path,
     assert tuple(background) == (255, 255, 255)
     ink = np.any(pixels != background, axis=2)
     assert 0.02 < ink.mean() < 0.9
-    # Ink reaches all four sides of the diagram: nothing is cut off.
+    # Ink reaches the drawing's extent on all four sides: nothing is cut off.
     rows, cols = np.nonzero(ink)
-    m = 24 * scale
-    assert rows.min() <= m + 2 and rows.max() >= image.size[1] - m - 3
-    assert cols.min() <= m + 2 and cols.max() >= image.size[0] - m - 3
+    shapes = [(b.x, b.y, b.width, b.height) for b in layout.boxes] + [
+        (g.x, g.y, g.width, g.height) for g in layout.groups]
+    left = min(x for x, _, _, _ in shapes)
+    top = min(y for _, y, _, _ in shapes)
+    right = max(x + w for x, _, w, _ in shapes)
+    bottom = max(y + h for _, y, _, h in shapes)
+    m = 24  # the export's margin, in layout units
+    assert rows.min() <= (m + top) * scale + 2
+    assert rows.max() >= (m + bottom) * scale - 3
+    assert cols.min() <= (m + left) * scale + 2
+    assert cols.max() >= (m + right) * scale - 3
 
 
 def _media_boxes(data: bytes) -> list[tuple[float, ...]]:
