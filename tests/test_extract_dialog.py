@@ -10,7 +10,12 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 from onnxstudio.model import load_model
 from onnxstudio.model.cut import cut_from_nodes
-from onnxstudio.ui.extract_dialog import ExtractDialog, selection_node_ids, start_extract
+from onnxstudio.ui.extract_dialog import (
+    ExtractDialog,
+    ExtractFlow,
+    selection_node_ids,
+    start_extract,
+)
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
 from tests.conftest import ladder_model, shared_model
@@ -88,11 +93,11 @@ def test_ctrl_shift_x_extracts_and_opens_a_new_tab(
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (next(saves), ""))
     monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text: asked.append(text))
 
-    def question(_parent, _title, text, *args):  # type: ignore[no-untyped-def]
+    def ask_next(_flow, text: str) -> str:
         asked.append(text)
-        return QMessageBox.StandardButton.Yes
+        return "open"
 
-    monkeypatch.setattr(QMessageBox, "question", question)
+    monkeypatch.setattr(ExtractFlow, "ask_next", ask_next)
     window.act_extract.trigger()
     qtbot.waitUntil(lambda: len(window.model_tabs()) == 2, timeout=30000)
     assert "mnist.onnx is open" in asked[0]
@@ -119,3 +124,17 @@ def test_failure_is_reported(qtbot, tmp_path: Path) -> None:
     with qtbot.waitSignal(flow.failed, timeout=30000) as blocker:
         pass
     assert "does not exist" in blocker.args[0]
+
+
+def test_run_this_part_matches_the_full_model(qtbot, tmp_path: Path) -> None:
+    model = load_model(ladder_model("bert12.onnx"))
+    ids = [n.id for n in model.graph.nodes if n.name.startswith("/encoder/layer.7/")]
+    flow = start_extract(None, model, ids, dest=tmp_path / "layer7.onnx")
+    assert flow is not None
+    with qtbot.waitSignal(flow.finished, timeout=30000):
+        pass
+    with qtbot.waitSignal(flow.part_checked, timeout=60000) as blocker:
+        flow.run_part()
+    checks = blocker.args[0]
+    assert checks and all(c.matches for c in checks), [c.describe() for c in checks]
+    assert any("layer.7/output/LayerNorm" in c.name for c in checks)

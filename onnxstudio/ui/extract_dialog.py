@@ -156,10 +156,12 @@ def _tensor_item(tensor: CutTensor) -> QTreeWidgetItem:
 
 
 class ExtractFlow(QObject):
-    """Writes a cut on a worker; ``finished(WrittenCut)`` or ``failed(str)``."""
+    """Writes a cut on a worker; ``finished(WrittenCut)`` or ``failed(str)``; then offers
+    to open it or to run it against the full model (``part_checked``)."""
 
     finished = Signal(object)
     failed = Signal(str)
+    part_checked = Signal(object)  # list[PartCheck] after "Run This Part"
 
     def __init__(self, parent: QWidget | None, model: Model, cut: Cut, dest: Path,
                  protect: list[Path], interactive: bool = True) -> None:
@@ -170,6 +172,7 @@ class ExtractFlow(QObject):
         self.runner.finished.connect(self._done)
         self.runner.failed.connect(self._failed)
         self.progress: QProgressDialog | None = None
+        self.written: WrittenCut | None = None
 
     def start(self) -> None:
         from onnxstudio.model.cut import write_cut
@@ -197,17 +200,57 @@ class ExtractFlow(QObject):
 
     def _done(self, written: WrittenCut) -> None:
         self._close_progress()
+        self.written = written
         self.finished.emit(written)
         if not self.interactive:
             return
         data = f"\nWeights: {written.data_path.name}" if written.data_path else ""
-        answer = QMessageBox.question(
-            self.parent_widget, TITLE,
-            f"Wrote {written.path.name} ({self.cut.summary()}).{data}\n\n"
-            "Open it in a new tab?")
+        answer = self.ask_next(f"Wrote {written.path.name} ({self.cut.summary()}).{data}\n\n"
+                               "Open it in a new tab?")
         opener: Any = getattr(self.parent_widget, "open_paths", None)
-        if answer == QMessageBox.StandardButton.Yes and opener is not None:
+        if answer == "open" and opener is not None:
             opener([str(written.path)])
+        elif answer == "run":
+            self.run_part()
+
+    def ask_next(self, text: str) -> str:
+        """"open", "run" (this part, against the full model) or "close"."""
+        box = QMessageBox(QMessageBox.Icon.Question, TITLE, text, parent=self.parent_widget)
+        open_button = box.addButton("Open in New Tab", QMessageBox.ButtonRole.AcceptRole)
+        run_button = box.addButton("Run This Part", QMessageBox.ButtonRole.ActionRole)
+        run_button.setToolTip("Run the full model on random inputs, then this part on the "
+                              "values it makes at the cut, and compare the outputs")
+        box.addButton(QMessageBox.StandardButton.Close)
+        box.setDefaultButton(open_button)
+        box.exec()
+        clicked = box.clickedButton()
+        return "open" if clicked is open_button else "run" if clicked is run_button else "close"
+
+    def run_part(self) -> None:
+        """Run the written part on the full model's values at the cut, on a worker."""
+        from onnxstudio.runner.cut_check import run_part
+
+        source, part = Path(self.model.path), self.written.path
+
+        def work(_context: TaskContext) -> list[Any]:
+            return run_part(source, part)
+
+        self.checker = TaskRunner(self)
+        self.checker.finished.connect(self._checked)
+        self.checker.failed.connect(self._failed)
+        self.checker.start(work)
+
+    def _checked(self, checks: list[Any]) -> None:
+        self.part_checked.emit(checks)
+        if not self.interactive:
+            return
+        ok = all(c.matches for c in checks)
+        verdict = ("Its outputs match the full model's values." if ok else
+                   "Its outputs DIFFER from the full model's values.")
+        lines = "\n".join(c.describe() for c in checks)
+        show = QMessageBox.information if ok else QMessageBox.warning
+        show(self.parent_widget, TITLE, f"Ran {self.written.path.name} on the full model's "
+             f"values at the cut (random inputs).\n{verdict}\n\n{lines}")
 
     def _failed(self, message: str) -> None:
         self._close_progress()

@@ -1,0 +1,100 @@
+"""Run a cut-out sub-model on the values the full model makes at the cut, and compare.
+
+This is how a user trusts a cut: the full model runs once (on random inputs of the right
+types, seeded) with the cut's boundary tensors added as outputs; the part then runs on
+the full model's values at its inputs, and its outputs must equal the full model's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import external_data_helper
+
+from onnxstudio.errors import RunError
+from onnxstudio.model.load import read_model_proto
+from onnxstudio.runner.inputs import random_feeds, read_model_info
+
+
+@dataclass(frozen=True)
+class PartCheck:
+    """One output of the part against the full model's value of the same tensor."""
+
+    name: str
+    shape: tuple[int, ...]
+    max_abs_diff: float
+    matches: bool
+
+    def describe(self) -> str:
+        mark = "matches" if self.matches else "DIFFERS"
+        return f"{self.name} {list(self.shape)}: {mark} (max |Δ| = {self.max_abs_diff:.3g})"
+
+
+def _session(model: bytes | str) -> ort.InferenceSession:
+    try:
+        return ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own several types
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RunError(f"onnxruntime refused the model: {first}") from exc
+
+
+def full_model_values(model_path: str | Path, names: list[str],
+                      feeds: dict[str, Any] | None = None, seed: int = 0
+                      ) -> dict[str, np.ndarray]:
+    """The full model's values of ``names`` (and its feeds) on ``feeds`` or random inputs."""
+    path = Path(model_path)
+    proto, external = read_model_proto(path)  # refuses data outside the model's folder
+    if external:
+        external_data_helper.load_external_data_for_model(proto, str(path.resolve().parent))
+    g = proto.graph
+    known = {i.name for i in g.input} | {o for n in g.node for o in n.output}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise RunError(f"{path.name} has no tensor '{unknown[0]}': is this part cut from it?")
+    declared = {o.name for o in g.output}
+    proto.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
+    session = _session(proto.SerializeToString())
+    if feeds is None:
+        feeds = random_feeds(read_model_info(path).inputs, seed=seed)
+    wanted = [o.name for o in session.get_outputs()]
+    try:
+        results = session.run(wanted, feeds)
+    except Exception as exc:
+        raise RunError(f"{path.name}: the full model failed to run ({exc})") from exc
+    return {**feeds, **dict(zip(wanted, results, strict=True))}
+
+
+def run_part(model_path: str | Path, part_path: str | Path, seed: int = 0,
+             rtol: float = 1e-4, atol: float = 1e-5) -> list[PartCheck]:
+    """Run ``part_path`` on what ``model_path`` computes at the cut; compare its outputs."""
+    part = _session(str(part_path))
+    inputs = [i.name for i in part.get_inputs()]
+    outputs = [o.name for o in part.get_outputs()]
+    full = full_model_values(model_path, [*inputs, *outputs], seed=seed)
+    missing = [n for n in inputs if n not in full]
+    if missing:
+        raise RunError(f"the full model does not make '{missing[0]}'")
+    try:
+        got = part.run(outputs, {n: full[n] for n in inputs})
+    except Exception as exc:
+        raise RunError(f"{Path(part_path).name}: the part failed to run ({exc})") from exc
+    checks = []
+    for name, value in zip(outputs, got, strict=True):
+        want = np.asarray(full[name])
+        value = np.asarray(value)
+        if value.shape != want.shape:
+            checks.append(PartCheck(name, tuple(value.shape), float("inf"), False))
+            continue
+        if value.dtype.kind in "fc" or want.dtype.kind in "fc":
+            diff = float(np.max(np.abs(value.astype(np.float64) - want))) if value.size else 0.0
+            ok = bool(np.allclose(value, want, rtol=rtol, atol=atol, equal_nan=True))
+        else:
+            ok = bool(np.array_equal(value, want))
+            diff = 0.0 if ok else float("inf")
+        checks.append(PartCheck(name, tuple(value.shape), diff, ok))
+    return checks
