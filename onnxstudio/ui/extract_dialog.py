@@ -7,6 +7,7 @@ dialog also lets the user retype the boundary tensors ("everything between these
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,7 @@ class ExtractDialog(QDialog):
         self.tree.setHeaderLabels(["Tensor", "Type", "Shape"])
         self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideLeft)  # scoped names differ at the end
         header = self.tree.header()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setStretchLastSection(False)
@@ -104,7 +106,7 @@ class ExtractDialog(QDialog):
         layout.addWidget(self.contents)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
-        self.resize(640, 460)
+        self.resize(620, 380)
         self._show(cut)
 
     def _recompute(self) -> None:
@@ -148,7 +150,9 @@ def _tensor_item(tensor: CutTensor) -> QTreeWidgetItem:
     kind = ttype.dtype or "?"
     if ttype.kind != "tensor":
         kind = f"{ttype.kind}<{kind}>"
-    item = QTreeWidgetItem([tensor.name, kind, ttype.shape_text()])
+    # onnx names the dimensions it cannot tell "unk__17": to a user that is just unknown.
+    shape = re.sub(r"\bunk__\d+\b", "?", ttype.shape_text())
+    item = QTreeWidgetItem([tensor.name, kind, shape])
     item.setToolTip(0, tensor.describe())
     if ttype.shape is None or ttype.dtype is None:
         item.setToolTip(2, "Unknown: shape inference could not tell")
