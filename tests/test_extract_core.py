@@ -222,3 +222,13 @@ def test_metadata_opsets_and_functions_carry_over(tmp_path: Path) -> None:
     session = ort.InferenceSession(str(written.path), providers=["CPUExecutionProvider"])
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_allclose(session.run(None, {"b": x})[0], 2 * x)
+
+
+def test_long_chains_do_not_recurse(tmp_path: Path) -> None:
+    """A selection deep inside a 30k-node DAG: no recursion limit, a fraction of a second."""
+    model = load_model(ladder_model("dag30k.onnx"), shape_inference=False)
+    ids = [n.id for n in model.graph.nodes[20000:20300]]
+    cut = cut_from_nodes(model, ids)
+    assert len(cut.nodes) == 300 and cut.inputs and cut.outputs
+    head = cut_from_tensors(model, None, [model.graph.nodes[25000].outputs[0]])
+    assert [t.name for t in head.inputs] == model.graph.inputs

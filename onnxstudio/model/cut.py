@@ -92,18 +92,30 @@ def _deps(graph: Graph, index: int) -> list[str]:
     return names
 
 
-def _constant(graph: Graph, index: int) -> bool:
-    """A node computed from weights alone: worth carrying rather than feeding."""
+_CONSTANT_DEPTH = 8  # constant-folding chains (Shape of a weight -> Gather -> ...) are short
+
+
+def _constant(graph: Graph, index: int, memo: dict[int, bool], depth: int = 0) -> bool:
+    """A node computed from weights alone: worth carrying rather than feeding.
+
+    Bounded in depth and memoised, so a 100k-node chain costs nothing (a node found too
+    deep is conservatively taken as not constant: it becomes an input, still correct).
+    """
+    known = memo.get(index)
+    if known is not None:
+        return known
     node = graph.nodes[index]
-    if node.subgraphs:
-        return False
-    for name in node.inputs:
-        if not name or name in graph.initializers:
-            continue
-        producer = graph.values[name].producer if name in graph.values else None
-        if producer is None or not _constant(graph, producer):
-            return False
-    return True
+    result = not node.subgraphs and depth < _CONSTANT_DEPTH
+    if result:
+        for name in node.inputs:
+            if not name or name in graph.initializers:
+                continue
+            producer = graph.values[name].producer if name in graph.values else None
+            if producer is None or not _constant(graph, producer, memo, depth + 1):
+                result = False
+                break
+    memo[index] = result
+    return result
 
 
 def _boundary(graph: Graph, names: Iterable[str]) -> tuple[CutTensor, ...]:
@@ -146,10 +158,12 @@ def cut_from_nodes(model: Model, node_ids: Iterable[str]) -> Cut:
         raise CutError("nothing to extract: select nodes of the main graph"
                        + (f" (not {', '.join(unknown[:3])})" if unknown else ""))
     pending = list(selected)
+    memo: dict[int, bool] = {}
     while pending:  # carry constant producers (Constant, ConstantOfShape of a weight...)
         for name in _deps(graph, pending.pop()):
             producer = graph.values[name].producer if name in graph.values else None
-            if producer is not None and producer not in selected and _constant(graph, producer):
+            if (producer is not None and producer not in selected
+                    and _constant(graph, producer, memo)):
                 selected.add(producer)
                 pending.append(producer)
 
