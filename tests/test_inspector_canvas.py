@@ -7,6 +7,7 @@ import re
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
+from onnxstudio.render.drawing import RecordingSurface
 from onnxstudio.ui.inspector import Inspector
 from onnxstudio.ui.model_tab import ModelTab
 from tests.builders import save, tiny_mlp
@@ -87,3 +88,21 @@ def test_weight_input_link_opens_weights_panel(qtbot, tmp_path):
         inspector.node.tree.itemClicked.emit(item, 1)
     assert blocker.args == ["W1"]
     assert inspector.weights.stat_labels["shape"].text() == "[4, 8]"
+
+
+def test_search_matches_are_ringed_in_the_canvas(qtbot, tmp_path):
+    tab, inspector = open_tab(qtbot, save(tiny_mlp(), tmp_path / "m.onnx"))
+    matmuls = {n.id for n in tab.model.graph.nodes if n.op_type == "MatMul"}
+    inspector.search.set_query("MatMul")
+    assert matmuls <= tab.view.highlighted_ids()
+    relu = next(n.id for n in tab.model.graph.nodes if n.op_type == "Relu")
+    assert relu not in tab.view.highlighted_ids()
+
+    def outlines() -> int:  # the rings are really painted: one more outline per match
+        surface = RecordingSurface()
+        tab.view.painter().paint(surface, None, 1.0, tab.view.paint_state())
+        return surface.count("rounded_rect")
+
+    ringed = outlines()
+    inspector.search.set_query("")
+    assert ringed - outlines() >= len(matmuls)

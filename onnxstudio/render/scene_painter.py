@@ -58,6 +58,7 @@ class PaintState:
     related_edges: frozenset[int] = frozenset()  # its incoming/outgoing edges
     selected_edges: frozenset[int] = frozenset()  # edges of the selected boxes
     flash: str | None = None  # briefly ringed after centerOn
+    highlighted: frozenset[str] = frozenset()  # search matches
     show_names: bool = False
     show_edge_labels: bool = True
     expanded_marker: bool = True
@@ -349,7 +350,8 @@ class GraphPainter:
             )
         for fill, rects in by_fill.items():
             s.rects(rects, fill, None)
-        marked = [(bid, theme.selection) for bid in state.selected]
+        marked = [(bid, theme.flash) for bid in state.highlighted]
+        marked += [(bid, theme.selection) for bid in state.selected]
         if state.hovered:
             marked.append((state.hovered, theme.hover))
         if state.flash:
@@ -386,6 +388,8 @@ class GraphPainter:
         rings: list[tuple[str, float, float]] = []
         if b.id == state.flash:
             rings.append((t.flash, 6.0, 4.0))
+        elif b.id in state.highlighted:
+            rings.append((t.flash, 4.0, 2.5))
         if b.id in state.selected:
             rings.append((t.selection, 2.5, 2.5))
         if b.id == state.hovered:

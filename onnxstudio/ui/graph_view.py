@@ -211,6 +211,14 @@ class GraphView(QGraphicsView):
         if emit:
             self.selectionChanged.emit(list(new))
 
+    def set_highlighted(self, ids: set[str] | frozenset[str]) -> None:
+        """Ring these boxes (search matches); ids hidden in collapsed groups show once revealed."""
+        self._state.highlighted = frozenset(ids)
+        self.viewport().update()
+
+    def highlighted_ids(self) -> set[str]:
+        return set(self._state.highlighted)
+
     def clear_selection(self) -> None:
         self.set_selection([])
 
