@@ -224,3 +224,29 @@ def test_real_mnist_digit_photo_dropped_on_the_window(window: MainWindow, qtbot)
     with qtbot.waitSignal(run_panel.run_finished, timeout=120000):
         drop(window, [shared_model("images/digit_3.jpg")])
     assert run_panel.top_table.item(0, 0).text().startswith("3")
+
+
+def test_expand_all_opens_local_function_calls_in_place(window: MainWindow, qtbot,
+                                                        tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    from tests.builders import make_model
+
+    swish = helper.make_function(
+        "custom", "Swish", ["x"], ["y"],
+        [helper.make_node("Sigmoid", ["x"], ["s"]), helper.make_node("Mul", ["x", "s"], ["y"])],
+        opset_imports=[helper.make_opsetid("", 21)])
+    graph = helper.make_graph(
+        [helper.make_node("Swish", ["a"], ["b"], domain="custom", name="act")], "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])])
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid("custom", 1)]
+    path = save(make_model(graph, functions=[swish], opset_imports=opsets), tmp_path / "f.onnx")
+    tab = wait_open(qtbot, window.open_paths([str(path)])[0])
+    call = tab.model.graph.nodes[0]
+    assert tab.layout_data.box(call.id) is not None  # a call starts collapsed, as one box
+    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
+        window.act_expand.trigger()
+    assert "function" in {f.kind for f in tab.layout_data.groups}
+    inner = {b.title for b in tab.layout_data.boxes if b.id.startswith(f"{call.id}/")}
+    assert inner == {"Sigmoid", "Mul"}

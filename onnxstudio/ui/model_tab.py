@@ -26,7 +26,7 @@ from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.layered import LayoutCancelled
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
-from onnxstudio.model import Model, Node, load_model
+from onnxstudio.model import Graph, Model, Node, load_model
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme, theme_named
 from onnxstudio.ui.graph_view import GraphView
@@ -54,9 +54,14 @@ class Opened:
     layout_seconds: float
 
 
+def _functions(model: Model) -> dict[tuple[str, str], Graph]:
+    """Local-function bodies by (domain, name): calls to them expand in place."""
+    return {f.key: f.body for f in model.functions}
+
+
 def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
           context: TaskContext) -> Drawing:
-    functions = {f.key: f.body for f in model.functions}
+    functions = _functions(model)
     try:
         layout = build_layout(
             model.graph, state, direction, cancel=context.cancelled,
@@ -269,7 +274,8 @@ class ModelTab(QWidget):
 
     def expand_all(self) -> None:
         if self.model is not None:
-            self.state.expand_all(self.model.graph, bodies=True)
+            self.state.expand_all(self.model.graph, bodies=True,
+                                  functions=_functions(self.model))
             self.relayout()
 
     def collapse_all(self) -> None:
@@ -291,7 +297,7 @@ class ModelTab(QWidget):
         if self.layout_data is not None and self.layout_data.box(node_id) is not None:
             self.view.centerOn(node_id)
             return
-        self.state.reveal(self.model.graph, node_id)
+        self.state.reveal(self.model.graph, node_id, _functions(self.model))
         self._pending_center = node_id
         self.relayout()
 
