@@ -250,3 +250,24 @@ def test_expand_all_opens_local_function_calls_in_place(window: MainWindow, qtbo
     assert "function" in {f.kind for f in tab.layout_data.groups}
     inner = {b.title for b in tab.layout_data.boxes if b.id.startswith(f"{call.id}/")}
     assert inner == {"Sigmoid", "Mul"}
+
+
+def test_menus_offer_what_the_issue_lists(window: MainWindow) -> None:
+    menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
+    assert list(menus) == ["File", "View", "Model", "Run", "Help"]
+
+    def texts(menu) -> list[str]:
+        return [a.text().replace("&", "") for a in menu.actions() if a.text()]
+
+    assert {"Open…", "Open Recent", "Export Diagram…", "Close", "Quit"} <= set(texts(menus["File"]))
+    assert {"Zoom In", "Zoom Out", "Fit to Window", "Direction", "Theme", "Panels"} <= set(
+        texts(menus["View"]))
+    assert {"Model Properties", "Opsets", "Convert to Opset…"} <= set(texts(menus["Model"]))
+    run = texts(menus["Run"])
+    assert {"Run Image…", "Run with Random Inputs", "Benchmark", "Execution Provider"} <= set(run)
+    provider_menu = next(a.menu() for a in menus["Run"].actions() if a.menu())
+    assert "CPU" in texts(provider_menu)
+    combo = window.panels["run"][1].provider_combo
+    next(a for a in provider_menu.actions() if a.text() == "CPU").trigger()
+    assert combo.currentText() == "CPUExecutionProvider"
+    assert {"Keyboard Shortcuts", "About onnxstudio"} <= set(texts(menus["Help"]))

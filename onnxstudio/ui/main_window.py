@@ -174,6 +174,8 @@ class MainWindow(QMainWindow):
         self.act_properties = a("Model &Properties", lambda: self._show_panel("model"),
                                 "Ctrl+I")
         self.act_opsets = a("&Opsets", lambda: self._show_panel("opsets"))
+        self.act_convert = a("&Convert to Opset…", self._convert_opset,
+                             tip="Save a copy of the model converted to another opset")
         self.act_run_image = a("Run &Image…", lambda: self._run_call("open_image_dialog"),
                                "Ctrl+R", tip="Run the model on an image")
         self.act_run_random = a("Run with &Random Inputs",
@@ -218,6 +220,7 @@ class MainWindow(QMainWindow):
         model = bar.addMenu("&Model")
         model.addAction(self.act_properties)
         model.addAction(self.act_opsets)
+        model.addAction(self.act_convert)
         model.addAction(self.act_find)
         model.addAction(self.act_extract)
         self.model_menu = model
@@ -226,6 +229,8 @@ class MainWindow(QMainWindow):
         run.addAction(self.act_run_image)
         run.addAction(self.act_run_random)
         run.addAction(self.act_benchmark)
+        run.addSeparator()
+        self._build_provider_menu(run.addMenu("Execution &Provider"))
         self.run_menu = run
 
         help_menu = bar.addMenu("&Help")
@@ -438,7 +443,7 @@ class MainWindow(QMainWindow):
         for act in (self.act_export, self.act_zoom_in, self.act_zoom_out, self.act_fit,
                     self.act_expand, self.act_collapse, self.act_find, self.act_run_image,
                     self.act_run_random, self.act_benchmark, self.act_properties,
-                    self.act_opsets):
+                    self.act_opsets, self.act_convert):
             act.setEnabled(bool(has_model))
 
     def _refresh_recent(self, files: list[str] | None = None) -> None:
@@ -505,6 +510,25 @@ class MainWindow(QMainWindow):
         dock.raise_()
         if focus and hasattr(dock.widget(), "focus_query"):
             dock.widget().focus_query()
+
+    def _convert_opset(self) -> None:
+        self._show_panel("opsets")
+        self.inspector.opsets.convert_dialog()
+
+    def _build_provider_menu(self, menu: QMenu) -> None:
+        """The run panel's provider choice, as a menu (onnxruntime's available providers)."""
+        combo = self.panels["run"][1].provider_combo  # type: ignore[attr-defined]
+        group = QActionGroup(menu)
+        for i in range(combo.count()):
+            name = combo.itemText(i)
+            act = menu.addAction(name.removesuffix("ExecutionProvider") or name)
+            act.setCheckable(True)
+            act.setChecked(name == combo.currentText())
+            act.triggered.connect(lambda _=False, n=name: combo.setCurrentText(n))
+            group.addAction(act)
+        combo.currentTextChanged.connect(lambda name: [
+            a.setChecked(a.text() == (name.removesuffix("ExecutionProvider") or name))
+            for a in group.actions()])
 
     def _toggle_names(self) -> None:
         self.show_names = self.act_names.isChecked()
