@@ -15,6 +15,7 @@ from onnxstudio.export.build import layout_for_export
 from onnxstudio.export.formats import export_layout
 from onnxstudio.export.options import ExportOptions
 from onnxstudio.export.region import layout_bounds
+from onnxstudio.layout import labels
 from onnxstudio.layout.types import Layout
 from onnxstudio.model import Model, load_model
 from tests.conftest import shared_model
@@ -47,7 +48,9 @@ def test_svg_parses_and_names_every_node(qapp, laid_out, tmp_path: Path) -> None
     assert all(b.id in groups for b in node_boxes)
     assert {b.title for b in node_boxes} <= drawn_ops
     # Every operator of the model appears, but constants the layout folds into consumers.
-    assert {n.op_type for n in model.graph.nodes} - {"Constant"} <= drawn_ops
+    folded = labels.folded_constants(model.graph)
+    assert {n.op_type for n in model.graph.nodes if not labels.is_folded(n, folded)
+            } <= drawn_ops
     texts = {t.text for t in root.iter(f"{SVG_NS}text")}
     assert {b.title for b in node_boxes} <= texts  # text kept as text: searchable
     w, h = _sheet_size(layout)

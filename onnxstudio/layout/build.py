@@ -214,7 +214,7 @@ class _Builder:
         folded = body.folded
         add = self._add_edge
         for node in graph_nodes:
-            if node.op_type == "Constant" and node.outputs and node.outputs[0] in folded:
+            if labels.is_folded(node, folded):
                 continue
             dst = pre + node.id
             for name in node.inputs:

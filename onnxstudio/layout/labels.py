@@ -214,20 +214,38 @@ def _shape(shape: Sequence[Any]) -> str:
     return "×".join(str(d) for d in shape) if shape else "scalar"
 
 
-def folded_constants(graph: Graph) -> dict[str, str]:
-    """Constant-node outputs to fold into consumers: value name -> short text.
+FOLDED_OPS = ("Constant", "ConstantOfShape")  # producers drawn as lines of their consumer
 
-    A Constant whose output is a graph output stays a box (it is an observable result).
+
+def is_folded(node: Node, folded: dict[str, str]) -> bool:
+    """Whether ``node`` is drawn as a detail line of its consumers instead of a box."""
+    return node.op_type in FOLDED_OPS and bool(node.outputs) and node.outputs[0] in folded
+
+
+def folded_constants(graph: Graph) -> dict[str, str]:
+    """Outputs of constant producers to fold into consumers: value name -> short text.
+
+    Constant nodes, and ConstantOfShape fed only by weights or other folded constants
+    (exporters such as onnx-caffe2 make every weight that way: shown as boxes they fill
+    a row hundreds of nodes wide). A constant that is a graph output stays a box (it is
+    an observable result).
     """
     outputs = set(graph.outputs)
     folded: dict[str, str] = {}
-    for node in graph.nodes:
-        if node.op_type != "Constant" or node.domain not in _STANDARD_DOMAINS:
+    for node in graph.nodes:  # topological order: a producer is decided before its readers
+        if node.op_type not in FOLDED_OPS or node.domain not in _STANDARD_DOMAINS:
             continue
         if len(node.outputs) != 1 or node.outputs[0] in outputs or node.subgraphs:
             continue
         text = ""
-        for attr in node.attributes:
+        if node.op_type == "ConstantOfShape":
+            if not all(i in graph.initializers or i in folded for i in node.inputs if i):
+                continue
+            value = graph.values.get(node.outputs[0])
+            shape = value.type.shape if value is not None else None
+            known = shape is not None and all(isinstance(d, int) for d in shape)
+            text = f"⟨{_shape(shape)}⟩" if known and shape is not None else "⟨filled⟩"
+        for attr in node.attributes if node.op_type == "Constant" else ():
             value = attr.value
             if isinstance(value, TensorSummary):
                 small = value.preview and len(value.preview) <= 24

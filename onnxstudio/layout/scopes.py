@@ -453,12 +453,11 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
         hit = _CACHE.get(id(graph))
     if hit is not None and hit[0] is graph:
         return hit[1]
-    from onnxstudio.layout.labels import folded_constants
+    from onnxstudio.layout.labels import folded_constants, is_folded
 
     folded = folded_constants(graph)
     nodes = boxed if boxed is not None else [
-        n for n in graph.nodes if not (n.outputs and n.outputs[0] in folded
-                                       and n.op_type == "Constant")]
+        n for n in graph.nodes if not is_folded(n, folded)]
     pairs = [(n.id, scope_path(n.name, n.metadata)) for n in nodes]
     prefix = graph.id_prefix
     succ: dict[str, list[str]] = {}
