@@ -152,7 +152,7 @@ def test_double_click_group_expands_and_click_selects(window: MainWindow, qtbot)
     with qtbot.waitSignal(tab.view.selectionChanged, timeout=5000) as sig:
         qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert sig.args[0] == [op.id]
-    assert tab.nodes[op.id].op_type == op.title
+    assert tab.model.node_by_id(op.id).op_type == op.title
 
 
 def test_argv_opens_files_in_a_real_process(tmp_path: Path) -> None:

@@ -199,9 +199,7 @@ class Model:
         return next((f for f in self.functions if f.key == key), None)
 
     def node_by_id(self, node_id: str) -> Node | None:
-        """Look a node up by id, descending into nested bodies and function bodies."""
-        for graph in [self.graph, *(f.body for f in self.functions)]:
-            for node in graph.walk():
-                if node.id == node_id:
-                    return node
-        return None
+        """Look a node up by id, in nested bodies and function bodies too (indexed once)."""
+        from onnxstudio.model.index import ModelIndex  # index builds on this module
+
+        return ModelIndex.of(self).node(node_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, Qt, QUrl
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -52,9 +52,6 @@ def sample_model_path() -> Path:
 
 class MainWindow(QMainWindow):
     """Hosts one ModelTab per open file and the panels that describe the current one."""
-
-    model_opened = Signal(object)  # ModelTab, once its first layout is shown
-    current_changed = Signal(object)  # ModelTab | None
 
     def __init__(self) -> None:
         super().__init__()
@@ -390,7 +387,6 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(
             f"Opened {tab.path.name} in {tab.timings.get('load', 0):.2f} s, laid out in "
             f"{tab.timings.get('layout', 0):.2f} s", 8000)
-        self.model_opened.emit(tab)
 
     def _on_tab_failed(self, tab: ModelTab, message: str) -> None:
         self.statusBar().showMessage(message, 10000)
@@ -417,7 +413,6 @@ class MainWindow(QMainWindow):
         self._update_actions()
         panels.show_model(self, tab, tab.model if tab is not None else None)
         self.setWindowTitle(f"{tab.path.name} — onnxstudio" if tab else "onnxstudio")
-        self.current_changed.emit(tab)
 
     def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
         panels.show_selection(self, tab, ids)

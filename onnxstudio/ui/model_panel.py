@@ -6,12 +6,13 @@ shape inference are listed last, in the warning colour, so they are not missed.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
 from onnxstudio.model.graph import Model
 from onnxstudio.model.summary import human_bytes, human_count, model_summary
+from onnxstudio.ui.empty_state import EmptyStateStack
 from onnxstudio.ui.property_tree import PropertyTree
 
 EMPTY_TEXT = "Open a model to see its properties"
@@ -32,17 +33,10 @@ class ModelPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model: Model | None = None
-        self.placeholder = QLabel(EMPTY_TEXT)
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setEnabled(False)
         self.tree = PropertyTree()
         self.tree.linkActivated.connect(self._on_link)
-        self.stack = QStackedWidget()
-        self.stack.addWidget(self.placeholder)
-        self.stack.addWidget(self.tree)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.stack)
+        self.stack = EmptyStateStack(self, EMPTY_TEXT, self.tree)
+        self.placeholder = self.stack.placeholder
 
     def set_model(self, model: Model | None) -> None:
         self.model = model

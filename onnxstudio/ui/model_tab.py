@@ -26,7 +26,7 @@ from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.layered import LayoutCancelled
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
-from onnxstudio.model import Graph, Model, Node, load_model
+from onnxstudio.model import Graph, Model, load_model
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme, theme_named
 from onnxstudio.ui.graph_view import GraphView
@@ -47,7 +47,6 @@ class Opened:
     """What the background open hands back to the GUI thread."""
 
     model: Model
-    nodes: dict[str, Node]
     state: ExpandState
     drawing: Drawing
     load_seconds: float
@@ -152,7 +151,6 @@ class ModelTab(QWidget):
         self.path = Path(path)
         self.direction: Direction = direction
         self.model: Model | None = None
-        self.nodes: dict[str, Node] = {}
         self.state = ExpandState()
         self.layout_data: Layout | None = None
         self.error: str | None = None
@@ -198,13 +196,10 @@ class ModelTab(QWidget):
                                progress=lambda stage, f: context.progress(stage, f / 2))
             context.check()
             loaded = time.perf_counter()
-            nodes = {n.id: n for n in model.graph.walk()}
-            for function in model.functions:
-                nodes.update((n.id, n) for n in function.body.walk())
-            prepare_model_views(model)
+            prepare_model_views(model)  # includes the node index toggle() uses
             state = default_state(model.graph)
             drawing = _draw(model, state, direction, theme, context)
-            return Opened(model, nodes, state, drawing, loaded - started,
+            return Opened(model, state, drawing, loaded - started,
                           time.perf_counter() - loaded)
 
         self._opener.start(work, quiet_gc=True)
@@ -226,7 +221,7 @@ class ModelTab(QWidget):
         self.progress.emit(stage, fraction)
 
     def _on_opened(self, opened: Opened) -> None:
-        self.model, self.nodes, self.state = opened.model, opened.nodes, opened.state
+        self.model, self.state = opened.model, opened.state
         self.timings = {"load": opened.load_seconds, "layout": opened.layout_seconds}
         # Show the view first: its initial zoom (fit, or readable at the top) needs the
         # viewport's real size, which a hidden page of the stack does not have yet.
@@ -265,7 +260,7 @@ class ModelTab(QWidget):
 
     def toggle(self, box_id: str) -> None:
         """Expand or collapse a scope group, or a node's body shown in place."""
-        node = self.nodes.get(box_id)
+        node = self.model.node_by_id(box_id) if self.model is not None else None
         if node is not None and (node.subgraphs or node.function):
             self.state.nodes.symmetric_difference_update({box_id})
         else:

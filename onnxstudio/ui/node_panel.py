@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QLabel,
     QSplitter,
-    QStackedWidget,
     QTextBrowser,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -35,6 +34,7 @@ from onnxstudio.model.nodeinfo import (
 )
 from onnxstudio.model.opdoc import OpDoc, opdoc_html, operator_doc
 from onnxstudio.model.schemas import display_domain, normalize_domain
+from onnxstudio.ui.empty_state import EmptyStateStack
 from onnxstudio.ui.property_tree import PropertyTree
 
 MAX_CONSUMER_ROWS = 20
@@ -81,11 +81,6 @@ class NodePanel(QWidget):
         self.index: ModelIndex | None = None
         self.box_id: str | None = None
 
-        self.placeholder = QLabel(EMPTY_TEXT)
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setEnabled(False)
-        self.placeholder.setWordWrap(True)
-
         self.header = QLabel()
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setWordWrap(True)
@@ -112,12 +107,8 @@ class NodePanel(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(splitter, 1)
 
-        self.stack = QStackedWidget()
-        self.stack.addWidget(self.placeholder)
-        self.stack.addWidget(content)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.stack)
+        self.stack = EmptyStateStack(self, EMPTY_TEXT, content)
+        self.placeholder = self.stack.placeholder
 
     # --- API -------------------------------------------------------------------
 

@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMessageBox,
     QPushButton,
-    QStackedWidget,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -51,6 +50,7 @@ from onnxstudio.model.weights import (
     save_npy,
     tensor_stats,
 )
+from onnxstudio.ui.empty_state import EmptyStateStack
 
 EMPTY_TEXT = "Click a weight (an initializer input of a node) to see its values"
 
@@ -200,11 +200,6 @@ class WeightsPanel(QWidget):
         self._signals.failed.connect(self._on_failed)
         self.pool = QThreadPool.globalInstance()
 
-        self.placeholder = QLabel(EMPTY_TEXT)
-        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setWordWrap(True)
-        self.placeholder.setEnabled(False)
-
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
         self.title.setWordWrap(True)
@@ -253,12 +248,8 @@ class WeightsPanel(QWidget):
         layout.addWidget(self.table, 1)
         layout.addLayout(buttons)
 
-        self.stack = QStackedWidget()
-        self.stack.addWidget(self.placeholder)
-        self.stack.addWidget(content)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.stack)
+        self.stack = EmptyStateStack(self, EMPTY_TEXT, content)
+        self.placeholder = self.stack.placeholder
 
     # --- API -------------------------------------------------------------------
 
