@@ -16,7 +16,7 @@ import numpy as np
 from onnxstudio.layout import labels
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
 from onnxstudio.render import text as tx
-from onnxstudio.render.drawing import Cubic, Point, Stroke, Surface
+from onnxstudio.render.drawing import Cubic, Font, Point, Stroke, Surface
 from onnxstudio.render.geometry import (
     ARROW_LENGTH,
     arrowhead,
@@ -26,6 +26,7 @@ from onnxstudio.render.geometry import (
     trim_end,
 )
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
+from onnxstudio.render.overlay import Overlay, text_on
 from onnxstudio.render.theme import LIGHT, NodeStyle, Theme
 
 # Box anatomy, in layout units; taken from layout/labels.py, which sized the boxes:
@@ -46,6 +47,9 @@ MIN_EDGE_LABEL_PX = 6.5
 COARSE_SCALE = 0.22  # below: plain batched rectangles and straight edges
 LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
 MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unchecked
+BADGE_FONT = Font(9.0, bold=True)
+BADGE_FILL = "#2b2b2b"
+BADGE_TEXT = "#ffffff"
 
 
 @dataclass
@@ -62,6 +66,7 @@ class PaintState:
     show_names: bool = False
     show_edge_labels: bool = True
     expanded_marker: bool = True
+    overlay: Overlay | None = None  # profile heatmap or divergence colours, with badges
     extra: dict[str, object] = field(default_factory=dict)
 
 
@@ -343,11 +348,15 @@ class GraphPainter:
         by_fill: dict[str, list[tuple[float, float, float, float]]] = {}
         boxes_list = self.layout.boxes
         theme = self.theme
+        overlay = state.overlay
         for bi in boxes:
             b = boxes_list[int(bi)]
-            by_fill.setdefault(theme.node(self._category(b)).fill, []).append(
-                (b.x, b.y, b.width, b.height)
+            fill = (
+                overlay.fill(b.id)
+                if overlay is not None and b.kind not in ("input", "output")
+                else theme.node(self._category(b)).fill
             )
+            by_fill.setdefault(fill, []).append((b.x, b.y, b.width, b.height))
         for fill, rects in by_fill.items():
             s.rects(rects, fill, None)
         marked = [(bid, theme.flash) for bid in state.highlighted]
@@ -372,6 +381,10 @@ class GraphPainter:
     def _box(self, s: Surface, b: Box, state: PaintState, titles: bool, details: bool) -> None:
         t = self.theme
         style = t.node(self._category(b))
+        overlay = state.overlay if b.kind not in ("input", "output") else None
+        if overlay is not None:
+            fill = overlay.fill(b.id)
+            style = NodeStyle(fill, text_on(fill), style.border)
         op = b.title if b.kind in ("node", "function") else ""
         s.begin_item(b.id, b.kind, b.subtitle if b.kind != "group" else b.title, op)
         self._halo(s, b, state)
@@ -381,7 +394,20 @@ class GraphPainter:
             self._group_box(s, b, style, titles)
         else:
             self._op_box(s, b, style, state, titles, details)
+        if overlay is not None and titles and b.id in overlay.badges:
+            self._badge(s, b, overlay.badges[b.id])
         s.end_item()
+
+    def _badge(self, s: Surface, b: Box, text: str) -> None:
+        """The overlay's number (time, verdict) in a pill on the box's top-right corner,
+        so it stays readable whatever colour the box took."""
+        w = tx.text_width(text, BADGE_FONT) + 8.0
+        h = BADGE_FONT.size + 5.0
+        x = b.x + b.width - w + 4.0
+        y = b.y - h / 2 - 1.0
+        s.rounded_rect(x, y, w, h, h / 2, BADGE_FILL, None)
+        s.text(x + w / 2, y + _baseline(h, BADGE_FONT.size), text, BADGE_FONT, BADGE_TEXT,
+               "middle")
 
     def _halo(self, s: Surface, b: Box, state: PaintState) -> None:
         t = self.theme

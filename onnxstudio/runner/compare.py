@@ -73,11 +73,12 @@ class Difference:
     cosine: float
     exceeds: bool
     producer: int | None = None  # main-graph node index, None for graph inputs/outputs only
+    ratio: float = 0.0  # max_abs over the allowed difference: above 1 exceeds
 
     def as_json(self) -> dict[str, Any]:
         return {"name": self.name, "shape_a": list(self.shape_a), "shape_b": list(self.shape_b),
                 "max_abs": self.max_abs, "max_rel": self.max_rel, "cosine": self.cosine,
-                "exceeds": self.exceeds,
+                "exceeds": self.exceeds, "ratio": self.ratio,
                 "node": None if self.producer is None else f"n{self.producer}"}
 
 
@@ -114,6 +115,16 @@ class Comparison:
                 worst[key] = max(worst.get(key, 0.0), d.max_rel)
         return worst
 
+    def node_ratio(self) -> dict[str, float]:
+        """Node id -> worst (max abs / allowed difference) of its outputs: above 1 exceeds
+        the tolerance; the graph is coloured by this, so colour and verdict agree."""
+        worst: dict[str, float] = {}
+        for d in self.intermediates:
+            if d.producer is not None:
+                key = f"n{d.producer}"
+                worst[key] = max(worst.get(key, 0.0), d.ratio)
+        return worst
+
     def as_json(self) -> dict[str, Any]:
         fd = self.first_divergence
         return {"model": str(self.model), "input": self.source, "a": self.a.label,
@@ -136,7 +147,8 @@ def difference(name: str, a: Any, b: Any, tolerance: float) -> Difference:
     if sa != sb or x.dtype.kind not in "fiub" or y.dtype.kind not in "fiub":
         same = sa == sb and bool(np.array_equal(x, y))
         return Difference(name, sa, sb, 0.0 if same else float("inf"),
-                          0.0 if same else float("inf"), 1.0 if same else 0.0, not same)
+                          0.0 if same else float("inf"), 1.0 if same else 0.0, not same,
+                          ratio=0.0 if same else float("inf"))
     xf, yf = x.astype(np.float64).ravel(), y.astype(np.float64).ravel()
     if xf.size == 0:
         return Difference(name, sa, sb, 0.0, 0.0, 1.0, False)
@@ -156,7 +168,9 @@ def difference(name: str, a: Any, b: Any, tolerance: float) -> Difference:
         (1.0 if nx == ny else 0.0)
     ref = np.abs(xf[np.isfinite(xf)])
     bound = tolerance * max(1.0, float(ref.max()) if ref.size else 1.0)
-    return Difference(name, sa, sb, max_abs, max_rel, cosine, not max_abs <= bound)
+    return Difference(name, sa, sb, max_abs, max_rel, cosine, not max_abs <= bound,
+                      ratio=max_abs / bound if bound > 0 else
+                      (0.0 if max_abs == 0.0 else float("inf")))
 
 
 def _reference(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],

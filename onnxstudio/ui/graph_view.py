@@ -37,9 +37,11 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.layout.types import Box, Layout
 from onnxstudio.render.hit_index import GraphIndex
+from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import QtSurface
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import LIGHT, Theme
+from onnxstudio.ui.overlay_legend import OverlayLegend
 
 SCENE_MARGIN = 40.0
 MIN_SCALE = 0.01
@@ -57,7 +59,9 @@ class GraphView(QGraphicsView):
     Signals: ``selectionChanged(list[str])`` box ids, ``expandRequested(str)`` for a
     collapsed group or expandable node (double-click), ``collapseRequested(str)`` for an
     expanded group (double-click on its frame label), ``hoveredChanged(str)`` ("" when
-    nothing), ``viewportChanged()`` whenever the visible area or zoom changes.
+    nothing), ``viewportChanged()`` whenever the visible area or zoom changes,
+    ``edgeClicked(str)`` the tensor name of an edge clicked on empty canvas,
+    ``overlayClosed()`` when the user dismisses the overlay's legend.
     """
 
     selectionChanged = Signal(list)
@@ -65,6 +69,8 @@ class GraphView(QGraphicsView):
     collapseRequested = Signal(str)
     hoveredChanged = Signal(str)
     viewportChanged = Signal()
+    edgeClicked = Signal(str)
+    overlayClosed = Signal()
 
     def __init__(self, parent: QWidget | None = None, theme: Theme = LIGHT) -> None:
         super().__init__(parent)
@@ -102,6 +108,8 @@ class GraphView(QGraphicsView):
         from onnxstudio.ui.minimap import Minimap  # local: minimap imports this module
 
         self.minimap = Minimap(self)
+        self.legend = OverlayLegend(self)
+        self.legend.closed.connect(self.overlayClosed)
         self.horizontalScrollBar().valueChanged.connect(self._on_view_changed)
         self.verticalScrollBar().valueChanged.connect(self._on_view_changed)
 
@@ -210,6 +218,15 @@ class GraphView(QGraphicsView):
         self.viewport().update()
         if emit:
             self.selectionChanged.emit(list(new))
+
+    def set_overlay(self, overlay: Overlay | None) -> None:
+        """Colour boxes by a run's measurements (None: the category colours again)."""
+        self._state.overlay = overlay
+        self.legend.show_overlay(overlay)
+        self.viewport().update()
+
+    def overlay(self) -> Overlay | None:
+        return self._state.overlay
 
     def set_highlighted(self, ids: set[str] | frozenset[str]) -> None:
         """Ring these boxes (search matches); ids hidden in collapsed groups show once revealed."""
@@ -464,10 +481,13 @@ class GraphView(QGraphicsView):
         return ""
 
     def _box_tooltip(self, box: Box, index: GraphIndex) -> str:
+        overlay = self._state.overlay
         if box.kind == "group":
+            tip = overlay.tips.get(box.id) if overlay is not None else None
             return (
                 f"<b>{html.escape(box.title)}</b><br>{html.escape(box.subtitle)}<br>"
-                "<i>double-click to expand</i>"
+                + (f"{tip}<br>" if tip else "")
+                + "<i>double-click to expand</i>"
             )
         lines = [f"<b>{html.escape(box.subtitle or box.title)}</b>"]
         if box.kind in ("node", "function"):
@@ -479,6 +499,9 @@ class GraphView(QGraphicsView):
         for value, shape in outs.items():
             lines.append(f"→ {html.escape(value)}" + (f": {html.escape(shape)}" if shape else ""))
         lines.extend(html.escape(d) for d in box.details[:6])
+        overlay = self._state.overlay
+        if overlay is not None and box.id in overlay.tips:
+            lines.append(overlay.tips[box.id])  # already HTML: numbers and names escaped
         if box.expandable:
             lines.append("<i>double-click to expand</i>")
         return "<br>".join(lines)
@@ -629,10 +652,24 @@ class GraphView(QGraphicsView):
             & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
         ):
             self.clear_selection()  # a plain click on empty canvas
+            self._click_edge(event.position().toPoint())
         self._panning = False
         self._press_pos = None
         self._last_pan = None
         event.accept()
+
+    def _click_edge(self, pos: QPoint) -> None:
+        """A click on an edge marks it and names its tensor (to show its values)."""
+        index = self.index()
+        if index is None or self._layout is None:
+            return
+        p = self.mapToScene(pos)
+        edge = index.edge_near(p.x(), p.y(), 4.0 / max(self.current_scale(), 1e-6))
+        if edge is None:
+            return
+        self._state.selected_edges = frozenset({edge})
+        self.viewport().update()
+        self.edgeClicked.emit(self._layout.edges[edge].value)
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         if event.button() != Qt.MouseButton.LeftButton or self.index() is None:
@@ -656,6 +693,7 @@ class GraphView(QGraphicsView):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self.minimap.reposition()
+        self.legend.reposition()
         self._on_view_changed()
 
     def scrollContentsBy(self, dx: int, dy: int) -> None:

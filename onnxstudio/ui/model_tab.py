@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -27,6 +28,7 @@ from onnxstudio.layout.layered import LayoutCancelled
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Graph, Model, load_model
+from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme, theme_named
 from onnxstudio.ui.graph_view import GraphView
@@ -40,6 +42,8 @@ class Drawing:
 
     layout: Layout
     painter: GraphPainter
+    overlay_data: OverlayData | None = None
+    overlay: Overlay | None = None  # overlay_data folded into this layout's boxes
 
 
 @dataclass
@@ -59,7 +63,7 @@ def _functions(model: Model) -> dict[tuple[str, str], Graph]:
 
 
 def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
-          context: TaskContext) -> Drawing:
+          context: TaskContext, overlay_data: OverlayData | None = None) -> Drawing:
     functions = _functions(model)
     try:
         layout = build_layout(
@@ -69,7 +73,8 @@ def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     except LayoutCancelled as exc:
         raise Cancelled from exc
     context.check()
-    return Drawing(layout, GraphPainter(layout, theme).prepare())
+    overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
+    return Drawing(layout, GraphPainter(layout, theme).prepare(), overlay_data, overlay)
 
 
 class _ProgressPage(QWidget):
@@ -157,6 +162,10 @@ class ModelTab(QWidget):
         self.timings: dict[str, float] = {}
         self._keep_view = True
         self._pending_center: str | None = None
+        self.overlay_data: OverlayData | None = None
+        # What the run-inspection panels last produced for this model (profile,
+        # comparison), so switching tabs shows each model's own results.
+        self.run_results: dict[str, Any] = {}
 
         self.view = GraphView()
         self.view.set_theme(theme_named(theme))
@@ -244,10 +253,11 @@ class ModelTab(QWidget):
         if self.model is None:
             return
         model, state, direction = self.model, self.state.copy(), self.direction
-        theme = self.view.theme
+        theme, data = self.view.theme, self.overlay_data
         self._keep_view = keep_view
-        self._layouter.start(lambda context: _draw(model, state, direction, theme, context),
-                             quiet_gc=True)
+        self._layouter.start(
+            lambda context: _draw(model, state, direction, theme, context, data),
+            quiet_gc=True)
 
     def _on_laid_out(self, drawing: Drawing) -> None:
         self._show(drawing, keep_view=self._keep_view)
@@ -255,8 +265,21 @@ class ModelTab(QWidget):
     def _show(self, drawing: Drawing, keep_view: bool) -> None:
         self.layout_data = drawing.layout
         self.view.set_layout(drawing.layout, keep_view=keep_view, painter=drawing.painter)
+        if drawing.overlay_data is self.overlay_data:
+            self.view.set_overlay(drawing.overlay)
+        else:  # the overlay changed while this layout was being built
+            self.set_overlay(self.overlay_data)
         self._center_pending(drawing.layout)
         self.layout_changed.emit(drawing.layout)
+
+    def set_overlay(self, data: OverlayData | None, overlay: Overlay | None = None) -> None:
+        """Colour the graph by a run's measurements (None: plain again); ``overlay`` is
+        ``data`` already folded into the current layout (done off-thread by the caller)."""
+        self.overlay_data = data
+        if data is None or self.model is None or self.layout_data is None:
+            self.view.set_overlay(None)
+            return
+        self.view.set_overlay(overlay or build_overlay(self.layout_data, self.model.graph, data))
 
     def toggle(self, box_id: str) -> None:
         """Expand or collapse a scope group, or a node's body shown in place."""

@@ -1,0 +1,193 @@
+"""Per-node values painted over the graph: a profile heatmap or a divergence map.
+
+The runner reports values per model node (``n12``); the drawing shows boxes, some of
+which are collapsed groups standing for hundreds of nodes. This module folds node values
+into the boxes of one layout (a group shows the total time, or the worst divergence, of
+what it hides) and picks each box's colour, badge and tooltip line, so the canvas, the
+exports and the tests all see the same numbers. Qt-free.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from onnxstudio.layout.scopes import graph_scope_tree
+from onnxstudio.layout.types import Layout
+from onnxstudio.model.graph import Graph
+
+if TYPE_CHECKING:
+    from onnxstudio.runner.compare import Comparison
+    from onnxstudio.runner.profile import ProfileResult
+
+OverlayKind = Literal["profile", "divergence"]
+
+# Sequential yellow -> dark red (ColorBrewer YlOrRd): hot is dark, like a thermal map.
+HEAT = ("#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a1c",
+        "#b10026")
+# Diverging green -> yellow -> red for "how far past the tolerance".
+AGREE = ("#1a9850", "#66bd63", "#a6d96a", "#fee08b", "#fdae61", "#f46d43", "#d73027")
+NO_VALUE = "#d9d9d9"  # boxes the run did not time / compare (folded constants, io)
+
+
+@dataclass(frozen=True)
+class OverlayData:
+    """What a run measured, per model node; rebuilt into an Overlay for each layout."""
+
+    kind: OverlayKind
+    title: str  # legend heading, e.g. "Time per node (ms)"
+    values: Mapping[str, float]  # node id -> value (ms, or multiples of the tolerance)
+    tips: Mapping[str, str] = field(default_factory=dict)  # node id -> tooltip line (HTML)
+    total: float = 0.0  # profile: one run's time, for shares in groups' tooltips
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Colours, badges and tooltip lines for the boxes of one layout."""
+
+    data: OverlayData
+    fills: dict[str, str]
+    badges: dict[str, str]
+    tips: dict[str, str]
+    legend: tuple[tuple[str, str], ...]  # (colour, caption), low to high
+    missing_fill: str = NO_VALUE
+
+    def fill(self, box_id: str) -> str:
+        return self.fills.get(box_id, self.missing_fill)
+
+
+def ramp(colours: tuple[str, ...], t: float) -> str:
+    """The colour at ``t`` (0..1) along ``colours``, interpolated in sRGB."""
+    t = min(1.0, max(0.0, t if math.isfinite(t) else 1.0))
+    pos = t * (len(colours) - 1)
+    i = min(int(pos), len(colours) - 2)
+    f = pos - i
+    a, b = colours[i], colours[i + 1]
+    mixed = [round(int(a[k:k + 2], 16) * (1 - f) + int(b[k:k + 2], 16) * f) for k in (1, 3, 5)]
+    return "#" + "".join(f"{c:02x}" for c in mixed)
+
+
+def text_on(fill: str) -> str:
+    """Black or white, whichever reads better on ``fill`` (WCAG relative luminance)."""
+    def channel(hex2: str) -> float:
+        c = int(hex2, 16) / 255.0
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    lum = 0.2126 * channel(fill[1:3]) + 0.7152 * channel(fill[3:5]) + 0.0722 * channel(fill[5:7])
+    return "#1a1a1a" if lum > 0.22 else "#ffffff"
+
+
+def box_values(layout: Layout, graph: Graph, values: Mapping[str, float],
+               combine: Callable[[float, float], float]) -> dict[str, float]:
+    """Node values folded into the boxes of ``layout``.
+
+    A node drawn as its own box keeps its value; a node hidden in a collapsed group
+    counts towards the innermost group that is drawn (``combine``: sum for time, max for
+    divergence). Nodes that are not drawn at all (folded constants) are left out.
+    """
+    drawn = {b.id for b in layout.boxes}
+    tree = graph_scope_tree(graph)
+    out: dict[str, float] = {}
+    for node_id, value in values.items():
+        target: str | None = node_id if node_id in drawn else None
+        if target is None:
+            target = next((g.id for g in tree.ancestors(node_id) if g.id in drawn), None)
+        if target is not None:
+            out[target] = combine(out[target], value) if target in out else value
+    return out
+
+
+def _ms(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f} ms"
+    if value >= 1:
+        return f"{value:.1f} ms"
+    if value >= 0.01:
+        return f"{value:.2f} ms"
+    return f"{value * 1000:.1f} µs"
+
+
+def build_overlay(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
+    """Colours for every box of ``layout`` that a measured node falls in."""
+    if data.kind == "profile":
+        return _profile(layout, graph, data)
+    return _divergence(layout, graph, data)
+
+
+def _profile(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
+    per_box = box_values(layout, graph, data.values, lambda a, b: a + b)
+    top = max(per_box.values(), default=0.0) or 1.0
+    whole = data.total or sum(data.values.values()) or 1.0
+    fills, badges, tips = {}, {}, {}
+    for box_id, ms in per_box.items():
+        # Square root: a node taking 1 % of the slowest still shows a tint, while the
+        # hot spots stay clearly the darkest (linear washes most of a CNN out to white).
+        fills[box_id] = ramp(HEAT, math.sqrt(max(ms, 0.0) / top))
+        badges[box_id] = _ms(ms)
+        tip = data.tips.get(box_id, "")
+        tips[box_id] = (f"Time {ms:.3f} ms per run ({ms / whole * 100:.1f} % of "
+                        f"{whole:.3f} ms)" + (f"<br>{tip}" if tip else ""))
+    drawn = {b.id for b in layout.boxes}
+    for node_id, tip in data.tips.items():  # e.g. nodes fused into another's kernel
+        if node_id not in tips and node_id in drawn:
+            tips[node_id] = tip
+    legend = tuple((ramp(HEAT, math.sqrt(f)), _ms(top * f)) for f in (0.0, 0.1, 0.5, 1.0))
+    return Overlay(data, fills, badges, tips, legend)
+
+
+def _divergence(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
+    per_box = box_values(layout, graph, data.values, max)
+    fills, badges, tips = {}, {}, {}
+    for box_id, ratio in per_box.items():
+        fills[box_id] = ramp(AGREE, _divergence_position(ratio))
+        badges[box_id] = "✗" if ratio > 1.0 else "✓"
+        tip = data.tips.get(box_id, "")
+        tips[box_id] = (f"{ratio:.3g} × tolerance" if math.isfinite(ratio) else
+                        "shapes or values differ entirely") + (f"<br>{tip}" if tip else "")
+    legend = tuple((ramp(AGREE, _divergence_position(r)), label)
+                   for r, label in ((1e-4, "≤ 1e-4 × tol"), (1e-2, "1e-2 × tol"),
+                                    (1.0, "= tolerance"), (100.0, "≥ 100 × tol")))
+    return Overlay(data, fills, badges, tips, legend)
+
+
+def _divergence_position(ratio: float) -> float:
+    """1e-4 × tolerance or less -> 0 (green); the tolerance -> 2/3; 100 × it -> 1 (red)."""
+    if not math.isfinite(ratio):
+        return 1.0
+    if ratio <= 0:
+        return 0.0
+    x = math.log10(ratio)
+    return (x + 4.0) / 6.0 if x <= 0 else 2 / 3 + min(x, 2.0) / 6.0
+
+
+def profile_overlay(result: ProfileResult) -> OverlayData:
+    """Time per node; nodes fused into another's kernel say so (their time is counted
+    there, once, so group totals stay true)."""
+    names = {n.index: n.name or n.id for n in result.nodes}
+    tips: dict[str, str] = {}
+    for n in result.nodes:
+        if n.covers:
+            tips[n.id] = "one kernel with " + html.escape(
+                ", ".join(names.get(c, f"n{c}") for c in n.covers))
+    for covered, owner in result.fused_into.items():
+        tips.setdefault(f"n{covered}", "fused into the kernel of "
+                        + html.escape(names.get(owner, f"n{owner}")) + " (time counted there)")
+    return OverlayData("profile", "Time per node", {n.id: n.time_ms for n in result.nodes},
+                       tips, result.total_ms)
+
+
+def divergence_overlay(result: Comparison) -> OverlayData:
+    """Worst output of each node, in multiples of the tolerance (over 1 exceeds)."""
+    tips: dict[str, str] = {}
+    for d in result.intermediates:
+        if d.producer is None:
+            continue
+        line = (f"{html.escape(d.name)}: max abs {d.max_abs:.3g}, max rel {d.max_rel:.3g}, "
+                f"cosine {d.cosine:.6f}")
+        key = f"n{d.producer}"
+        tips[key] = tips[key] + "<br>" + line if key in tips else line
+    title = f"{result.a.label} vs {result.b.label} (tolerance {result.tolerance:g})"
+    return OverlayData("divergence", title, result.node_ratio(), tips)
