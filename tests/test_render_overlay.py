@@ -105,3 +105,25 @@ def test_divergence_colours_follow_the_tolerance(sample: Model) -> None:
     assert overlay.fill(ops[2]) not in AGREE[:3]  # past the tolerance: orange to red
     assert overlay.fill(ops[3]) == AGREE[-1]
     assert overlay.badges[ops[2]] == "✗" and overlay.badges[ops[1]] == "✓"
+
+
+def test_exported_png_keeps_the_heatmap(qapp, sample: Model, timed: ProfileResult,
+                                        tmp_path: Path) -> None:
+    from PySide6.QtGui import QImage
+
+    from onnxstudio.export.formats import export_layout
+    from onnxstudio.export.options import ExportOptions
+
+    layout = build_layout(sample, default_state(sample.graph))
+    data = profile_overlay(timed)
+    slowest = next(n for n in timed.nodes if layout.box(n.id) is not None)
+    box = layout.box(slowest.id)
+    assert box is not None
+    margin = 24.0
+    pixel = (int(box.x + margin + 6), int(box.y + margin + 8))  # header band, left of title
+    for overlay, expected in ((data, HEAT[-1]), (None, LIGHT.node(box.category).fill)):
+        out = tmp_path / f"heat-{overlay is not None}.png"
+        export_layout(layout, sample, out, ExportOptions(scale=1.0, margin=margin,
+                                                         overlay=overlay))
+        image = QImage(str(out))
+        assert image.pixelColor(*pixel).name() == expected

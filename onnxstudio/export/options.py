@@ -14,6 +14,7 @@ from onnxstudio.errors import ExportError
 
 if TYPE_CHECKING:
     from onnxstudio.model.graph import Model
+    from onnxstudio.render.overlay import OverlayData
 
 Format = Literal["svg", "png", "pdf", "dot", "json"]
 Region = Literal["whole", "visible", "selection"]
@@ -57,6 +58,7 @@ class ExportOptions:
     margin: float = 24.0  # layout units of empty border around the diagram
     tile: bool = False  # PNG too large for one image: write tiles instead of shrinking
     date: _dt.date | None = None  # title-block date; None: today
+    overlay: OverlayData | None = None  # the canvas' heatmap / divergence colours, if kept
 
     def theme_name(self) -> str:
         return self.current_theme if self.theme == "current" else self.theme

@@ -149,7 +149,7 @@ def export_png(layout: Layout, model: Model | None, dest: Path, options: ExportO
     sheet = plan_sheet(layout, model, options)
     plan = plan_raster(sheet, options, MAX_SIDE)
     graph = GraphPainter(layout, sheet.theme)
-    state = paint_state(options)
+    state = paint_state(options, layout, model)
     total = sum(math.ceil(t.height / _strip_rows(t.width)) for t in plan.tiles) + 1
     paths = [dest] if len(plan.tiles) == 1 else [tile_path(dest, t) for t in plan.tiles]
     done = 0

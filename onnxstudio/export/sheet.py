@@ -75,11 +75,18 @@ def plan_sheet(layout: Layout, model: Model | None, options: ExportOptions) -> S
                  theme=theme_named(options.theme_name()), clip=options.region != "whole")
 
 
-def paint_state(options: ExportOptions) -> PaintState:
-    """What the painter adds on top of the layout: names if asked, never a selection."""
+def paint_state(options: ExportOptions, layout: Layout | None = None,
+                model: Model | None = None) -> PaintState:
+    """What the painter adds on top of the layout: names and the canvas' overlay (folded
+    into this export's layout, which may be expanded differently) if asked; never a
+    selection."""
+    from onnxstudio.render.overlay import build_overlay
     from onnxstudio.render.scene_painter import PaintState
 
-    return PaintState(show_names=options.show_names)
+    overlay = None
+    if options.overlay is not None and layout is not None and model is not None:
+        overlay = build_overlay(layout, model.graph, options.overlay)
+    return PaintState(show_names=options.show_names, overlay=overlay)
 
 
 def item_count(layout: Layout) -> int:

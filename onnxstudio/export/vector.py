@@ -45,7 +45,7 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
                          '<g clip-path="url(#export-region)">')
     total = item_count(layout) + 1
     watch = WatchSurface(OffsetSurface(svg, sheet.dx, sheet.dy), progress, cancel, total=total)
-    graph.paint(watch, sheet.layout_rect(None), 1.0, paint_state(options))
+    graph.paint(watch, sheet.layout_rect(None), 1.0, paint_state(options, layout, model))
     if sheet.clip:
         svg.parts.append("</g>")
     text = svg.document(0.0, 0.0, sheet.width, sheet.height, sheet.theme.canvas)
@@ -76,7 +76,7 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
 
     sheet = plan_sheet(layout, model, options)
     graph = GraphPainter(layout, sheet.theme)
-    state = paint_state(options)
+    state = paint_state(options, layout, model)
     with atomic_path(dest, protect) as tmp:
         writer = QPdfWriter(str(tmp))
         writer.setCreator("onnxstudio")

@@ -66,6 +66,7 @@ class ViewSnapshot:
     selection: list[str] = field(default_factory=list)
     show_names: bool = False
     expand_state: Any = None  # layout.state.ExpandState of the tab, when known
+    overlay: Any = None  # render.overlay.OverlayData the canvas is coloured by, if any
 
 
 def snapshot_view(view: Any) -> ViewSnapshot:
@@ -84,6 +85,9 @@ def snapshot_view(view: Any) -> ViewSnapshot:
     if callable(selected):
         snap.selection = list(selected())
     snap.show_names = bool(getattr(view, "show_names", False))
+    overlay = getattr(view, "overlay", None)
+    shown = overlay() if callable(overlay) else None
+    snap.overlay = getattr(shown, "data", None)
     holder: Any = view
     while holder is not None and snap.expand_state is None:  # the tab that owns the view
         snap.expand_state = getattr(holder, "state", None) if hasattr(holder, "relayout") else None
@@ -184,6 +188,11 @@ class ExportOptionsDialog(QDialog):
             self.names = QCheckBox("Show node names under operator types")
             self.names.setChecked(view.show_names)
             form.addRow("Names:", self.names)
+        overlay_title = getattr(view.overlay, "title", "") or "overlay"
+        self.heat = QCheckBox(f"Keep the canvas' colours ({overlay_title})")
+        self.heat.setChecked(True)
+        if self.fmt in ("svg", "png", "pdf") and view.overlay is not None:
+            form.addRow("Overlay:", self.heat)
 
         self.scale = QDoubleSpinBox()
         self.scale.setRange(0.1, 16.0)
@@ -236,7 +245,9 @@ class ExportOptionsDialog(QDialog):
             title_block=self.title.isChecked() and self.fmt in ("svg", "png", "pdf"),
             show_names=self.fmt in ("svg", "png", "pdf") and self.names.isChecked(),
             paginate=self.paper.currentData() if self.fmt == "pdf" else None,
-            tile=self.tile.isChecked())
+            tile=self.tile.isChecked(),
+            overlay=v.overlay if self.fmt in ("svg", "png", "pdf") and self.heat.isChecked()
+            else None)
 
     def _update_size(self, *_: object) -> None:
         from onnxstudio.export.raster import png_size
