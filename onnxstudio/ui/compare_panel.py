@@ -1,0 +1,853 @@
+"""The compare dock: one input on two configurations, and where their values part ways.
+
+The panel only gathers choices (A, B, optional model B, tolerance), emits them as
+`CompareOptions`, and shows the `Comparison` it is handed; the window runs the comparison on
+a worker thread and colours the canvas. It never imports onnxruntime (import-linter).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor, QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxstudio.errors import InputError
+from onnxstudio.model.graph import Model
+from onnxstudio.runner.compare import Comparison, Difference, RunConfig, parse_config
+from onnxstudio.runner.session import CPU, available_providers
+from onnxstudio.ui.settings import app_settings
+
+DEFAULT_TOLERANCE = "1e-3"
+DEFAULT_A = "ort:cpu:all"
+DEFAULT_B = "ort:cpu:disabled"
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers sort as numbers, the Node column by graph order
+NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 2  # "n12", or None for a value no node produces
+EXCEEDS_ROLE = Qt.ItemDataRole.UserRole + 3
+
+TINT = QColor(253, 226, 225)  # the same reds as the error banner, readable in dark mode too
+FIRST_TINT = QColor(246, 184, 180)  # the first divergence stands out among its followers
+TINT_TEXT = QColor(107, 21, 16)
+GOOD = QColor(40, 130, 50)
+BAD = QColor(190, 40, 30)
+
+TOLERANCE_HELP = (
+    "A value differs when max |a − b| > tolerance × max(1, max |a|): an absolute bound for "
+    "small values, a relative one for large values, so one threshold serves logits and raw "
+    "activations alike. Scientific notation works (1e-3, 5e-5); 0 asks for bit-exact equality.")
+EMPTY_HINT = (
+    "Compare runs the same input through two configurations, A and B (two execution "
+    "providers, optimised vs unoptimised, or onnxruntime vs onnx's reference evaluator; "
+    "B may also run another copy of the model, e.g. a quantised one), and lists how far "
+    "every output and intermediate value differs: max abs, max rel and cosine.\n\n"
+    "The first node whose output differs beyond the tolerance is where to look: the panel "
+    "names it and can jump to it in the graph.\n\n"
+    "The input is the run panel's last one, or random inputs if nothing has run yet.")
+
+DETAILS_HINT = "Select a row to see it in full; double-click or Enter selects its node."
+
+_PROVIDER_NAMES = {CPU: "CPU", "CUDAExecutionProvider": "CUDA",
+                   "TensorrtExecutionProvider": "TensorRT", "DmlExecutionProvider": "DirectML",
+                   "CoreMLExecutionProvider": "CoreML", "OpenVINOExecutionProvider": "OpenVINO",
+                   "ROCMExecutionProvider": "ROCm"}
+_LEVEL_NAMES = {"all": "all optimisations", "disable": "no optimisations"}
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What the user asked to compare; the window turns it into a `compare()` call."""
+
+    a: RunConfig
+    b: RunConfig
+    tolerance: float
+    model_b: Path | None = None  # side B runs this copy of the model; None: the same model
+
+
+def config_text(config: RunConfig) -> str:
+    """A human label: "onnxruntime CPU · all optimisations", "onnx reference evaluator"."""
+    if config.engine == "reference":
+        return "onnx reference evaluator"
+    provider = _PROVIDER_NAMES.get(config.provider,
+                                   config.provider.removesuffix("ExecutionProvider"))
+    level = _LEVEL_NAMES.get(config.optimization, f"{config.optimization} optimisations")
+    return f"onnxruntime {provider} · {level}"
+
+
+def config_choices() -> list[RunConfig]:
+    """Each available provider with and without optimisations, then the reference evaluator."""
+    found = [RunConfig("ort", p, level) for p in available_providers()
+             for level in ("all", "disable")]
+    return [*found, RunConfig("reference")]
+
+
+def format_number(value: float) -> str:
+    """``%.3g``, with inf/nan spelled out: compact enough for a 380 px dock."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:.3g}"
+
+
+def format_tolerance(value: float) -> str:
+    """1e-3 rather than 0.001: tolerances are read as orders of magnitude."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.3e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    power = int(exponent)
+    return f"{mantissa}e{power}" if abs(power) >= 3 else f"{value:g}"
+
+
+def parse_tolerance(text: str) -> float:
+    """A finite number ≥ 0 (``1e-3``, ``0.0005``); InputError naming the problem otherwise."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise InputError(f"Tolerance: {text.strip()!r} is not a number "
+                         f"(examples: 1e-3, 5e-5, 0.01)") from None
+    if not math.isfinite(value) or value < 0:
+        raise InputError(f"Tolerance: {text.strip()!r} must be a finite number ≥ 0")
+    return value
+
+
+def shape_text(shape: tuple[int, ...]) -> str:
+    return "×".join(str(d) for d in shape) if shape else "scalar"
+
+
+def _breakable(text: str) -> str:
+    """Zero-width spaces after inner separators so long value names wrap, not widen."""
+    text = re.sub(r"(?<=.)([/_.:])(?=.)", "\\1\u200b", text)
+    return "/\u2060" + text[1:] if text.startswith("/") else text  # no break after a lead "/"
+
+
+def _plain(text: str) -> str:
+    return text.replace("\u200b", "").replace("\u2060", "")
+
+
+class DifferenceTableModel(QAbstractTableModel):
+    """Rows of `Difference`; kept in the order given (topological for intermediates)."""
+
+    def __init__(self, intermediates: bool) -> None:
+        super().__init__()
+        self.intermediates = intermediates
+        first = ("Node", "Value") if intermediates else ("Name", "Shape")
+        self.headers = (*first, "Max abs", "Max rel", "Cosine", "")  # cells say ✓ or ✗
+        self.rows: list[Difference] = []
+        self.nodes: dict[int, tuple[str, str]] = {}  # index -> (name, op_type)
+        self.first: str | None = None  # the first divergence's value, tinted deeper
+
+    def set_rows(self, rows: list[Difference], nodes: dict[int, tuple[str, str]],
+                 first: str | None = None) -> None:
+        self.beginResetModel()
+        self.rows, self.nodes, self.first = list(rows), nodes, first
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.headers)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.headers[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return {0: "Sort by this column to return to graph (topological) order"
+                    if self.intermediates else None,
+                    2: "Largest |A − B|", 3: "Largest |A − B| / max(|A|, |B|) where not ~0",
+                    4: "Cosine similarity of A and B (1 = same direction)",
+                    5: "✓ within the tolerance, ✗ beyond it"}.get(section)
+        return None
+
+    def node_text(self, d: Difference) -> str:
+        if d.producer is None:
+            return "—"
+        op = self.nodes.get(d.producer, ("", ""))[1]
+        return f"{op} n{d.producer}" if op else f"n{d.producer}"
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid():
+            return None
+        d, col = self.rows[index.row()], index.column()
+        mismatch = d.shape_a != d.shape_b
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(d, col, mismatch)
+        if role == SORT_ROLE:
+            return self._sort_key(d, index.row(), col)
+        if role == NODE_ID_ROLE:
+            return None if d.producer is None else f"n{d.producer}"
+        if role == EXCEEDS_ROLE:
+            return d.exceeds
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(d)
+        if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:
+            align = Qt.AlignmentFlag.AlignCenter if col == 5 else Qt.AlignmentFlag.AlignRight
+            return int(align | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole and d.exceeds:
+            first = self.intermediates and d.name == self.first
+            return QBrush(FIRST_TINT if first else TINT)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if col == 5:
+                return QBrush(BAD if d.exceeds else GOOD)
+            if d.exceeds:
+                return QBrush(TINT_TEXT)
+        return None
+
+    def _display(self, d: Difference, col: int, mismatch: bool) -> str:
+        mismatch_text = f"{shape_text(d.shape_a)} vs {shape_text(d.shape_b)}"
+        if col == 0:
+            return self.node_text(d) if self.intermediates else d.name
+        if col == 1:
+            if self.intermediates:
+                return d.name
+            return mismatch_text if mismatch else shape_text(d.shape_a)
+        if col == 5:
+            return "✗" if d.exceeds else "✓"
+        if mismatch:  # no numbers to show: say why instead (the outputs show it in Shape)
+            return mismatch_text if col == 2 and self.intermediates else "—"
+        if col == 2:
+            return format_number(d.max_abs)
+        if col == 3:
+            return format_number(d.max_rel)
+        return f"{d.cosine:.6f}"
+
+    def _sort_key(self, d: Difference, row: int, col: int) -> object:
+        if col == 0:
+            return float(row) if self.intermediates else d.name
+        if col == 1:
+            return d.name if self.intermediates else float(math.prod(d.shape_a))
+        value = (d.max_abs, d.max_rel, d.cosine, float(d.exceeds))[col - 2]
+        return float("inf") if math.isnan(value) else float(value)
+
+    def _tooltip(self, d: Difference) -> str:
+        lines = [d.name]
+        if d.producer is not None:
+            name, op = self.nodes.get(d.producer, ("", ""))
+            named = f" {name!r}" if name else ""
+            lines.append(f"produced by {op or 'node'}{named} (n{d.producer})")
+        shapes = shape_text(d.shape_a) if d.shape_a == d.shape_b else \
+            f"A {shape_text(d.shape_a)}, B {shape_text(d.shape_b)} (shapes differ)"
+        lines.append(f"shape {shapes}")
+        lines.append(f"max abs {d.max_abs:.6g}, max rel {d.max_rel:.6g}, cosine {d.cosine:.9f}")
+        if math.isfinite(d.ratio):
+            lines.append(f"{d.ratio:.3g}× the allowed difference"
+                         + (", beyond the tolerance" if d.exceeds else ""))
+        else:
+            lines.append("beyond the tolerance" if d.exceeds else "within the tolerance")
+        return "\n".join(lines)
+
+
+class DifferenceFilter(QSortFilterProxyModel):
+    """Numeric sorting through SORT_ROLE, and an optional "only beyond tolerance" filter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setSortRole(SORT_ROLE)
+        self.only_exceeding = False
+
+    def set_only_exceeding(self, on: bool) -> None:
+        self.beginFilterChange()
+        self.only_exceeding = on
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def filterAcceptsRow(self, source_row: int,
+                         source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+        if not self.only_exceeding:
+            return True
+        source = self.sourceModel()
+        return bool(source.data(source.index(source_row, 0, source_parent), EXCEEDS_ROLE))
+
+
+class DifferenceView(QTableView):
+    """A read-only, sortable table whose rows activate (double-click, Enter) their node."""
+
+    rowActivated = Signal(QModelIndex)
+
+    def __init__(self, source: DifferenceTableModel) -> None:
+        super().__init__()
+        self.source = source
+        self.proxy = DifferenceFilter()
+        self.proxy.setSourceModel(source)
+        self.setModel(self.proxy)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setWordWrap(False)
+        self.setSortingEnabled(True)
+        self.verticalHeader().setVisible(False)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setMinimumSectionSize(24)
+        # Numbers get just the width "1.23e-05" / "0.000000" need (ResizeToContents would
+        # reserve room for a sort arrow in every header), so names keep most of a narrow dock.
+        fm = self.fontMetrics()
+        number = max(fm.horizontalAdvance("1.23e-05"), fm.horizontalAdvance("Max abs")) + 10
+        widths = {2: number, 3: number, 4: fm.horizontalAdvance("0.000000") + 10,
+                  5: fm.horizontalAdvance("✗") + 12}
+        for col, width in widths.items():
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(col, width)
+        # Intermediates: a short "Conv n4" (sized in fit_columns) then the value name, which
+        # takes what is left; outputs: the name, then its shape.
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive
+                                    if source.intermediates else QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch if source.intermediates
+                                    else QHeaderView.ResizeMode.ResizeToContents)
+        self.doubleClicked.connect(self.rowActivated)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Enter activates on every platform (QAbstractItemView skips it on macOS)."""
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
+                self.currentIndex().isValid():
+            self.rowActivated.emit(self.currentIndex())
+            return
+        super().keyPressEvent(event)
+
+    def fit_columns(self) -> None:
+        """The Node column as wide as its text, but never more than a third of a narrow dock."""
+        if self.source.intermediates:
+            cap = self.fontMetrics().horizontalAdvance("BatchNormal n1234")
+            self.horizontalHeader().resizeSection(
+                0, max(self.fontMetrics().horizontalAdvance("Node") + 24,
+                       min(self.sizeHintForColumn(0), cap)))
+
+    def graph_order(self) -> None:
+        """Back to the order the comparison gave (topological for intermediates)."""
+        self.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+
+    def node_ids(self) -> list[str | None]:
+        """Node ids of the rows as displayed (sorted and filtered), for tests and callers."""
+        return [self.proxy.index(r, 0).data(NODE_ID_ROLE) for r in range(self.proxy.rowCount())]
+
+
+class _Banner(QFrame):
+    """Non-modal error box (same look and API as the run panel's); to be shared later."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("compareErrorBanner")
+        self.setStyleSheet(
+            "#compareErrorBanner { background: #fde2e1; border: 1px solid #e0908a; "
+            "border-radius: 4px; } QLabel { color: #6b1510; }")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(6, 4, 4, 4)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self.hide)
+        row.addWidget(self.label, 1)
+        row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.hide()
+
+    def show_message(self, message: str) -> None:
+        self.label.setText(message)
+        self.show()
+
+    def message(self) -> str:
+        parent = self.parentWidget()
+        visible = self.isVisibleTo(parent) if parent is not None else self.isVisible()
+        return self.label.text() if visible else ""
+
+
+_VERDICT_STYLES = {
+    "ok": ("#e3f4e1", "#8cc084", "#1d4d18"),
+    "diverged": ("#fde2e1", "#e0908a", "#6b1510"),
+    "empty": ("#fdf3d8", "#d9b45a", "#5a4310"),
+}
+
+
+class ComparePanel(QWidget):
+    """Dock content: choose A, B and a tolerance, press Compare, read where values diverge."""
+
+    compareRequested = Signal(object)  # CompareOptions
+    nodeActivated = Signal(str)  # node id, "n12"
+    colourToggled = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ComparePanel")
+        self._model: Path | None = None
+        self._nodes: dict[int, tuple[str, str]] = {}
+        self._model_b: Path | None = None
+        self._result: Comparison | None = None
+        self._requested: CompareOptions | None = None
+        self._busy = False
+        self._restoring = False
+        self._build()
+        self._restore_settings()
+        self._connect()
+        self._show_result()
+        self._update_enabled()
+
+    # ----------------------------------------------------------------- public API
+    def set_model(self, path: str | Path | None, model: Model | None = None) -> None:
+        """A new model: forget the result (and model B, which was a copy of the old one).
+
+        ``model`` (optional) names the nodes in the Intermediates table.
+        """
+        new = Path(path) if path else None
+        if new != self._model:
+            self.set_model_b(None)
+        self._model = new
+        self._nodes = {n.index: (n.name, n.op_type) for n in model.graph.nodes} \
+            if model is not None else {}
+        self._requested = None
+        self.banner.hide()
+        self.set_result(None)
+        self._update_enabled()
+
+    def set_model_b(self, path: str | Path | None) -> None:
+        """Run side B on this file (a quantised or edited copy); None: the same model."""
+        self._model_b = Path(path) if path else None
+        self.model_b_label.setText(self._model_b.name if self._model_b else "same model")
+        self.model_b_label.setToolTip(str(self._model_b) if self._model_b else
+                                      "Both sides run the open model")
+        self.clear_model_b_button.setEnabled(self._model_b is not None)
+
+    def set_busy(self, busy: bool, message: str = "") -> None:
+        """While the worker compares: indeterminate progress, Compare disabled."""
+        self._busy = busy
+        self.progress.setVisible(busy)
+        self.status_label.setText(message or ("Comparing…" if busy else ""))
+        self.status_label.setVisible(bool(self.status_label.text()))
+        self._update_enabled()
+
+    def set_result(self, result: Comparison | None) -> None:
+        """Show a comparison (None clears it and brings back the explanation)."""
+        self._result = result
+        if result is not None:
+            self.banner.hide()
+        self._show_result()
+
+    def result(self) -> Comparison | None:
+        return self._result
+
+    def show_error(self, message: str) -> None:
+        """Non-modal: a banner at the top; the controls stay usable."""
+        self.banner.show_message(message)
+
+    def error_text(self) -> str:
+        return self.banner.message()
+
+    def options(self) -> CompareOptions:
+        """The current choices; InputError when the tolerance text is not a number ≥ 0."""
+        return CompareOptions(self._config(self.a_combo), self._config(self.b_combo),
+                              parse_tolerance(self.tolerance_edit.text()), self._model_b)
+
+    def colour_by_divergence(self) -> bool:
+        return self.colour_check.isChecked()
+
+    def verdict_text(self) -> str:
+        """The verdict as plain text ("" without a result)."""
+        return _plain(self.verdict_label.text()) if self._result else ""
+
+    def verdict_state(self) -> str:
+        """One of ok, diverged, empty (nothing compared); "" without a result."""
+        return str(self.verdict_frame.property("state") or "") if self._result else ""
+
+    def outputs_table(self) -> DifferenceView:
+        return self.outputs_view
+
+    def intermediates_table(self) -> DifferenceView:
+        return self.intermediates_view
+
+    # ----------------------------------------------------------------- building
+    def _build(self) -> None:
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # A dock is narrow: content wraps or elides to its width rather than scrolling sideways.
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        outer.addWidget(scroll)
+        body = QWidget()
+        scroll.setWidget(body)
+        lay = QVBoxLayout(body)
+        lay.setContentsMargins(6, 6, 6, 6)
+
+        self.banner = _Banner()
+        lay.addWidget(self.banner)
+
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.a_combo = self._config_combo()
+        self.b_combo = self._config_combo()
+        self.a_combo.setToolTip("Side A: the baseline")
+        self.b_combo.setToolTip("Side B: compared against A, on the same input")
+        model_row = QHBoxLayout()
+        model_row.setContentsMargins(0, 0, 0, 0)
+        self.model_b_label = QLabel("same model")
+        self.model_b_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                         QSizePolicy.Policy.Preferred)
+        self.model_b_button = QPushButton("Other model…")
+        self.model_b_button.setToolTip("Run side B on another copy of the model (e.g. a "
+                                       "quantised one); values are matched by name")
+        self.clear_model_b_button = QToolButton()
+        self.clear_model_b_button.setText("✕")
+        self.clear_model_b_button.setAutoRaise(True)
+        self.clear_model_b_button.setToolTip("Back to the same model on both sides")
+        self.clear_model_b_button.setEnabled(False)
+        model_row.addWidget(self.model_b_label, 1)
+        model_row.addWidget(self.model_b_button)
+        model_row.addWidget(self.clear_model_b_button)
+        self.tolerance_edit = QLineEdit(DEFAULT_TOLERANCE)
+        self.tolerance_edit.setToolTip(TOLERANCE_HELP)
+        self.tolerance_edit.setPlaceholderText("e.g. 1e-3")
+        form.addRow("A", self.a_combo)
+        form.addRow("B", self.b_combo)
+        form.addRow("Model B", model_row)
+        form.addRow("Tolerance", self.tolerance_edit)
+        lay.addLayout(form)
+
+        actions = QHBoxLayout()
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setDefault(True)
+        self.compare_button.setToolTip("Run the input on A and B and compare every value")
+        self.colour_check = QCheckBox("Colour graph by divergence")
+        self.colour_check.setChecked(True)
+        self.colour_check.setToolTip("Tint each node by how far its outputs differ")
+        actions.addWidget(self.compare_button)
+        actions.addWidget(self.colour_check, 1)
+        lay.addLayout(actions)
+
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 0)
+        self.progress.setMaximumHeight(10)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        lay.addWidget(self.progress)
+        self.status_label = QLabel()
+        self.status_label.setWordWrap(True)
+        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status_label.hide()
+        lay.addWidget(self.status_label)
+
+        self.hint = QLabel(EMPTY_HINT)
+        self.hint.setWordWrap(True)
+        self.hint.setEnabled(False)  # muted, like the other panels' empty states
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        lay.addWidget(self.hint)
+
+        self.results = QWidget()
+        res = QVBoxLayout(self.results)
+        res.setContentsMargins(0, 4, 0, 0)
+        self.verdict_frame = QFrame()
+        self.verdict_frame.setObjectName("compareVerdict")
+        vf = QVBoxLayout(self.verdict_frame)
+        vf.setContentsMargins(8, 6, 8, 6)
+        self.verdict_label = QLabel()
+        self.verdict_label.setWordWrap(True)
+        self.verdict_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                         QSizePolicy.Policy.Preferred)
+        self.verdict_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        vf.addWidget(self.verdict_label)
+        res.addWidget(self.verdict_frame)
+        jump_row = QHBoxLayout()
+        self.source_label = QLabel()
+        self.source_label.setEnabled(False)
+        self.source_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.jump_button = QPushButton("Jump to first divergence")
+        self.jump_button.setToolTip("Select the first node whose output exceeds the tolerance")
+        jump_row.addWidget(self.source_label, 1)
+        jump_row.addWidget(self.jump_button)
+        res.addLayout(jump_row)
+        self.warnings_label = QLabel()
+        self.warnings_label.setWordWrap(True)
+        self.warnings_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                          QSizePolicy.Policy.Preferred)
+        self.warnings_label.setStyleSheet("color: #8a5a00")
+        res.addWidget(self.warnings_label)
+
+        self.outputs_caption = QLabel("<b>Outputs</b>")
+        res.addWidget(self.outputs_caption)
+        self.outputs_view = DifferenceView(DifferenceTableModel(intermediates=False))
+        self.outputs_view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # the model's order
+        res.addWidget(self.outputs_view)
+
+        mid_row = QHBoxLayout()
+        self.intermediates_caption = QLabel("<b>Intermediates</b>")
+        self.only_exceeding_check = QCheckBox("Only ✗")
+        self.only_exceeding_check.setToolTip("Show only values beyond the tolerance")
+        self.graph_order_button = QToolButton()
+        self.graph_order_button.setText("Graph order")
+        self.graph_order_button.setToolTip("Sort rows back into topological order")
+        mid_row.addWidget(self.intermediates_caption, 1)
+        mid_row.addWidget(self.only_exceeding_check)
+        mid_row.addWidget(self.graph_order_button)
+        res.addLayout(mid_row)
+        self.intermediates_view = DifferenceView(DifferenceTableModel(intermediates=True))
+        self.intermediates_view.graph_order()
+        self.intermediates_view.setMinimumHeight(200)
+        self.intermediates_view.setSizePolicy(QSizePolicy.Policy.Expanding,
+                                              QSizePolicy.Policy.Expanding)
+        res.addWidget(self.intermediates_view, 1)
+        # Names are elided in a narrow dock: the selected row is spelled out here in full.
+        self.details_label = QLabel(DETAILS_HINT)
+        self.details_label.setWordWrap(True)
+        self.details_label.setEnabled(False)
+        self.details_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                         QSizePolicy.Policy.Preferred)
+        self.details_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        res.addWidget(self.details_label)
+        lay.addWidget(self.results, 1)
+        lay.addStretch(0)
+
+    def _config_combo(self) -> QComboBox:
+        combo = QComboBox()
+        for config in config_choices():
+            combo.addItem(config_text(config), config.label)
+        # Long provider names must not widen the dock: the popup still shows them whole.
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(14)
+        return combo
+
+    def _connect(self) -> None:
+        self.compare_button.clicked.connect(self._on_compare)
+        self.tolerance_edit.returnPressed.connect(self._on_compare)
+        self.tolerance_edit.textChanged.connect(self._mark_tolerance)
+        self.tolerance_edit.editingFinished.connect(self._save_settings)
+        self.a_combo.currentIndexChanged.connect(self._save_settings)
+        self.b_combo.currentIndexChanged.connect(self._save_settings)
+        self.colour_check.toggled.connect(self._on_colour)
+        self.model_b_button.clicked.connect(self._pick_model_b)
+        self.clear_model_b_button.clicked.connect(lambda: self.set_model_b(None))
+        self.jump_button.clicked.connect(self._jump)
+        self.graph_order_button.clicked.connect(self.intermediates_view.graph_order)
+        self.only_exceeding_check.toggled.connect(
+            self.intermediates_view.proxy.set_only_exceeding)
+        for view in (self.outputs_view, self.intermediates_view):
+            view.rowActivated.connect(self._activate)
+            view.selectionModel().currentRowChanged.connect(self._show_details)
+
+    # ----------------------------------------------------------------- settings
+    def _restore_settings(self) -> None:
+        s = app_settings()
+        self._restoring = True
+        try:
+            self._select(self.a_combo, str(s.value("compare/a", DEFAULT_A)), DEFAULT_A)
+            self._select(self.b_combo, str(s.value("compare/b", DEFAULT_B)), DEFAULT_B)
+            text = str(s.value("compare/tolerance", DEFAULT_TOLERANCE))
+            try:
+                parse_tolerance(text)
+            except InputError:
+                text = DEFAULT_TOLERANCE
+            self.tolerance_edit.setText(text)
+            colour = s.value("compare/colour", True)
+            self.colour_check.setChecked(str(colour).lower() not in ("false", "0"))
+        finally:
+            self._restoring = False
+
+    def _save_settings(self) -> None:
+        if self._restoring:
+            return
+        s = app_settings()
+        s.setValue("compare/a", self.a_combo.currentData())
+        s.setValue("compare/b", self.b_combo.currentData())
+        try:
+            parse_tolerance(self.tolerance_edit.text())
+            s.setValue("compare/tolerance", self.tolerance_edit.text().strip())
+        except InputError:
+            pass  # keep the last good value
+        s.setValue("compare/colour", self.colour_check.isChecked())
+
+    @staticmethod
+    def _select(combo: QComboBox, label: str, default: str) -> None:
+        """Choose the entry for a config label; a provider no longer available falls back."""
+        try:
+            wanted = parse_config(label).label
+        except InputError:
+            wanted = default
+        index = combo.findData(wanted)
+        combo.setCurrentIndex(index if index >= 0 else max(0, combo.findData(default)))
+
+    @staticmethod
+    def _config(combo: QComboBox) -> RunConfig:
+        return parse_config(str(combo.currentData()))
+
+    # ----------------------------------------------------------------- actions
+    def _on_compare(self) -> None:
+        if self._busy:
+            return
+        if self._model is None:
+            self.show_error("Open a model first, then compare")
+            return
+        try:
+            options = self.options()
+        except InputError as exc:
+            self._mark_tolerance()
+            self.show_error(str(exc))
+            return
+        self.banner.hide()
+        self._save_settings()
+        self._requested = options
+        self.compareRequested.emit(options)
+
+    def _mark_tolerance(self) -> None:
+        try:
+            parse_tolerance(self.tolerance_edit.text())
+            self.tolerance_edit.setStyleSheet("")
+        except InputError:
+            self.tolerance_edit.setStyleSheet("QLineEdit { background: #fde2e1; "
+                                              "color: #6b1510; }")
+
+    def _on_colour(self, on: bool) -> None:
+        self._save_settings()
+        self.colourToggled.emit(on)
+
+    def _pick_model_b(self) -> None:
+        s = app_settings()
+        start = str(s.value("compare/model_b_dir", "")) or \
+            (str(self._model.parent) if self._model else "")
+        file, _ = QFileDialog.getOpenFileName(self, "Model for side B (values matched by name)",
+                                              start, "ONNX models (*.onnx);;All files (*)")
+        if file:
+            s.setValue("compare/model_b_dir", str(Path(file).parent))
+            self.set_model_b(file)
+
+    def _jump(self) -> None:
+        fd = self._result.first_divergence if self._result else None
+        if fd is None:
+            return
+        view = self.intermediates_view
+        for row, node in enumerate(view.node_ids()):
+            if node == fd.id:
+                view.selectRow(row)
+                view.scrollTo(view.proxy.index(row, 0))
+                break
+        self.nodeActivated.emit(fd.id)
+
+    def _activate(self, index: QModelIndex) -> None:
+        node = index.siblingAtColumn(0).data(NODE_ID_ROLE) if index.isValid() else None
+        if node:
+            self.nodeActivated.emit(str(node))
+
+    def _show_details(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        text = current.siblingAtColumn(0).data(Qt.ItemDataRole.ToolTipRole) \
+            if current.isValid() else None
+        self.details_label.setEnabled(bool(text))
+        if text:  # names may wrap at their separators; the numbers must not
+            lines = str(text).split("\n")
+            text = " · ".join([_breakable(line) for line in lines[:2]] + lines[2:])
+        self.details_label.setText(text or DETAILS_HINT)
+
+    def _update_enabled(self) -> None:
+        self.compare_button.setEnabled(self._model is not None and not self._busy)
+
+    # ----------------------------------------------------------------- results
+    def _show_result(self) -> None:
+        r = self._result
+        self.hint.setVisible(r is None)
+        self.results.setVisible(r is not None)
+        self.outputs_view.source.set_rows(r.outputs if r else [], self._nodes)
+        first = r.first_divergence.value if r and r.first_divergence else None
+        self.intermediates_view.source.set_rows(r.intermediates if r else [], self._nodes, first)
+        self.details_label.setEnabled(False)
+        self.details_label.setText(DETAILS_HINT)
+        if r is None:
+            self.verdict_label.clear()
+            self.warnings_label.clear()
+            self.source_label.clear()
+            self.jump_button.setEnabled(False)
+            return
+        state, text = self._verdict(r)
+        self.verdict_frame.setProperty("state", state)
+        bg, border, fg = _VERDICT_STYLES[state]
+        self.verdict_frame.setStyleSheet(
+            f"#compareVerdict {{ background: {bg}; border: 1px solid {border}; "
+            f"border-radius: 4px; }} #compareVerdict QLabel {{ color: {fg}; }}")
+        self.verdict_label.setText(text)
+        self.verdict_label.setToolTip(_plain(text))
+        self.jump_button.setEnabled(r.first_divergence is not None)
+        self.source_label.setText(f"Input: {r.source}")
+        self.source_label.setToolTip(f"Input: {r.source}\nModel: {r.model}")
+        self.warnings_label.setText("\n".join(f"⚠ {_breakable(w)}" for w in r.warnings))
+        self.warnings_label.setVisible(bool(r.warnings))
+        self.outputs_caption.setText(f"<b>Outputs</b> ({len(r.outputs)})")
+        exceeding = sum(d.exceeds for d in r.intermediates)
+        self.intermediates_caption.setText(
+            f"<b>Intermediates</b> ({len(r.intermediates)}"
+            + (f", {exceeding} ✗)" if exceeding else ")"))
+        rows = max(1, len(r.outputs))
+        view = self.outputs_view
+        height = view.horizontalHeader().sizeHint().height() + \
+            view.verticalHeader().defaultSectionSize() * min(rows, 6) + 2 * view.frameWidth() + 2
+        view.setFixedHeight(height)
+        self.intermediates_view.fit_columns()
+        self.intermediates_view.graph_order()
+
+    def _verdict(self, r: Comparison) -> tuple[str, str]:
+        model_b = self._requested.model_b if self._requested else self._model_b
+        sides = f"A: {r.a.label}, B: {r.b.label}" + (f" on {model_b.name}" if model_b else "")
+        tol = format_tolerance(r.tolerance)
+        fd = r.first_divergence
+        if fd is not None:
+            d = next((x for x in r.intermediates if x.name == fd.value), None)
+            name = _breakable(fd.name)
+            node = f"{fd.op_type} '{name}' ({fd.id})" if fd.name else f"{fd.op_type} ({fd.id})"
+            numbers = ""
+            if d is not None:
+                numbers = (f": shapes {shape_text(d.shape_a)} vs {shape_text(d.shape_b)}"
+                           if d.shape_a != d.shape_b else
+                           f": max abs {format_number(d.max_abs)}, "
+                           f"max rel {format_number(d.max_rel)}")
+            value = _breakable(fd.value)
+            return "diverged", (f"First divergence: {node} — output {value}{numbers} "
+                                f"(tolerance {tol}; {sides})")
+        bad = [d for d in r.outputs if d.exceeds]
+        if bad:
+            worst = max(bad, key=lambda d: d.max_abs)
+            return "diverged", (f"{len(bad)} of {len(r.outputs)} outputs differ beyond {tol} "
+                                f"(worst {_breakable(worst.name)}: max abs "
+                                f"{format_number(worst.max_abs)}), "
+                                f"but no compared intermediate value does ({sides})")
+        if not r.outputs and not r.intermediates:
+            return "empty", f"Nothing to compare: the two sides share no value name ({sides})"
+        n = len(r.outputs)
+        outputs = "The output" if n == 1 else f"All {n} outputs"
+        values = f"{len(r.intermediates)} intermediate value" + \
+            ("" if len(r.intermediates) == 1 else "s")
+        return "ok", f"{outputs} and {values} agree within {tol} ({sides})"
+
