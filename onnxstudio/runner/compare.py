@@ -227,9 +227,13 @@ def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float = 
             d = difference(n, mid_a[n], mid_b[n], tolerance)
             d.producer = producer.get(n)
             mids.append(d)
+    # A value nothing reads (Dropout's mask in inference, an unused optional output)
+    # is filled arbitrarily by each engine: listed, but never "where it went wrong".
+    read = {x for n in proto_a.graph.node for x in n.input} | \
+        {o.name for o in proto_a.graph.output}
     first = None
     for d in mids:
-        if d.exceeds and d.producer is not None:
+        if d.exceeds and d.producer is not None and d.name in read:
             node = proto_a.graph.node[d.producer]
             first = Divergence(d.producer, node.name, node.op_type, d.name)
             break
