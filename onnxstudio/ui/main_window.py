@@ -42,7 +42,8 @@ from onnxstudio.ui.welcome import WelcomePage
 
 MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
-DOCK_STATE_VERSION = 2  # bump when the set of docks changes: old layouts are then ignored
+DOCK_STATE_VERSION = 3  # bump when the set of docks changes: old layouts are then ignored
+BOTTOM_DOCKS = ("profile", "tensor", "compare")  # run inspection: wide tables and grids
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
 
@@ -112,6 +113,9 @@ class MainWindow(QMainWindow):
             self.tabifyDockWidget(first, other)
         if right:
             right[0].raise_()
+        for key in BOTTOM_DOCKS:  # shown when first used; a saved state may show them again
+            if key in self.docks:
+                self.docks[key].hide()
 
     def _action(self, text: str, slot, shortcut: QKeySequence | str | None = None,  # type: ignore[no-untyped-def]
                 checkable: bool = False, tip: str = "") -> QAction:
@@ -178,6 +182,20 @@ class MainWindow(QMainWindow):
         self.act_run_random = a("Run with &Random Inputs",
                                 lambda: self._run_call("run_random"), "Ctrl+Shift+R")
         self.act_benchmark = a("&Benchmark", lambda: self._run_call("benchmark"))
+        self.act_profile = a("&Profile Run", lambda: self.insight.start_profile(),
+                             "Ctrl+Shift+P",
+                             tip="Time every node of the last input and show a heatmap")
+        self.act_tensors = a("Show &Tensor Values", lambda: self._show_panel("tensor"),
+                             "Ctrl+T",
+                             tip="After a run, click a node or edge to see its tensor")
+        self.act_capture_all = a("Capture &All Tensors", lambda: self.insight.capture_all(),
+                                 tip="Keep every intermediate tensor of the last run")
+        self.act_compare = a("&Compare Runs", lambda: self.insight.start_compare(),
+                             "Ctrl+Shift+M",
+                             tip="Run the last input on two configurations and find "
+                                 "where they differ")
+        self.act_clear_overlay = a("C&lear Heatmap", lambda: self.insight.clear_overlay(),
+                                   tip="Plain category colours on the canvas again")
         self.act_extract = a("E&xtract Selection…", self.extract_selection, "Ctrl+Shift+X",
                              tip="Save the selected nodes as a new model")
         self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
@@ -226,6 +244,10 @@ class MainWindow(QMainWindow):
         run.addAction(self.act_run_image)
         run.addAction(self.act_run_random)
         run.addAction(self.act_benchmark)
+        run.addSeparator()
+        for act in (self.act_profile, self.act_tensors, self.act_capture_all,
+                    self.act_compare, self.act_clear_overlay):
+            run.addAction(act)
         run.addSeparator()
         self._build_provider_menu(run.addMenu("Execution &Provider"))
         self.run_menu = run
@@ -313,6 +335,7 @@ class MainWindow(QMainWindow):
         for _title, widget, _area in self.panels.values():
             if hasattr(widget, "shutdown"):
                 widget.shutdown()
+        self.insight.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.shutdown()
@@ -357,6 +380,7 @@ class MainWindow(QMainWindow):
             tab.progress.connect(lambda stage, f, t=tab: self._on_progress(t, stage, f))
             tab.close_requested.connect(lambda t=tab: self.close_tab(self.tabs.indexOf(t)))
             tab.view.selectionChanged.connect(lambda ids, t=tab: self._on_selection(t, ids))
+            panels.connect_tab(self, tab)
             index = self.tabs.addTab(tab, path.name)
             self.tabs.setTabToolTip(index, str(path))
             self.tabs.setCurrentIndex(index)
@@ -501,6 +525,13 @@ class MainWindow(QMainWindow):
         dock = self.docks.get(key)
         if dock is None:
             return
+        if key in BOTTOM_DOCKS and dock.isHidden():
+            # Tabbed with an open sibling. Not done up front: a tab group of hidden docks
+            # makes restoreState grow the window past its saved geometry.
+            shown = [self.docks[k] for k in BOTTOM_DOCKS if k in self.docks and k != key
+                     and not self.docks[k].isHidden() and not self.docks[k].isFloating()]
+            if shown and dock not in self.tabifiedDockWidgets(shown[0]):
+                self.tabifyDockWidget(shown[0], dock)
         dock.show()
         dock.raise_()
         if focus and hasattr(dock.widget(), "focus_query"):

@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
 from onnxstudio.ui.inspector import Inspector
+from onnxstudio.ui.run_insight import RunInsight
 from onnxstudio.ui.run_panel import RunPanel
 
 if TYPE_CHECKING:
@@ -31,13 +32,40 @@ def create_panels(window: MainWindow) -> dict[str, PanelEntry]:
     run = RunPanel()
     run.status_message.connect(lambda text: window.statusBar().showMessage(text, 8000))
     panels["run"] = ("Run", run, Qt.DockWidgetArea.RightDockWidgetArea)
+    insight = window.insight = RunInsight(window.current_tab, run, window)
+    insight.status_message.connect(lambda text: window.statusBar().showMessage(text, 8000))
+    insight.show_panel.connect(window._show_panel)
+    bottom = Qt.DockWidgetArea.BottomDockWidgetArea
+    panels["profile"] = ("Profile", _scrolled(insight.profile_panel), bottom)
+    panels["tensor"] = ("Tensor", _scrolled(insight.tensor_dock), bottom)
+    panels["compare"] = ("Compare", _scrolled(insight.compare_panel), bottom)
     return panels
+
+
+def _scrolled(panel: QWidget) -> QScrollArea:
+    """A bottom dock may be short: its panel scrolls rather than forcing the window
+    (and every restored geometry) to its full height."""
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidget(panel)
+    return area
+
+
+def connect_tab(window: MainWindow, tab: ModelTab) -> None:
+    """The canvas' run-related gestures: click an edge to see its tensor, ✕ on the
+    overlay legend to clear the heatmap."""
+    tab.view.edgeClicked.connect(
+        lambda value: window.insight.edge_clicked(value) if tab is window.current_tab()
+        else None)
+    tab.view.overlayClosed.connect(window.insight.clear_overlay)
 
 
 def show_model(window: MainWindow, tab: ModelTab | None, model: Model | None) -> None:
     window.inspector.show_model(model)
     if model is not None and tab is not None:
         window.panels["run"][1].set_model(tab.path, model)  # type: ignore[attr-defined]
+    window.insight.show_model(tab, model)
 
 
 def show_selection(window: MainWindow, tab: ModelTab, ids: list[str]) -> None:
@@ -45,3 +73,4 @@ def show_selection(window: MainWindow, tab: ModelTab, ids: list[str]) -> None:
         window.inspector.show_selection(tab.model, ids)
         if ids:
             window._show_panel("node")
+        window.insight.show_selection(tab, ids)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -49,6 +49,7 @@ from onnxstudio.runner.qt_worker import (
     SessionConfig,
     available_providers,
 )
+from onnxstudio.ui.banner import ErrorBanner
 from onnxstudio.ui.settings import app_settings
 
 AUTO = "auto"
@@ -211,6 +212,25 @@ class RunPanel(QWidget):
     def outcomes(self) -> list[RunOutcome]:
         return list(self._outcomes)
 
+    def has_run(self) -> bool:
+        """Whether there is a finished run whose input the inspection tools can reuse."""
+        return self._last is not None and bool(self._outcomes)
+
+    def inspection_request(self) -> RunRequest:
+        """The last input (random inputs when there was none) with the current choices:
+        what Profile, tensor capture and Compare feed, so they see what the user ran.
+
+        Raises ValueError for unusable Dims text and when no model is open.
+        """
+        if self._model is None:
+            raise ValueError("Open a model first")
+        last = self._last
+        if last is None or last.model != self._model:
+            last = RunRequest(self._model, random=True, dim_sizes=self._dim_sizes())
+        return replace(last, options=self.options(), config=self.session_config(),
+                       top_k=self.topk_spin.value(), labels_file=self._labels_file,
+                       benchmark_runs=0)
+
     # ----------------------------------------------------------------- building
     def _build(self) -> None:
         outer = QVBoxLayout(self)
@@ -229,23 +249,7 @@ class RunPanel(QWidget):
         self.model_label.setStyleSheet("font-weight: bold")
         lay.addWidget(self.model_label)
 
-        self.error_banner = QFrame()
-        self.error_banner.setObjectName("runErrorBanner")
-        self.error_banner.setStyleSheet(
-            "#runErrorBanner { background: #fde2e1; border: 1px solid #e0908a; "
-            "border-radius: 4px; } QLabel { color: #6b1510; }")
-        eb = QHBoxLayout(self.error_banner)
-        eb.setContentsMargins(6, 4, 4, 4)
-        self.error_label = QLabel()
-        self.error_label.setWordWrap(True)
-        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        close = QToolButton()
-        close.setText("✕")
-        close.setAutoRaise(True)
-        close.clicked.connect(self.hide_error)
-        eb.addWidget(self.error_label, 1)
-        eb.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
-        self.error_banner.hide()
+        self.error_banner = ErrorBanner()
         lay.addWidget(self.error_banner)
 
         self.drop_zone = DropZone()
@@ -571,15 +575,14 @@ class RunPanel(QWidget):
     # ----------------------------------------------------------------- results
     def show_error(self, message: str) -> None:
         """Non-modal: a banner at the top of the panel; everything stays usable."""
-        self.error_label.setText(message)
-        self.error_banner.show()
+        self.error_banner.show_message(message)
         self.status_message.emit(message)
 
     def hide_error(self) -> None:
         self.error_banner.hide()
 
     def error_text(self) -> str:
-        return self.error_label.text() if self.error_banner.isVisibleTo(self) else ""
+        return self.error_banner.message()
 
     def _update_enabled(self) -> None:
         busy = self.controller.busy

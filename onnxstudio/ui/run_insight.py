@@ -1,0 +1,301 @@
+"""See inside a run: the glue between the profile, tensor and compare panels, the worker
+threads that do the work, and the current tab's canvas.
+
+The panels only gather choices and show results; this object turns their requests into
+background tasks (`TaskRunner`: the newest request wins, a stale answer is dropped),
+feeds them the run panel's last input, and paints the answers on the graph (heatmap,
+divergence colours) through the tab, which keeps them across re-layouts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
+
+from onnxstudio.errors import OnnxStudioError
+from onnxstudio.layout.types import Layout
+from onnxstudio.model import Graph
+from onnxstudio.render.overlay import (
+    Overlay,
+    OverlayData,
+    build_overlay,
+    divergence_overlay,
+    profile_overlay,
+)
+from onnxstudio.runner.compare import Comparison, compare
+from onnxstudio.runner.intermediates import Capture, capture
+from onnxstudio.runner.pipeline import RunRequest
+from onnxstudio.runner.profile import ProfileResult, profile
+from onnxstudio.ui.compare_panel import CompareOptions, ComparePanel
+from onnxstudio.ui.profile_panel import ProfileOptions, ProfilePanel
+from onnxstudio.ui.tasks import TaskContext, TaskRunner
+from onnxstudio.ui.tensor_dock import TensorDock
+
+if TYPE_CHECKING:
+    from onnxstudio.model import Model
+    from onnxstudio.ui.model_tab import ModelTab
+    from onnxstudio.ui.run_panel import RunPanel
+
+PROFILE, COMPARISON = "profile", "comparison"
+
+
+@dataclass
+class Painted:
+    """An overlay's data and, when a layout was shown, its boxes' colours (folded on the
+    worker so the GUI thread only swaps them in)."""
+
+    data: OverlayData
+    layout: Layout | None
+    overlay: Overlay | None
+
+
+def _fold(data: OverlayData, layout: Layout | None, graph: Graph) -> Painted:
+    return Painted(data, layout, build_overlay(layout, graph, data) if layout else None)
+
+
+class RunInsight(QObject):
+    """Owns the three panels and their tasks; the window forwards tab changes to it."""
+
+    status_message = Signal(str)
+    show_panel = Signal(str)  # "profile" | "tensor" | "compare": raise that dock
+
+    def __init__(self, current_tab: Callable[[], ModelTab | None], run_panel: RunPanel,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._tab = current_tab
+        self.run_panel = run_panel
+        self.profile_panel = ProfilePanel()
+        self.compare_panel = ComparePanel()
+        self.tensor_dock = TensorDock()
+        self._profiler = TaskRunner(self)
+        self._comparer = TaskRunner(self)
+        self._capturer = TaskRunner(self)
+        self._captured: dict[str, Any] = {}  # value name -> array, for the last run
+        self._capture_tab: ModelTab | None = None
+        self._pending_value: str | None = None
+
+        self.profile_panel.profileRequested.connect(self.start_profile)
+        self.profile_panel.nodeActivated.connect(self._reveal)
+        self.profile_panel.heatmapToggled.connect(lambda on: self._toggle(PROFILE, on))
+        self.compare_panel.compareRequested.connect(self.start_compare)
+        self.compare_panel.nodeActivated.connect(self._reveal)
+        self.compare_panel.colourToggled.connect(lambda on: self._toggle(COMPARISON, on))
+        self.tensor_dock.valueChosen.connect(self.show_value)
+        self.tensor_dock.captureAllRequested.connect(self.capture_all)
+        self.run_panel.run_finished.connect(lambda _outcomes: self._forget_captures())
+
+        for runner, panel in ((self._profiler, self.profile_panel),
+                              (self._comparer, self.compare_panel)):
+            runner.failed.connect(panel.show_error)
+            runner.busy_changed.connect(lambda busy, p=panel: p.set_busy(busy) if not busy
+                                        else None)
+        self._profiler.finished.connect(self._on_profiled)
+        self._comparer.finished.connect(self._on_compared)
+        self._capturer.finished.connect(self._on_captured)
+        self._capturer.failed.connect(self.tensor_dock.show_error)
+
+    # -- the current model ------------------------------------------------------------
+    def show_model(self, tab: ModelTab | None, model: Model | None) -> None:
+        """A tab became current (or finished loading): show its own results."""
+        path = tab.path if tab is not None and model is not None else None
+        self.profile_panel.set_model(path)
+        self.compare_panel.set_model(path, model)
+        if tab is not None and model is not None:
+            self.profile_panel.set_result(tab.run_results.get(PROFILE))
+            self.compare_panel.set_result(tab.run_results.get(COMPARISON))
+        if tab is not self._capture_tab:
+            self._forget_captures()
+            self._capture_tab = tab
+        self.tensor_dock.set_node(None, [])
+
+    def show_selection(self, tab: ModelTab, ids: list[str]) -> None:
+        """A node was clicked: offer its outputs, and show the first one after a run."""
+        model = tab.model
+        node = model.node_by_id(ids[0]) if model is not None and len(ids) == 1 else None
+        if node is None:
+            return
+        outputs = [o for o in node.outputs if o]
+        self.tensor_dock.set_node(f"{node.op_type} '{node.name or node.id}' ({node.id})",
+                                  outputs)
+        if outputs and self.tensor_dock.isVisible():
+            self.show_value(outputs[0])
+
+    def edge_clicked(self, value: str) -> None:
+        """An edge was clicked: that tensor, in the tensor panel."""
+        self.tensor_dock.set_node(None, [value])
+        self.show_panel.emit("tensor")
+        self.show_value(value)
+
+    # -- tensors ----------------------------------------------------------------------
+    def _forget_captures(self) -> None:
+        self._captured.clear()
+        self._capturer.cancel()
+        self.tensor_dock.reset()
+
+    def show_value(self, value: str) -> None:
+        """Show ``value`` of the last run: from the cache, or captured on a worker."""
+        if value in self._captured:
+            self.tensor_dock.show_tensor(value, self._captured[value])
+            return
+        if not self.run_panel.has_run():
+            self.tensor_dock.clear("Run the model first (drop an image or use Random "
+                                   f"inputs), then click {value!r} again to see its values")
+            return
+        request = self._request(self.tensor_dock.show_error)
+        if request is None:
+            return
+        self._pending_value = value
+        self.tensor_dock.set_busy(f"Capturing {value}…")
+        self._capturer.start(lambda context: self._capture(context, request, [value]))
+
+    def capture_all(self) -> None:
+        """Every node output of the last run at once (capped in memory), so later clicks
+        are instant."""
+        if not self.run_panel.has_run():
+            self.tensor_dock.show_error("Run the model first, then capture its tensors")
+            return
+        request = self._request(self.tensor_dock.show_error)
+        if request is None:
+            return
+        self._pending_value = None
+        self.tensor_dock.set_busy("Capturing every intermediate tensor…")
+        self._capturer.start(lambda context: self._capture(context, request, None))
+
+    @staticmethod
+    def _capture(context: TaskContext, request: RunRequest,
+                 names: list[str] | None) -> Capture:
+        context.progress("Capturing", 0.0)
+        return capture(request, names)
+
+    def _on_captured(self, result: Capture) -> None:
+        self._captured.update(result.values)
+        if result.warnings:
+            self.tensor_dock.show_warning(" ".join(result.warnings))
+        value = self._pending_value
+        if value is not None and value in self._captured:
+            self.tensor_dock.show_tensor(value, self._captured[value])
+        elif value is None:
+            self.tensor_dock.show_captured(len(result.values))
+            self.status_message.emit(f"Captured {len(result.values)} tensors "
+                                     f"({sum(v.nbytes for v in result.values.values()) / 2**20:.1f}"
+                                     " MiB)")
+
+    def captured(self) -> dict[str, Any]:
+        return dict(self._captured)
+
+    # -- profile ----------------------------------------------------------------------
+    def start_profile(self, options: ProfileOptions | None = None) -> None:
+        options = options or self.profile_panel.options()
+        request = self._request(self.profile_panel.show_error)
+        tab = self._tab()
+        if request is None or tab is None or tab.model is None:
+            return
+        request = replace(request, config=replace(request.config,
+                                                  optimization=options.optimization))
+        source = "the last input" if self.run_panel.has_run() else "random inputs"
+        self.profile_panel.set_busy(True, f"Profiling {options.runs} run(s) of {source}…")
+        self.show_panel.emit("profile")
+        layout, graph = tab.layout_data, tab.model.graph
+
+        def work(context: TaskContext) -> tuple[ModelTab, ProfileResult, Painted]:
+            result = profile(request, runs=options.runs, warmup=options.warmup)
+            context.check()
+            return tab, result, _fold(profile_overlay(result), layout, graph)
+
+        self._profiler.start(work)
+
+    def _on_profiled(self, answer: tuple[ModelTab, ProfileResult, Painted]) -> None:
+        tab, result, painted = answer
+        tab.run_results[PROFILE] = result
+        tab.run_results[PROFILE + "/overlay"] = painted.data
+        if tab is self._tab():
+            self.profile_panel.set_result(result)
+            if self.profile_panel.heatmap_enabled():
+                self._paint(tab, painted)
+        self.status_message.emit(f"Profiled {tab.path.name}: {result.total_ms:.2f} ms per run")
+
+    # -- compare ----------------------------------------------------------------------
+    def start_compare(self, options: CompareOptions | None = None) -> None:
+        if options is None:
+            try:
+                options = self.compare_panel.options()
+            except OnnxStudioError as exc:  # e.g. a tolerance that is not a number
+                self.compare_panel.show_error(str(exc))
+                self.show_panel.emit("compare")
+                return
+        request = self._request(self.compare_panel.show_error)
+        tab = self._tab()
+        if request is None or tab is None or tab.model is None:
+            return
+        self.compare_panel.set_busy(True, f"Running {options.a.label} and {options.b.label}…")
+        self.show_panel.emit("compare")
+        layout, graph = tab.layout_data, tab.model.graph
+
+        def work(context: TaskContext) -> tuple[ModelTab, Comparison, Painted]:
+            result = compare(request, options.a, options.b, options.tolerance, options.model_b)
+            context.check()
+            return tab, result, _fold(divergence_overlay(result), layout, graph)
+
+        self._comparer.start(work)
+
+    def _on_compared(self, answer: tuple[ModelTab, Comparison, Painted]) -> None:
+        tab, result, painted = answer
+        tab.run_results[COMPARISON] = result
+        tab.run_results[COMPARISON + "/overlay"] = painted.data
+        if tab is self._tab():
+            self.compare_panel.set_result(result)
+            if self.compare_panel.colour_by_divergence():
+                self._paint(tab, painted)
+        first = result.first_divergence
+        self.status_message.emit(
+            f"Compared {result.a.label} with {result.b.label}: "
+            + (f"first divergence at {first.op_type} '{first.name or first.id}'" if first
+               else "all values agree"))
+
+    # -- shared -----------------------------------------------------------------------
+    def _request(self, report: Callable[[str], None]) -> RunRequest | None:
+        try:
+            return self.run_panel.inspection_request()
+        except ValueError as exc:
+            report(str(exc))
+            return None
+
+    @staticmethod
+    def _paint(tab: ModelTab, painted: Painted) -> None:
+        # A prebuilt overlay only fits the layout it was folded into; else fold again.
+        fresh = painted.layout is not None and painted.layout is tab.layout_data
+        tab.set_overlay(painted.data, painted.overlay if fresh else None)
+
+    def _toggle(self, key: str, on: bool) -> None:
+        tab = self._tab()
+        if tab is None:
+            return
+        data = tab.run_results.get(key + "/overlay")
+        if on and data is not None:
+            tab.set_overlay(data)
+        elif not on and tab.overlay_data is data:
+            tab.set_overlay(None)
+
+    def clear_overlay(self) -> None:
+        """The legend's ✕: plain colours again, and the panels' checkboxes follow."""
+        tab = self._tab()
+        if tab is None or tab.overlay_data is None:
+            return
+        kind = tab.overlay_data.kind
+        tab.set_overlay(None)
+        box = (self.profile_panel.heatmap_check if kind == "profile"
+               else self.compare_panel.colour_check)
+        box.setChecked(False)
+
+    def _reveal(self, node_id: str) -> None:
+        tab = self._tab()
+        if tab is not None:
+            tab.reveal(node_id)
+            tab.view.set_selection([node_id])
+
+    def shutdown(self) -> None:
+        for runner in (self._profiler, self._comparer, self._capturer):
+            runner.cancel()
