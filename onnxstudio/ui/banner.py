@@ -20,7 +20,7 @@ class ErrorBanner(QFrame):
         self.setObjectName("errorBanner")
         self.setStyleSheet(
             "#errorBanner { background: #fde2e1; border: 1px solid #e0908a; "
-            "border-radius: 4px; } QLabel { color: #6b1510; }")
+            "border-radius: 4px; } QLabel, QToolButton { color: #6b1510; }")
         row = QHBoxLayout(self)
         row.setContentsMargins(6, 4, 4, 4)
         self.label = QLabel()

@@ -46,6 +46,7 @@ from onnxstudio.errors import InputError
 from onnxstudio.model.graph import Model
 from onnxstudio.runner.compare import Comparison, Difference, RunConfig, parse_config
 from onnxstudio.runner.session import CPU, available_providers
+from onnxstudio.ui.banner import ErrorBanner
 from onnxstudio.ui.settings import app_settings
 
 DEFAULT_TOLERANCE = "1e-3"
@@ -357,40 +358,6 @@ class DifferenceView(QTableView):
         return [self.proxy.index(r, 0).data(NODE_ID_ROLE) for r in range(self.proxy.rowCount())]
 
 
-class _Banner(QFrame):
-    """Non-modal error box (same look and API as the run panel's); to be shared later."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("compareErrorBanner")
-        self.setStyleSheet(
-            "#compareErrorBanner { background: #fde2e1; border: 1px solid #e0908a; "
-            "border-radius: 4px; } QLabel { color: #6b1510; }")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(6, 4, 4, 4)
-        self.label = QLabel()
-        self.label.setWordWrap(True)
-        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        close = QToolButton()
-        close.setText("✕")
-        close.setAutoRaise(True)
-        close.setToolTip("Dismiss")
-        close.clicked.connect(self.hide)
-        row.addWidget(self.label, 1)
-        row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
-        self.hide()
-
-    def show_message(self, message: str) -> None:
-        self.label.setText(message)
-        self.show()
-
-    def message(self) -> str:
-        parent = self.parentWidget()
-        visible = self.isVisibleTo(parent) if parent is not None else self.isVisible()
-        return self.label.text() if visible else ""
-
-
 _VERDICT_STYLES = {
     "ok": ("#e3f4e1", "#8cc084", "#1d4d18"),
     "diverged": ("#fde2e1", "#e0908a", "#6b1510"),
@@ -508,7 +475,7 @@ class ComparePanel(QWidget):
         lay = QVBoxLayout(body)
         lay.setContentsMargins(6, 6, 6, 6)
 
-        self.banner = _Banner()
+        self.banner = ErrorBanner()
         lay.addWidget(self.banner)
 
         form = QFormLayout()

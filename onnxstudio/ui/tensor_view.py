@@ -49,7 +49,6 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableView,
     QTabWidget,
-    QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
@@ -58,6 +57,7 @@ from PySide6.QtWidgets import (
 from onnxstudio.model.summary import human_bytes
 from onnxstudio.runner.featuremaps import FeatureGrid, feature_map_grid, table_slice
 from onnxstudio.runner.intermediates import TensorStats, histogram, tensor_stats
+from onnxstudio.ui.banner import ErrorBanner
 from onnxstudio.ui.empty_state import EmptyStateStack
 from onnxstudio.ui.run_panel import qimage_from_array
 from onnxstudio.ui.weights_panel import format_number
@@ -259,35 +259,6 @@ class MosaicLabel(QLabel):
         super().mouseMoveEvent(event)
 
 
-class _ErrorBanner(QFrame):
-    """A dismissible message above the content: the tensor shown stays usable. Looks
-    like the run panel's banner, so failures read the same everywhere."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("errorBanner")
-        self.setStyleSheet("#errorBanner { background: #fde2e1; border: 1px solid #e0908a; "
-                           "border-radius: 4px; } QLabel, QToolButton { color: #6b1510; }")
-        self.label = QLabel()
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        close = QToolButton()
-        close.setText("✕")
-        close.setAutoRaise(True)
-        close.setToolTip("Dismiss")
-        close.clicked.connect(self.hide)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 4, 2, 4)
-        layout.addWidget(self.label, 1)
-        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
-        self.hide()
-
-    def show_message(self, message: str) -> None:
-        self.label.setText(f"⚠ {message}")
-        self.show()
-
-
 class TensorView(QWidget):
     """Dock content: ``show_tensor`` with a captured array; ``set_busy`` while capturing,
     ``show_error`` when that fails, ``clear`` when the model or run changes."""
@@ -302,7 +273,7 @@ class TensorView(QWidget):
         self._grid_base = QPixmap()
         self._spins: list[QSpinBox] = []
 
-        self.banner = _ErrorBanner()
+        self.banner = ErrorBanner()
 
         # Header: what the tensor is.
         self.name_edit = QLineEdit()  # selectable and never widens the dock, unlike a label
@@ -498,7 +469,7 @@ class TensorView(QWidget):
 
     def error_message(self) -> str | None:
         """The banner text while it is up (not dismissed)."""
-        return None if self.banner.isHidden() else self.banner.label.text().removeprefix("⚠ ")
+        return self.banner.message() or None
 
     def placeholder_text(self) -> str | None:
         """The empty-state/busy text while it is what the user sees."""
