@@ -134,7 +134,8 @@ def _profile(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     for node_id, tip in data.tips.items():  # e.g. nodes fused into another's kernel
         if node_id not in tips and node_id in drawn:
             tips[node_id] = tip
-    legend = tuple((ramp(HEAT, math.sqrt(f)), _ms(top * f)) for f in (0.0, 0.1, 0.5, 1.0))
+    legend = tuple((ramp(HEAT, math.sqrt(f)), _ms(top * f) if f else "0")
+                   for f in (0.0, 0.1, 0.5, 1.0))
     return Overlay(data, fills, badges, tips, legend)
 
 

@@ -223,6 +223,7 @@ class GraphView(QGraphicsView):
         """Colour boxes by a run's measurements (None: the category colours again)."""
         self._state.overlay = overlay
         self.legend.show_overlay(overlay)
+        self.minimap.layout_changed()
         self.viewport().update()
 
     def overlay(self) -> Overlay | None:

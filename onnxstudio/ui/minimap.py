@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QP
 from PySide6.QtWidgets import QWidget
 
 from onnxstudio.render.qt_surface import QtSurface, qcolor
+from onnxstudio.render.scene_painter import PaintState
 
 if TYPE_CHECKING:
     from onnxstudio.ui.graph_view import GraphView
@@ -125,7 +126,8 @@ class Minimap(QWidget):
             s = self._scale()
             painter.translate(off)
             painter.scale(s, s)
-            graph.paint(QtSurface(painter), None, s)
+            # The overview shows the heatmap too: where the hot spots are in a big graph.
+            graph.paint(QtSurface(painter), None, s, PaintState(overlay=self._view.overlay()))
         finally:
             painter.end()
         return image

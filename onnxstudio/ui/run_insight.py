@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Signal
 
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.layout.types import Layout
-from onnxstudio.model import Graph
+from onnxstudio.model import Graph, Node
 from onnxstudio.render.overlay import (
     Overlay,
     OverlayData,
@@ -54,6 +54,11 @@ class Painted:
 
 def _fold(data: OverlayData, layout: Layout | None, graph: Graph) -> Painted:
     return Painted(data, layout, build_overlay(layout, graph, data) if layout else None)
+
+
+def _node_caption(node: Node) -> str:
+    return f"{node.op_type} '{node.name}' ({node.id})" if node.name else \
+        f"{node.op_type} {node.id}"
 
 
 class RunInsight(QObject):
@@ -118,14 +123,19 @@ class RunInsight(QObject):
         if node is None:
             return
         outputs = [o for o in node.outputs if o]
-        self.tensor_dock.set_node(f"{node.op_type} '{node.name or node.id}' ({node.id})",
-                                  outputs)
+        self.tensor_dock.set_node(_node_caption(node), outputs)
         if outputs and self.tensor_dock.isVisible():
             self.show_value(outputs[0])
 
     def edge_clicked(self, value: str) -> None:
-        """An edge was clicked: that tensor, in the tensor panel."""
-        self.tensor_dock.set_node(None, [value])
+        """An edge was clicked: that tensor, in the tensor panel, named by its producer."""
+        tab = self._tab()
+        caption = "Graph input"
+        if tab is not None and tab.model is not None:
+            found = tab.model.graph.values.get(value)
+            if found is not None and found.producer is not None:
+                caption = "Output of " + _node_caption(tab.model.graph.nodes[found.producer])
+        self.tensor_dock.set_node(caption, [value])
         self.show_panel.emit("tensor")
         self.show_value(value)
 
