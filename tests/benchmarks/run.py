@@ -182,6 +182,20 @@ def runner_section() -> str:
     return "\n".join(lines)
 
 
+def inspect_section() -> str:
+    """Profile / capture / compare / heatmap-fold costs (tests/benchmarks/inspect_run.py)."""
+    rows_of = _hook("inspect_run", "inspect_rows")
+    fmt = _hook("inspect_run", "format_rows")
+    if rows_of is None or fmt is None:
+        return "run inspection: not available"
+    try:
+        rows = rows_of()
+    except Exception as exc:  # the section must not sink the tables above
+        return f"run inspection: failed ({type(exc).__name__}: {exc})"
+    return "run inspection (issue 8)\n" + fmt(rows) if rows else \
+        "run inspection: no models available"
+
+
 def export_section() -> str:
     """Export times from tests/benchmarks/export_times.py (opt-in: it writes big files)."""
     rows_of = _hook("export_times", "export_time_rows")
@@ -223,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_runner:
         print()
         print(runner_section())
+        print()
+        print(inspect_section())
     if args.export:
         print()
         print(export_section())
