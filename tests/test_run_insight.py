@@ -176,3 +176,29 @@ def test_compare_catches_a_perturbed_copy_and_jumps_to_it(window: MainWindow, qt
     qtbot.mouseClick(insight.compare_panel.jump_button, Qt.MouseButton.LeftButton)
     assert tab.view.selected_ids() == [expected]
     assert window.inspector.node.box_id == expected  # the Node panel shows it too
+
+
+def test_capture_all_then_clicking_a_node_shows_its_output(window: MainWindow, qtbot) -> None:
+    tab = _open(window, qtbot, sample_model_path())
+    insight = window.insight
+    insight.capture_all()  # before any run: refused with a reason, nothing captured
+    assert "Run the model first" in (insight.tensor_dock.view.error_message() or "")
+    _run(window, qtbot, DIGIT)
+    window.act_tensors.trigger()
+    assert window.docks["tensor"].isVisible()
+    insight.capture_all()
+    model = tab.model
+    assert model is not None
+    outputs = {o for n in model.graph.nodes for o in n.outputs if o}
+    qtbot.waitUntil(lambda: set(insight.captured()) >= outputs, timeout=60000)
+    conv = next(b for b in tab.layout_data.boxes if b.title == "Conv")  # type: ignore[union-attr]
+    tab.view.centerOn(*conv.center)
+    qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton,
+                     pos=tab.view.mapFromScene(*conv.center))
+    node = model.node_by_id(conv.id)
+    assert node is not None
+    # Served from what was captured: no new capture, shown at once.
+    assert insight.tensor_dock.view.current_name() == node.outputs[0]
+    np.testing.assert_array_equal(insight.tensor_dock.view.current_array(),
+                                  insight.captured()[node.outputs[0]])
+    assert node.op_type in insight.tensor_dock.node_label.text()
