@@ -161,3 +161,23 @@ def test_cancel_during_relayout(qtbot, tmp_path: Path, capfd: pytest.CaptureFixt
         flow.cancel()
     TaskRunner.wait_all()
     assert not out.exists() and "Traceback" not in capfd.readouterr().err
+
+
+def test_dialog_offers_to_keep_the_canvas_heatmap(qtbot, tmp_path: Path) -> None:
+    from onnxstudio.render.overlay import OverlayData
+
+    heat = OverlayData("profile", "Time per node", {"n0": 1.0})
+    plain = ed.ExportOptionsDialog(None, tmp_path / "g.svg", chain_layout(), None,
+                                   ed.ViewSnapshot())
+    qtbot.addWidget(plain)
+    assert plain.options().overlay is None and plain.heat.parent() is None
+    dialog = ed.ExportOptionsDialog(None, tmp_path / "g.svg", chain_layout(), None,
+                                    ed.ViewSnapshot(overlay=heat))
+    qtbot.addWidget(dialog)
+    assert "Time per node" in dialog.heat.text() and dialog.options().overlay is heat
+    dialog.heat.setChecked(False)
+    assert dialog.options().overlay is None
+    dot = ed.ExportOptionsDialog(None, tmp_path / "g.dot", chain_layout(), None,
+                                 ed.ViewSnapshot(overlay=heat))
+    qtbot.addWidget(dot)
+    assert dot.options().overlay is None  # DOT carries no colours
