@@ -106,15 +106,6 @@ class Comparison:
     first_divergence: Divergence | None
     warnings: list[str] = field(default_factory=list)
 
-    def node_divergence(self) -> dict[str, float]:
-        """Node id -> worst max_rel of its outputs (for colouring the graph)."""
-        worst: dict[str, float] = {}
-        for d in self.intermediates:
-            if d.producer is not None:
-                key = f"n{d.producer}"
-                worst[key] = max(worst.get(key, 0.0), d.max_rel)
-        return worst
-
     def node_ratio(self) -> dict[str, float]:
         """Node id -> worst (max abs / allowed difference) of its outputs: above 1 exceeds
         the tolerance; the graph is coloured by this, so colour and verdict agree."""

@@ -208,23 +208,14 @@ class RunInsight(QObject):
         source = "the last input" if self.run_panel.has_run() else "random inputs"
         self.profile_panel.set_busy(True, f"Profiling {options.runs} run(s) of {source}…")
         self.show_panel.emit("profile")
-        layout, graph = tab.layout_data, tab.model.graph
-
-        def work(context: TaskContext) -> tuple[ModelTab, ProfileResult, Painted]:
-            result = profile(request, runs=options.runs, warmup=options.warmup)
-            context.check()
-            return tab, result, _fold(profile_overlay(result), layout, graph)
-
-        self._profiler.start(work)
+        self._launch(self._profiler, tab,
+                     lambda: profile(request, runs=options.runs, warmup=options.warmup),
+                     profile_overlay)
 
     def _on_profiled(self, answer: tuple[ModelTab, ProfileResult, Painted]) -> None:
-        tab, result, painted = answer
-        tab.run_results[PROFILE] = result
-        tab.run_results[PROFILE + "/overlay"] = painted.data
-        if tab is self._tab():
-            self.profile_panel.set_result(result)
-            if self.profile_panel.heatmap_enabled():
-                self._paint(tab, painted)
+        tab, result, _ = answer
+        self._landed(PROFILE, answer, self.profile_panel.set_result,
+                     self.profile_panel.heatmap_enabled())
         self.status_message.emit(f"Profiled {tab.path.name}: {result.total_ms:.2f} ms per run")
 
     # -- compare ----------------------------------------------------------------------
@@ -242,23 +233,15 @@ class RunInsight(QObject):
             return
         self.compare_panel.set_busy(True, f"Running {options.a.label} and {options.b.label}…")
         self.show_panel.emit("compare")
-        layout, graph = tab.layout_data, tab.model.graph
-
-        def work(context: TaskContext) -> tuple[ModelTab, Comparison, Painted]:
-            result = compare(request, options.a, options.b, options.tolerance, options.model_b)
-            context.check()
-            return tab, result, _fold(divergence_overlay(result), layout, graph)
-
-        self._comparer.start(work)
+        self._launch(self._comparer, tab,
+                     lambda: compare(request, options.a, options.b, options.tolerance,
+                                     options.model_b),
+                     divergence_overlay)
 
     def _on_compared(self, answer: tuple[ModelTab, Comparison, Painted]) -> None:
-        tab, result, painted = answer
-        tab.run_results[COMPARISON] = result
-        tab.run_results[COMPARISON + "/overlay"] = painted.data
-        if tab is self._tab():
-            self.compare_panel.set_result(result)
-            if self.compare_panel.colour_by_divergence():
-                self._paint(tab, painted)
+        result = answer[1]
+        self._landed(COMPARISON, answer, self.compare_panel.set_result,
+                     self.compare_panel.colour_by_divergence())
         first = result.first_divergence
         self.status_message.emit(
             f"Compared {result.a.label} with {result.b.label}: "
@@ -266,6 +249,32 @@ class RunInsight(QObject):
                else "all values agree"))
 
     # -- shared -----------------------------------------------------------------------
+    @staticmethod
+    def _launch(runner: TaskRunner, tab: ModelTab, compute: Callable[[], Any],
+                overlay_of: Callable[[Any], OverlayData]) -> None:
+        """Compute on a worker, then fold the answer into the layout shown now."""
+        layout = tab.layout_data
+        assert tab.model is not None
+        graph = tab.model.graph
+
+        def work(context: TaskContext) -> tuple[ModelTab, Any, Painted]:
+            result = compute()
+            context.check()
+            return tab, result, _fold(overlay_of(result), layout, graph)
+
+        runner.start(work)
+
+    def _landed(self, key: str, answer: tuple[ModelTab, Any, Painted],
+                show: Callable[[Any], None], paint: bool) -> None:
+        """Keep the answer with its tab; show and paint it if that tab is current."""
+        tab, result, painted = answer
+        tab.run_results[key] = result
+        tab.run_results[key + "/overlay"] = painted.data
+        if tab is self._tab():
+            show(result)
+            if paint:
+                self._paint(tab, painted)
+
     def _request(self, report: Callable[[str], None]) -> RunRequest | None:
         try:
             return self.run_panel.inspection_request()
