@@ -43,7 +43,7 @@ from onnxstudio.ui.welcome import WelcomePage
 MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
 DOCK_STATE_VERSION = 3  # bump when the set of docks changes: old layouts are then ignored
-BOTTOM_DOCKS = ("profile", "tensor", "compare")  # run inspection: wide tables and grids
+RUN_DOCKS = ("profile", "tensor", "compare")  # run inspection, beside the Run panel
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
 
@@ -113,7 +113,7 @@ class MainWindow(QMainWindow):
             self.tabifyDockWidget(first, other)
         if right:
             right[0].raise_()
-        for key in BOTTOM_DOCKS:  # shown when first used; a saved state may show them again
+        for key in RUN_DOCKS:  # shown when first used; a saved state may show them again
             if key in self.docks:
                 self.docks[key].hide()
 
@@ -525,13 +525,12 @@ class MainWindow(QMainWindow):
         dock = self.docks.get(key)
         if dock is None:
             return
-        if key in BOTTOM_DOCKS and dock.isHidden():
-            # Tabbed with an open sibling. Not done up front: a tab group of hidden docks
-            # makes restoreState grow the window past its saved geometry.
-            shown = [self.docks[k] for k in BOTTOM_DOCKS if k in self.docks and k != key
-                     and not self.docks[k].isHidden() and not self.docks[k].isFloating()]
-            if shown and dock not in self.tabifiedDockWidgets(shown[0]):
-                self.tabifyDockWidget(shown[0], dock)
+        run = self.docks.get("run")
+        if key in RUN_DOCKS and dock.isHidden() and run is not None and not run.isHidden() \
+                and not run.isFloating() and dock not in self.tabifiedDockWidgets(run):
+            # Tabbed with the Run panel on first use. Not done up front: a tab group of
+            # hidden docks makes restoreState grow the window past its saved geometry.
+            self.tabifyDockWidget(run, dock)
         dock.show()
         dock.raise_()
         if focus and hasattr(dock.widget(), "focus_query"):

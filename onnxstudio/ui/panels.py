@@ -35,16 +35,16 @@ def create_panels(window: MainWindow) -> dict[str, PanelEntry]:
     insight = window.insight = RunInsight(window.current_tab, run, window)
     insight.status_message.connect(lambda text: window.statusBar().showMessage(text, 8000))
     insight.show_panel.connect(window._show_panel)
-    bottom = Qt.DockWidgetArea.BottomDockWidgetArea
-    panels["profile"] = ("Profile", _scrolled(insight.profile_panel), bottom)
-    panels["tensor"] = ("Tensor", _scrolled(insight.tensor_dock), bottom)
-    panels["compare"] = ("Compare", _scrolled(insight.compare_panel), bottom)
+    right = Qt.DockWidgetArea.RightDockWidgetArea
+    panels["profile"] = ("Profile", _scrolled(insight.profile_panel), right)
+    panels["tensor"] = ("Tensor", _scrolled(insight.tensor_dock), right)
+    panels["compare"] = ("Compare", _scrolled(insight.compare_panel), right)
     return panels
 
 
 def _scrolled(panel: QWidget) -> QScrollArea:
-    """A bottom dock may be short: its panel scrolls rather than forcing the window
-    (and every restored geometry) to its full height."""
+    """A dock may be short: its panel scrolls rather than forcing the window (and every
+    restored geometry) to the panel's full height."""
     area = QScrollArea()
     area.setWidgetResizable(True)
     area.setFrameShape(QFrame.Shape.NoFrame)
