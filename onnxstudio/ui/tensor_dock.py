@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -33,11 +34,15 @@ class TensorDock(QWidget):
         self.setObjectName("TensorDock")
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        row = QHBoxLayout()
         self.node_label = QLabel("No node selected")
         self.node_label.setStyleSheet("font-weight: 600;")
+        self.node_label.setWordWrap(True)
+        # Long scoped names wrap; they must never widen the dock.
+        self.node_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        lay.addWidget(self.node_label)
+        row = QHBoxLayout()
         self.value_combo = QComboBox()
-        self.value_combo.setMinimumContentsLength(12)
+        self.value_combo.setMinimumContentsLength(8)
         self.value_combo.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.value_combo.setToolTip("Which output of the selected node to show")
@@ -49,7 +54,6 @@ class TensorDock(QWidget):
             f"{DEFAULT_CAP_BYTES / 2**30:.0f} GiB, the rest is skipped with a warning), "
             "so clicking around is instant")
         self.capture_all_button.clicked.connect(self.captureAllRequested)
-        row.addWidget(self.node_label, 1)
         row.addWidget(self.value_combo, 1)
         row.addWidget(self.capture_all_button)
         lay.addLayout(row)
