@@ -34,7 +34,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QSizePolicy,
     QTableView,
     QToolButton,
@@ -47,11 +46,16 @@ from onnxstudio.model.graph import Model
 from onnxstudio.runner.compare import Comparison, Difference, RunConfig, parse_config
 from onnxstudio.runner.session import CPU, available_providers
 from onnxstudio.ui.banner import ErrorBanner
+from onnxstudio.ui.responsive import SideBySide
 from onnxstudio.ui.settings import app_settings
 
 DEFAULT_TOLERANCE = "1e-3"
 DEFAULT_A = "ort:cpu:all"
 DEFAULT_B = "ort:cpu:disabled"
+COMBO_CAP = 300  # widest the A / B combos get, however wide the dock
+TOLERANCE_CAP = 140
+STACKED_TABLE_MIN = 200  # the intermediates table's height in one scrolling column
+WIDE_TABLE_MIN = 90  # beside the controls: the dock may be short
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers sort as numbers, the Node column by graph order
 NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 2  # "n12", or None for a value no node produces
 EXCEEDS_ROLE = Qt.ItemDataRole.UserRole + 3
@@ -463,20 +467,14 @@ class ComparePanel(QWidget):
     # ----------------------------------------------------------------- building
     def _build(self) -> None:
         outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        # A dock is narrow: content wraps or elides to its width rather than scrolling sideways.
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        outer.addWidget(scroll)
-        body = QWidget()
-        scroll.setWidget(body)
-        lay = QVBoxLayout(body)
-        lay.setContentsMargins(6, 6, 6, 6)
-
+        outer.setContentsMargins(6, 6, 6, 6)
         self.banner = ErrorBanner()
-        lay.addWidget(self.banner)
+        outer.addWidget(self.banner)
+        # Choices, verdict and jump on one side, the tables on the other: above them in a
+        # side dock, a column to their left in a wide (bottom) dock.
+        side = QWidget()
+        lay = QVBoxLayout(side)
+        lay.setContentsMargins(0, 0, 0, 0)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -503,6 +501,7 @@ class ComparePanel(QWidget):
         self.tolerance_edit = QLineEdit(DEFAULT_TOLERANCE)
         self.tolerance_edit.setToolTip(TOLERANCE_HELP)
         self.tolerance_edit.setPlaceholderText("e.g. 1e-3")
+        self.tolerance_edit.setMaximumWidth(TOLERANCE_CAP)
         form.addRow("A", self.a_combo)
         form.addRow("B", self.b_combo)
         form.addRow("Model B", model_row)
@@ -532,15 +531,10 @@ class ComparePanel(QWidget):
         self.status_label.hide()
         lay.addWidget(self.status_label)
 
-        self.hint = QLabel(EMPTY_HINT)
-        self.hint.setWordWrap(True)
-        self.hint.setEnabled(False)  # muted, like the other panels' empty states
-        self.hint.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        lay.addWidget(self.hint)
-
-        self.results = QWidget()
-        res = QVBoxLayout(self.results)
-        res.setContentsMargins(0, 4, 0, 0)
+        # The verdict belongs with the choices it answers (empty without a result).
+        self.verdict_box = QWidget()
+        verdict = QVBoxLayout(self.verdict_box)
+        verdict.setContentsMargins(0, 4, 0, 0)
         self.verdict_frame = QFrame()
         self.verdict_frame.setObjectName("compareVerdict")
         vf = QVBoxLayout(self.verdict_frame)
@@ -551,7 +545,7 @@ class ComparePanel(QWidget):
                                          QSizePolicy.Policy.Preferred)
         self.verdict_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         vf.addWidget(self.verdict_label)
-        res.addWidget(self.verdict_frame)
+        verdict.addWidget(self.verdict_frame)
         jump_row = QHBoxLayout()
         self.source_label = QLabel()
         self.source_label.setEnabled(False)
@@ -560,14 +554,28 @@ class ComparePanel(QWidget):
         self.jump_button.setToolTip("Select the first node whose output exceeds the tolerance")
         jump_row.addWidget(self.source_label, 1)
         jump_row.addWidget(self.jump_button)
-        res.addLayout(jump_row)
+        verdict.addLayout(jump_row)
         self.warnings_label = QLabel()
         self.warnings_label.setWordWrap(True)
         self.warnings_label.setSizePolicy(QSizePolicy.Policy.Ignored,
                                           QSizePolicy.Policy.Preferred)
         self.warnings_label.setStyleSheet("color: #8a5a00")
-        res.addWidget(self.warnings_label)
+        verdict.addWidget(self.warnings_label)
+        lay.addWidget(self.verdict_box)
 
+        main = QWidget()
+        main_layout = QVBoxLayout(main)
+        main_layout.setContentsMargins(0, 0, 0, 0)
+        self.hint = QLabel(EMPTY_HINT)
+        self.hint.setWordWrap(True)
+        self.hint.setEnabled(False)  # muted, like the other panels' empty states
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        main_layout.addWidget(self.hint)
+        main_layout.addStretch(0)
+
+        self.results = QWidget()
+        res = QVBoxLayout(self.results)
+        res.setContentsMargins(0, 0, 0, 0)
         self.outputs_caption = QLabel("<b>Outputs</b>")
         res.addWidget(self.outputs_caption)
         self.outputs_view = DifferenceView(DifferenceTableModel(intermediates=False))
@@ -587,7 +595,7 @@ class ComparePanel(QWidget):
         res.addLayout(mid_row)
         self.intermediates_view = DifferenceView(DifferenceTableModel(intermediates=True))
         self.intermediates_view.graph_order()
-        self.intermediates_view.setMinimumHeight(200)
+        self.intermediates_view.setMinimumHeight(STACKED_TABLE_MIN)
         self.intermediates_view.setSizePolicy(QSizePolicy.Policy.Expanding,
                                               QSizePolicy.Policy.Expanding)
         res.addWidget(self.intermediates_view, 1)
@@ -595,12 +603,19 @@ class ComparePanel(QWidget):
         self.details_label = QLabel(DETAILS_HINT)
         self.details_label.setWordWrap(True)
         self.details_label.setEnabled(False)
-        self.details_label.setSizePolicy(QSizePolicy.Policy.Ignored,
-                                         QSizePolicy.Policy.Preferred)
+        details_policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        details_policy.setHeightForWidth(True)  # as many lines as the width needs, no more
+        self.details_label.setSizePolicy(details_policy)
         self.details_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         res.addWidget(self.details_label)
-        lay.addWidget(self.results, 1)
-        lay.addStretch(0)
+        main_layout.addWidget(self.results, 1)
+        self.layout_switch = SideBySide(side, main)
+        self.layout_switch.arranged.connect(self._arranged)
+        outer.addWidget(self.layout_switch, 1)
+
+    def _arranged(self, wide: bool) -> None:
+        """Side by side the table has the dock's height; stacked it must not be squeezed."""
+        self.intermediates_view.setMinimumHeight(WIDE_TABLE_MIN if wide else STACKED_TABLE_MIN)
 
     def _config_combo(self) -> QComboBox:
         combo = QComboBox()
@@ -609,6 +624,7 @@ class ComparePanel(QWidget):
         # Long provider names must not widen the dock: the popup still shows them whole.
         combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         combo.setMinimumContentsLength(14)
+        combo.setMaximumWidth(COMBO_CAP)
         return combo
 
     def _connect(self) -> None:
@@ -748,6 +764,7 @@ class ComparePanel(QWidget):
         r = self._result
         self.hint.setVisible(r is None)
         self.results.setVisible(r is not None)
+        self.verdict_box.setVisible(r is not None)
         self.outputs_view.source.set_rows(r.outputs if r else [], self._nodes)
         first = r.first_divergence.value if r and r.first_divergence else None
         self.intermediates_view.source.set_rows(r.intermediates if r else [], self._nodes, first)
@@ -777,11 +794,13 @@ class ComparePanel(QWidget):
         self.intermediates_caption.setText(
             f"<b>Intermediates</b> ({len(r.intermediates)}"
             + (f", {exceeding} ✗)" if exceeding else ")"))
+        # Up to six output rows without scrolling; in a short dock down to two.
         rows = max(1, len(r.outputs))
         view = self.outputs_view
-        height = view.horizontalHeader().sizeHint().height() + \
-            view.verticalHeader().defaultSectionSize() * min(rows, 6) + 2 * view.frameWidth() + 2
-        view.setFixedHeight(height)
+        frame = view.horizontalHeader().sizeHint().height() + 2 * view.frameWidth() + 2
+        row = view.verticalHeader().defaultSectionSize()
+        view.setMinimumHeight(frame + row * min(rows, 2))
+        view.setMaximumHeight(frame + row * min(rows, 6))
         self.intermediates_view.fit_columns()
         self.intermediates_view.graph_order()
 

@@ -51,6 +51,7 @@ from onnxstudio.model.load import read_model_proto
 from onnxstudio.runner.profile import ProfileResult, to_csv
 from onnxstudio.runner.session import OPTIMIZATION_LEVELS
 from onnxstudio.ui.banner import ErrorBanner
+from onnxstudio.ui.responsive import SideBySide
 from onnxstudio.ui.settings import app_settings
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers for numeric columns, folded text else
@@ -72,6 +73,9 @@ SETTINGS_WARMUP = "profile/warmup"
 SETTINGS_OPTIMIZATION = "profile/optimization"
 SETTINGS_HEATMAP = "profile/heatmap"
 SETTINGS_EXPORT_DIR = "profile/export_dir"
+COMBO_CAP = 180  # widest the optimisation combo gets, however wide the dock
+SPIN_CAP = 90  # widest the runs / warm-up spin boxes get
+FILTER_CAP = 360
 
 
 @dataclass(frozen=True)
@@ -408,7 +412,11 @@ def summary_lines(result: ProfileResult, warmup: int | None) -> str:
 
 
 class ProfilePanel(QWidget):
-    """Dock content: profile controls, a summary and sortable node / op-type tables."""
+    """Dock content: profile controls, a summary and sortable node / op-type tables.
+
+    Narrow (a side dock): everything in one column, tables at the bottom. Wide (docked
+    along the bottom of the window): controls and summary on the left, tables on the right.
+    """
 
     profileRequested = Signal(object)  # ProfileOptions
     nodeActivated = Signal(str)  # node id, on double-click or Enter
@@ -455,6 +463,7 @@ class ProfilePanel(QWidget):
             self.node_model.reset([])
             self.op_model.reset([])
             self.summary_label.clear()
+            self.summary_label.hide()
             self.stack.setCurrentIndex(0)
         else:
             self.banner.hide()
@@ -466,6 +475,7 @@ class ProfilePanel(QWidget):
             self.op_bars.peak = max((o.share for o in ops), default=1.0) or 1.0
             warmup = self._requested.warmup if self._requested is not None else None
             self.summary_label.setText(summary_lines(result, warmup))
+            self.summary_label.show()
             for view in (self._node_view, self._op_view):
                 view.sortByColumn(2, Qt.SortOrder.DescendingOrder)
                 view.fit_columns()
@@ -534,13 +544,32 @@ class ProfilePanel(QWidget):
         lay.setContentsMargins(6, 6, 6, 6)
         self.banner = ErrorBanner()
         lay.addWidget(self.banner)
+        # Controls and summary on one side, the tables on the other: above them in a side
+        # dock, a column to their left in a wide (bottom) dock.
+        self.stack = QStackedWidget()
+        self.empty_label = QLabel(NO_MODEL_TEXT)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setEnabled(False)  # the muted look of other empty panels
+        self.empty_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                       QSizePolicy.Policy.Preferred)
+        self.empty_label.setContentsMargins(12, 12, 12, 12)
+        self.stack.addWidget(self.empty_label)
+        self.stack.addWidget(self._build_results())
+        self.layout_switch = SideBySide(self._build_controls(), self.stack)
+        lay.addWidget(self.layout_switch, 1)
 
+    def _build_controls(self) -> QWidget:
+        side = QWidget()
+        lay = QVBoxLayout(side)
+        lay.setContentsMargins(0, 0, 0, 0)
         grid = QGridLayout()
         grid.setHorizontalSpacing(6)
         self.optimization_combo = QComboBox()
         self.optimization_combo.addItems(list(OPTIMIZATION_LEVELS))
         self.optimization_combo.setCurrentText("all")
         self.optimization_combo.setToolTip(OPTIMIZATION_TIP)
+        self.optimization_combo.setMaximumWidth(COMBO_CAP)
         opt_label = QLabel("Optimisation")
         opt_label.setToolTip(OPTIMIZATION_TIP)
         self.runs_spin = QSpinBox()
@@ -552,6 +581,8 @@ class ProfilePanel(QWidget):
         self.warmup_spin.setValue(1)
         self.warmup_spin.setToolTip("Runs before measuring (first-run allocations, caches); "
                                     "not counted")
+        for spin in (self.runs_spin, self.warmup_spin):
+            spin.setMaximumWidth(SPIN_CAP)
         grid.addWidget(opt_label, 0, 0)
         grid.addWidget(self.optimization_combo, 0, 1, 1, 3)
         grid.addWidget(QLabel("Runs"), 1, 0)
@@ -560,6 +591,7 @@ class ProfilePanel(QWidget):
         grid.addWidget(self.warmup_spin, 1, 3)
         grid.setColumnStretch(1, 1)
         grid.setColumnStretch(3, 1)
+        grid.setColumnStretch(4, 1)  # what the capped fields leave, at the right
         lay.addLayout(grid)
 
         buttons = QHBoxLayout()
@@ -589,32 +621,23 @@ class ProfilePanel(QWidget):
                                         QSizePolicy.Policy.Preferred)
         self.status_label.hide()
         lay.addWidget(self.status_label)
-
-        self.stack = QStackedWidget()
-        self.empty_label = QLabel(NO_MODEL_TEXT)
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_label.setWordWrap(True)
-        self.empty_label.setEnabled(False)  # the muted look of other empty panels
-        self.empty_label.setSizePolicy(QSizePolicy.Policy.Ignored,
-                                       QSizePolicy.Policy.Preferred)
-        self.empty_label.setContentsMargins(12, 12, 12, 12)
-        self.stack.addWidget(self.empty_label)
-        self.stack.addWidget(self._build_results())
-        lay.addWidget(self.stack, 1)
-
-    def _build_results(self) -> QWidget:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.setContentsMargins(0, 0, 0, 0)
         self.summary_label = QLabel()
         self.summary_label.setWordWrap(True)
         self.summary_label.setSizePolicy(QSizePolicy.Policy.Ignored,
                                          QSizePolicy.Policy.Preferred)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary_label.hide()
         lay.addWidget(self.summary_label)
+        return side
+
+    def _build_results(self) -> QWidget:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        lay.setContentsMargins(0, 0, 0, 0)
         self.filter_edit = QLineEdit()
         self.filter_edit.setPlaceholderText("Filter by name or op type")
         self.filter_edit.setClearButtonEnabled(True)
+        self.filter_edit.setMaximumWidth(FILTER_CAP)
         lay.addWidget(self.filter_edit)
 
         self.node_model = NodeTableModel()

@@ -4,8 +4,9 @@ table and, for convolution activations, a mosaic of its channels.
 The caller captures the tensor off the GUI thread and hands over the array; this widget
 only displays it. Everything scales with what is on screen, not with the tensor: the
 table is a model over a numpy view (Qt formats only the visible cells) and the mosaic
-shows at most 64 maps, so a million-value tensor appears at once. The dock is narrow,
-so every piece wraps or scrolls instead of widening it.
+shows at most 64 maps, so a million-value tensor appears at once. In a narrow dock
+every piece wraps or scrolls instead of widening it; in a wide one the header, statistics
+and histogram make a column left of the values and maps (`SideBySide`).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from onnxstudio.runner.featuremaps import FeatureGrid, feature_map_grid, table_s
 from onnxstudio.runner.intermediates import TensorStats, histogram, tensor_stats
 from onnxstudio.ui.banner import ErrorBanner
 from onnxstudio.ui.empty_state import EmptyStateStack
+from onnxstudio.ui.responsive import SideBySide
 from onnxstudio.ui.run_panel import qimage_from_array
 from onnxstudio.ui.weights_panel import format_number
 
@@ -67,6 +69,7 @@ MAX_MAPS = 64
 MAP_TILE = 128  # largest side a map is enlarged to in the dock (a 7x7 map: 126 px)
 ALERT = QColor("#d0312d")  # readable on light and dark backgrounds
 SCALE_CHOICES = (("Per map", "per-map"), ("Global", "global"))
+SPIN_CAP = 110  # widest an index spin box gets, however wide the dock
 
 
 def _number(value: float | None, integral: bool = False) -> str:
@@ -377,9 +380,11 @@ class TensorView(QWidget):
         self.maps_tab = self.tabs.addTab(maps_page, "Feature maps")
         self.tabs.currentChanged.connect(lambda _i: self._refresh_grid_if_shown())
 
-        content = QWidget()
-        layout = QVBoxLayout(content)
-        layout.setContentsMargins(6, 6, 6, 6)
+        # What the tensor is, its statistics and histogram on one side, the values and maps
+        # on the other: above them in a side dock, a column to their left in a wide one.
+        summary = QWidget()
+        layout = QVBoxLayout(summary)
+        layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(3)
         layout.addWidget(self.name_edit)
         layout.addWidget(self.type_label)
@@ -388,11 +393,22 @@ class TensorView(QWidget):
         layout.addLayout(stats)
         layout.addSpacing(2)
         layout.addWidget(self.histogram)
-        layout.addWidget(self.tabs, 1)
+        self.layout_switch = SideBySide(summary, self.tabs)
+        content = QWidget()
+        content_layout = QVBoxLayout(content)
+        content_layout.setContentsMargins(6, 6, 6, 6)
+        content_layout.addWidget(self.layout_switch)
 
         body = QWidget()
         self.stack = EmptyStateStack(body, EMPTY_TEXT, content)
         self.placeholder = self.stack.placeholder
+        # A hidden page still counts towards a stack's minimum size: while the hint shows,
+        # the tensor page's must not keep a short dock scrolling.
+        self.stack.currentChanged.connect(
+            lambda i: content.setSizePolicy(QSizePolicy.Policy.Preferred,
+                                            QSizePolicy.Policy.Preferred if i == 1
+                                            else QSizePolicy.Policy.Ignored))
+        content.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
@@ -592,6 +608,7 @@ class TensorView(QWidget):
             if dim < len(previous):
                 spin.setValue(min(previous[dim], spin.maximum()))
             spin.valueChanged.connect(lambda _v: self._indices_changed())
+            spin.setMaximumWidth(SPIN_CAP)
             label.setBuddy(spin)
             row, col = divmod(dim, 2)
             self.index_grid.addWidget(label, row, col * 2)
@@ -599,6 +616,7 @@ class TensorView(QWidget):
             self._spins.append(spin)
         self.index_grid.setColumnStretch(1, 1)
         self.index_grid.setColumnStretch(3, 1)
+        self.index_grid.setColumnStretch(4, 1)  # what the capped spin boxes leave
         self.index_box.setVisible(bool(lead))
 
     def _update_table(self) -> None:
