@@ -8,7 +8,6 @@ a worker thread and colours the canvas. It never imports onnxruntime (import-lin
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +47,7 @@ from onnxstudio.runner.session import CPU, available_providers
 from onnxstudio.ui.banner import ErrorBanner
 from onnxstudio.ui.responsive import SideBySide
 from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.wrapping import breakable, plain
 
 DEFAULT_TOLERANCE = "1e-3"
 DEFAULT_A = "ort:cpu:all"
@@ -148,16 +148,6 @@ def parse_tolerance(text: str) -> float:
 
 def shape_text(shape: tuple[int, ...]) -> str:
     return "×".join(str(d) for d in shape) if shape else "scalar"
-
-
-def _breakable(text: str) -> str:
-    """Zero-width spaces after inner separators so long value names wrap, not widen."""
-    text = re.sub(r"(?<=.)([/_.:])(?=.)", "\\1\u200b", text)
-    return "/\u2060" + text[1:] if text.startswith("/") else text  # no break after a lead "/"
-
-
-def _plain(text: str) -> str:
-    return text.replace("\u200b", "").replace("\u2060", "")
 
 
 class DifferenceTableModel(QAbstractTableModel):
@@ -452,7 +442,7 @@ class ComparePanel(QWidget):
 
     def verdict_text(self) -> str:
         """The verdict as plain text ("" without a result)."""
-        return _plain(self.verdict_label.text()) if self._result else ""
+        return plain(self.verdict_label.text()) if self._result else ""
 
     def verdict_state(self) -> str:
         """One of ok, diverged, empty (nothing compared); "" without a result."""
@@ -753,7 +743,7 @@ class ComparePanel(QWidget):
         self.details_label.setEnabled(bool(text))
         if text:  # names may wrap at their separators; the numbers must not
             lines = str(text).split("\n")
-            text = " · ".join([_breakable(line) for line in lines[:2]] + lines[2:])
+            text = " · ".join([breakable(line) for line in lines[:2]] + lines[2:])
         self.details_label.setText(text or DETAILS_HINT)
 
     def _update_enabled(self) -> None:
@@ -783,11 +773,11 @@ class ComparePanel(QWidget):
             f"#compareVerdict {{ background: {bg}; border: 1px solid {border}; "
             f"border-radius: 4px; }} #compareVerdict QLabel {{ color: {fg}; }}")
         self.verdict_label.setText(text)
-        self.verdict_label.setToolTip(_plain(text))
+        self.verdict_label.setToolTip(plain(text))
         self.jump_button.setEnabled(r.first_divergence is not None)
         self.source_label.setText(f"Input: {r.source}")
         self.source_label.setToolTip(f"Input: {r.source}\nModel: {r.model}")
-        self.warnings_label.setText("\n".join(f"⚠ {_breakable(w)}" for w in r.warnings))
+        self.warnings_label.setText("\n".join(f"⚠ {breakable(w)}" for w in r.warnings))
         self.warnings_label.setVisible(bool(r.warnings))
         self.outputs_caption.setText(f"<b>Outputs</b> ({len(r.outputs)})")
         exceeding = sum(d.exceeds for d in r.intermediates)
@@ -811,7 +801,7 @@ class ComparePanel(QWidget):
         fd = r.first_divergence
         if fd is not None:
             d = next((x for x in r.intermediates if x.name == fd.value), None)
-            name = _breakable(fd.name)
+            name = breakable(fd.name)
             node = f"{fd.op_type} '{name}' ({fd.id})" if fd.name else f"{fd.op_type} ({fd.id})"
             numbers = ""
             if d is not None:
@@ -819,14 +809,14 @@ class ComparePanel(QWidget):
                            if d.shape_a != d.shape_b else
                            f": max abs {format_number(d.max_abs)}, "
                            f"max rel {format_number(d.max_rel)}")
-            value = _breakable(fd.value)
+            value = breakable(fd.value)
             return "diverged", (f"First divergence: {node} — output {value}{numbers} "
                                 f"(tolerance {tol}; {sides})")
         bad = [d for d in r.outputs if d.exceeds]
         if bad:
             worst = max(bad, key=lambda d: d.max_abs)
             return "diverged", (f"{len(bad)} of {len(r.outputs)} outputs differ beyond {tol} "
-                                f"(worst {_breakable(worst.name)}: max abs "
+                                f"(worst {breakable(worst.name)}: max abs "
                                 f"{format_number(worst.max_abs)}), "
                                 f"but no compared intermediate value does ({sides})")
         if not r.outputs and not r.intermediates:

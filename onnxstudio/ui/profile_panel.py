@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -133,8 +134,12 @@ class _Table(QAbstractTableModel):
     headers: tuple[str, ...] = ()
     numeric: frozenset[int] = frozenset()
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[Any] = []
+
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else self._count()
+        return 0 if parent.isValid() else len(self.rows)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.headers)
@@ -149,16 +154,10 @@ class _Table(QAbstractTableModel):
             return self._align(section)  # headers line up with their cells
         return None
 
-    def _count(self) -> int:
-        raise NotImplementedError
-
-    def reset(self, fill: object) -> None:
+    def reset(self, rows: list[Any]) -> None:
         self.beginResetModel()
-        self._fill(fill)
+        self.rows = list(rows)
         self.endResetModel()
-
-    def _fill(self, rows: object) -> None:
-        raise NotImplementedError
 
     def _align(self, column: int) -> int:
         if column in self.numeric:
@@ -171,16 +170,7 @@ class NodeTableModel(_Table):
 
     headers = ("Node", "Op type", "Time\n(ms)", "Share\n(%)", "Fused")
     numeric = frozenset({2, 3})
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[_NodeRow] = []
-
-    def _count(self) -> int:
-        return len(self.rows)
-
-    def _fill(self, rows: object) -> None:
-        self.rows = list(rows) if isinstance(rows, list) else []
+    rows: list[_NodeRow]
 
     def data(self, index: QModelIndex | QPersistentModelIndex,
              role: int = Qt.ItemDataRole.DisplayRole) -> object:
@@ -217,16 +207,7 @@ class OpTypeTableModel(_Table):
 
     headers = ("Op type", "Nodes", "Time\n(ms)", "Share\n(%)")
     numeric = frozenset({1, 2, 3})
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[_OpRow] = []
-
-    def _count(self) -> int:
-        return len(self.rows)
-
-    def _fill(self, rows: object) -> None:
-        self.rows = list(rows) if isinstance(rows, list) else []
+    rows: list[_OpRow]
 
     def data(self, index: QModelIndex | QPersistentModelIndex,
              role: int = Qt.ItemDataRole.DisplayRole) -> object:

@@ -39,7 +39,10 @@ if TYPE_CHECKING:
     from onnxstudio.ui.model_tab import ModelTab
     from onnxstudio.ui.run_panel import RunPanel
 
-PROFILE, COMPARISON = "profile", "comparison"
+# Keys of ModelTab.run_results, named as the overlay each result paints.
+PROFILE, COMPARISON = "profile", "divergence"
+OVERLAY_OF: dict[str, Callable[[Any], OverlayData]] = {
+    PROFILE: profile_overlay, COMPARISON: divergence_overlay}
 
 
 @dataclass
@@ -269,7 +272,6 @@ class RunInsight(QObject):
         """Keep the answer with its tab; show and paint it if that tab is current."""
         tab, result, painted = answer
         tab.run_results[key] = result
-        tab.run_results[key + "/overlay"] = painted.data
         if tab is self._tab():
             show(result)
             if paint:
@@ -292,10 +294,10 @@ class RunInsight(QObject):
         tab = self._tab()
         if tab is None:
             return
-        data = tab.run_results.get(key + "/overlay")
-        if on and data is not None:
-            tab.set_overlay(data)
-        elif not on and tab.overlay_data is data:
+        result = tab.run_results.get(key)
+        if on and result is not None:
+            tab.set_overlay(OVERLAY_OF[key](result))
+        elif not on and tab.overlay_data is not None and tab.overlay_data.kind == key:
             tab.set_overlay(None)
 
     def clear_overlay(self) -> None:
@@ -305,7 +307,7 @@ class RunInsight(QObject):
             return
         kind = tab.overlay_data.kind
         tab.set_overlay(None)
-        box = (self.profile_panel.heatmap_check if kind == "profile"
+        box = (self.profile_panel.heatmap_check if kind == PROFILE
                else self.compare_panel.colour_check)
         box.setChecked(False)
 

@@ -20,8 +20,6 @@ from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
     QPoint,
-    QRectF,
-    QSize,
     Qt,
     QTimer,
     Signal,
@@ -60,9 +58,10 @@ from onnxstudio.runner.featuremaps import FeatureGrid, feature_map_grid, table_s
 from onnxstudio.runner.intermediates import TensorStats, histogram, tensor_stats
 from onnxstudio.ui.banner import ErrorBanner
 from onnxstudio.ui.empty_state import EmptyStateStack
+from onnxstudio.ui.histogram import HistogramView, format_number
 from onnxstudio.ui.responsive import SideBySide
 from onnxstudio.ui.run_panel import qimage_from_array
-from onnxstudio.ui.weights_panel import format_number
+from onnxstudio.ui.wrapping import breakable
 
 EMPTY_TEXT = "Run the model, then click a node or an edge to see its tensor here"
 MAX_MAPS = 64
@@ -78,14 +77,6 @@ def _number(value: float | None, integral: bool = False) -> str:
     if integral and float(value).is_integer():
         return str(int(value))
     return format_number(value)
-
-
-def _breakable(text: str) -> str:
-    """Let a label wrap long scoped names (``/a/b/Conv_output_0``) at their separators;
-    only for text that is not selectable, as the zero-width spaces would be copied."""
-    for sep in "/_.:":
-        text = text.replace(sep, sep + "\u200b")
-    return text
 
 
 def _shape_text(shape: Sequence[int]) -> str:
@@ -137,89 +128,6 @@ class SliceTableModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and self._column_title is not None:
             return self._column_title
         return str(section)
-
-
-class HistogramView(QWidget):
-    """Bars over the finite values with the range under them; hovering names a bin.
-
-    Bar heights use a square-root scale: after a ReLU half the values are often zero,
-    and on a linear scale that one bin would flatten everything else.
-    """
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.counts = np.zeros(0, dtype=np.int64)
-        self.edges = np.zeros(0)
-        self.labels = ("", "")
-        self.setMouseTracking(True)
-        self.setMinimumHeight(72)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-
-    def sizeHint(self) -> QSize:
-        return QSize(200, 84)
-
-    def set_histogram(self, counts: np.ndarray, edges: np.ndarray,
-                      low: str = "", high: str = "") -> None:
-        """Bars from ``counts`` over ``edges``; ``low``/``high`` label the axis ends."""
-        self.counts, self.edges, self.labels = counts, edges, (low, high)
-        self.update()
-
-    def plot_rect(self) -> QRectF:
-        text = self.fontMetrics().height()
-        return QRectF(self.rect().adjusted(4, 4, -4, -(text + 4)))
-
-    def bin_at(self, x: float) -> int | None:
-        """Index of the bar under widget x, or None outside the bars."""
-        plot = self.plot_rect()
-        if self.counts.size == 0 or not plot.left() <= x < plot.right():
-            return None
-        i = int((x - plot.left()) / (plot.width() / self.counts.size))
-        return min(i, self.counts.size - 1)
-
-    def tooltip_at(self, x: float) -> str | None:
-        i = self.bin_at(x)
-        if i is None:
-            return None
-        total = int(self.counts.sum())
-        count = int(self.counts[i])
-        close = "]" if i == self.counts.size - 1 else ")"
-        share = count / total if total else 0.0
-        return (f"[{format_number(self.edges[i])}, {format_number(self.edges[i + 1])}{close}"
-                f"\n{count:,} values ({share:.2%})")
-
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        text = self.tooltip_at(event.position().x())
-        if text:
-            QToolTip.showText(event.globalPosition().toPoint(), text, self)
-        else:
-            QToolTip.hideText()
-
-    def paintEvent(self, _event: object) -> None:
-        painter = QPainter(self)
-        palette = self.palette()
-        painter.fillRect(self.rect(), palette.color(QPalette.ColorRole.Base))
-        if self.counts.size == 0 or int(self.counts.max()) == 0:
-            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No finite values")
-            painter.end()
-            return
-        plot = self.plot_rect()
-        peak = float(self.counts.max())
-        width = plot.width() / self.counts.size
-        color = palette.color(QPalette.ColorRole.Highlight)
-        for i, count in enumerate(self.counts.tolist()):
-            if count:
-                h = max(1.0, plot.height() * (count / peak) ** 0.5)
-                painter.fillRect(QRectF(plot.left() + i * width, plot.bottom() - h,
-                                        max(1.0, width - 1), h), color)
-        painter.setPen(palette.color(QPalette.ColorRole.Mid))
-        painter.drawLine(plot.bottomLeft(), plot.bottomRight())
-        painter.setPen(palette.color(QPalette.ColorRole.Text))
-        text_rect = self.rect().adjusted(4, 0, -4, -2)
-        bottom = Qt.AlignmentFlag.AlignBottom
-        painter.drawText(text_rect, bottom | Qt.AlignmentFlag.AlignLeft, self.labels[0])
-        painter.drawText(text_rect, bottom | Qt.AlignmentFlag.AlignRight, self.labels[1])
-        painter.end()
 
 
 class MosaicLabel(QLabel):
@@ -441,7 +349,7 @@ class TensorView(QWidget):
         shape = _shape_text(a.shape) if a.ndim else "scalar"
         self.type_label.setText(f"{a.dtype} {shape} · {a.size:,} value"
                                 f"{'' if a.size == 1 else 's'}")
-        self.caption_label.setText(_breakable(caption))
+        self.caption_label.setText(breakable(caption))
         self.caption_label.setToolTip(caption)
         self.caption_label.setVisible(bool(caption))
         self._show_stats(stats if stats is not None else tensor_stats(a), a)

@@ -18,13 +18,12 @@ from PySide6.QtCore import (
     QModelIndex,
     QObject,
     QPersistentModelIndex,
-    QRectF,
     QRunnable,
     Qt,
     QThreadPool,
     Signal,
 )
-from PySide6.QtGui import QAction, QColor, QGuiApplication, QKeySequence, QPainter, QPalette
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -51,6 +50,7 @@ from onnxstudio.model.weights import (
     tensor_stats,
 )
 from onnxstudio.ui.empty_state import EmptyStateStack
+from onnxstudio.ui.histogram import HistogramView, format_number
 
 EMPTY_TEXT = "Click a weight (an initializer input of a node) to see its values"
 
@@ -61,14 +61,6 @@ class LoadedWeight:
     raw: np.ndarray  # as onnx returned it (bfloat16 stays bfloat16)
     values: np.ndarray  # display form: bfloat16/float8 widened to float32
     stats: TensorStats
-
-
-def format_number(value: object, digits: int = 6) -> str:
-    if isinstance(value, (float, np.floating)):
-        return f"{float(value):.{digits}g}"
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
 
 
 class ArrayTableModel(QAbstractTableModel):
@@ -110,53 +102,6 @@ class ArrayTableModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal:
             return str(section)
         return row_index_label(self._shape, section)
-
-
-class HistogramWidget(QWidget):
-    """Bars of a histogram with the value range written under them."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.counts = np.zeros(0)
-        self.edges = np.zeros(0)
-        self.low: float | None = None
-        self.high: float | None = None
-        self.setMinimumHeight(90)
-
-    def set_histogram(self, counts: np.ndarray, edges: np.ndarray,
-                      low: float | None = None, high: float | None = None) -> None:
-        """Bars from ``counts``; the axis is labelled with the data's own min/max."""
-        self.counts, self.edges = counts, edges
-        self.low = low if low is not None else (float(edges[0]) if edges.size else None)
-        self.high = high if high is not None else (float(edges[-1]) if edges.size else None)
-        self.update()
-
-    def paintEvent(self, _event: object) -> None:
-        painter = QPainter(self)
-        palette = self.palette()
-        rect = self.rect().adjusted(4, 4, -4, -18)
-        painter.fillRect(self.rect(), palette.color(QPalette.ColorRole.Base))
-        if self.counts.size == 0 or self.counts.max() == 0:
-            painter.setPen(palette.color(QPalette.ColorRole.PlaceholderText))
-            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "No histogram")
-            return
-        peak = float(self.counts.max())
-        width = rect.width() / len(self.counts)
-        color = QColor(palette.color(QPalette.ColorRole.Highlight))
-        for i, count in enumerate(self.counts):
-            if count:
-                # Square-root scale: one huge bin (zeros) must not flatten the rest.
-                h = max(1.0, rect.height() * float(np.sqrt(count / peak)))
-                painter.fillRect(QRectF(rect.left() + i * width, rect.bottom() - h,
-                                        max(1.0, width - 1), h), color)
-        painter.setPen(palette.color(QPalette.ColorRole.Text))
-        low, high = format_number(self.low), format_number(self.high)
-        text_rect = self.rect().adjusted(4, 0, -4, 0)
-        painter.drawText(text_rect, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignLeft,
-                         low)
-        painter.drawText(text_rect, Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignRight,
-                         high)
-        painter.end()
 
 
 class _Signals(QObject):
@@ -217,7 +162,7 @@ class WeightsPanel(QWidget):
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.stat_labels[key] = value
             form.addRow(label, value)
-        self.histogram = HistogramWidget()
+        self.histogram = HistogramView()
         self.table_model = ArrayTableModel()
         self.table = QTableView()
         self.table.setModel(self.table_model)
@@ -312,7 +257,9 @@ class WeightsPanel(QWidget):
         labels["nonfinite"].setText(f"{s.nans:,} / {s.infs:,}")
         if result.raw.dtype != result.values.dtype:
             labels["dtype"].setText(f"{result.raw.dtype.name} (shown as {result.values.dtype})")
-        self.histogram.set_histogram(s.histogram, s.edges, s.minimum, s.maximum)
+        self.histogram.set_histogram(
+            s.histogram, s.edges, "" if s.minimum is None else format_number(s.minimum),
+            "" if s.maximum is None else format_number(s.maximum))
         self.table_model.set_array(result.values)
         self.status.setText("")
         self.save_button.setEnabled(True)
