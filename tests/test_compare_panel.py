@@ -16,7 +16,7 @@ from onnxstudio.model.open import load_model
 from onnxstudio.runner.compare import Comparison, compare, difference, parse_config
 from onnxstudio.runner.intermediates import node_outputs
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.ui.compare_panel import (
+from onnxstudio.ui.insight.compare_panel import (
     FIRST_TINT,
     NODE_ID_ROLE,
     SORT_ROLE,

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 from onnxstudio.export.options import ExportOptions
-from onnxstudio.ui import export_dialog as ed
+from onnxstudio.ui.dialogs import export_dialog as ed
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.tasks import TaskRunner
 from tests.export_support import chain_layout, grid_layout
@@ -105,7 +105,7 @@ def test_options_dialog(qtbot, tmp_path: Path) -> None:
 
 def test_snapshot_of_a_graph_view(qtbot) -> None:
     from onnxstudio.render.theme import DARK
-    from onnxstudio.ui.graph_view import GraphView
+    from onnxstudio.ui.canvas.graph_view import GraphView
 
     view = GraphView(theme=DARK)
     qtbot.addWidget(view)

@@ -10,7 +10,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 from onnxstudio.model import load_model
 from onnxstudio.model.cut import cut_from_nodes
-from onnxstudio.ui.extract_dialog import (
+from onnxstudio.ui.dialogs.extract_dialog import (
     ExtractDialog,
     ExtractFlow,
     selection_node_ids,

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from onnxstudio.render.demo import demo_layout, grid_layout
 from onnxstudio.render.theme import DARK, LIGHT
-from onnxstudio.ui.graph_view import GraphView
+from onnxstudio.ui.canvas.graph_view import GraphView
 
 
 @pytest.fixture

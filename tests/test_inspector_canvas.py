@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
 from onnxstudio.render.drawing import RecordingSurface
-from onnxstudio.ui.inspector import Inspector
-from onnxstudio.ui.model_tab import ModelTab
+from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.inspector.inspector import Inspector
 from tests.builders import save, tiny_mlp
 from tests.conftest import ladder_model, shared_model
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from onnxstudio.model import load_model
 from onnxstudio.model.nodeinfo import STACK_TRACE_KEY, parse_stack_trace
-from onnxstudio.ui.node_panel import EMPTY_TEXT, NodePanel
+from onnxstudio.ui.inspector.node_panel import EMPTY_TEXT, NodePanel
 from tests.builders import save, tiny_mlp
 from tests.conftest import ladder_model, shared_model
 

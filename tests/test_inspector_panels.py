@@ -11,10 +11,10 @@ from onnx import numpy_helper
 from PySide6.QtCore import Qt
 
 from onnxstudio.model import load_model
-from onnxstudio.ui.model_panel import ModelPanel
-from onnxstudio.ui.opset_panel import OpsetPanel
-from onnxstudio.ui.search_panel import SearchPanel
-from onnxstudio.ui.weights_panel import WeightsPanel
+from onnxstudio.ui.inspector.model_panel import ModelPanel
+from onnxstudio.ui.inspector.opset_panel import OpsetPanel
+from onnxstudio.ui.inspector.search_panel import SearchPanel
+from onnxstudio.ui.inspector.weights_panel import WeightsPanel
 from tests.builders import save, tiny_mlp
 from tests.conftest import ladder_model, shared_model
 from tests.test_inspector_core import bf16_model

@@ -13,8 +13,8 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
+from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
-from onnxstudio.ui.model_tab import ModelTab
 from onnxstudio.ui.single_instance import InstanceServer
 from tests.builders import save, tiny_mlp
 from tests.conftest import REPO, ladder_model, shared_model

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QFileDialog, QTableView
 
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
-from onnxstudio.ui.profile_panel import (
+from onnxstudio.ui.insight.profile_panel import (
     ID_ROLE,
     SORT_ROLE,
     ProfileOptions,

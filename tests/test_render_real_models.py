@@ -41,7 +41,7 @@ def test_resnet_svg_has_every_operator(resnet_layout) -> None:
 
 
 def test_resnet_in_view_click_and_fit(resnet_layout, qtbot) -> None:
-    from onnxstudio.ui.graph_view import GraphView
+    from onnxstudio.ui.canvas.graph_view import GraphView
 
     view = GraphView()
     qtbot.addWidget(view)
@@ -66,7 +66,7 @@ def test_resnet_in_view_click_and_fit(resnet_layout, qtbot) -> None:
 
 
 def test_bert_groups_collapse_from_frame_label(qtbot) -> None:
-    from onnxstudio.ui.graph_view import GraphView
+    from onnxstudio.ui.canvas.graph_view import GraphView
 
     layout = _layout(ladder_model("bert12.onnx"))
     assert layout.groups

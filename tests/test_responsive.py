@@ -26,11 +26,11 @@ from onnxstudio.runner.compare import Comparison, compare, parse_config
 from onnxstudio.runner.intermediates import capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
-from onnxstudio.ui import compare_panel, profile_panel, tensor_view
-from onnxstudio.ui.compare_panel import ComparePanel
-from onnxstudio.ui.profile_panel import ProfilePanel
-from onnxstudio.ui.responsive import BREAKPOINT, SIDE_WIDTH, SideBySide
-from onnxstudio.ui.tensor_dock import TensorDock
+from onnxstudio.ui.insight import compare_panel, profile_panel, tensor_view
+from onnxstudio.ui.insight.compare_panel import ComparePanel
+from onnxstudio.ui.insight.profile_panel import ProfilePanel
+from onnxstudio.ui.insight.tensor_dock import TensorDock
+from onnxstudio.ui.widgets.responsive import BREAKPOINT, SIDE_WIDTH, SideBySide
 from tests.conftest import REPO
 
 SAMPLE = REPO / "resources" / "sample" / "digits_cnn.onnx"

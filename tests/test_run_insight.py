@@ -17,10 +17,10 @@ from onnxstudio.render.overlay import HEAT
 from onnxstudio.runner.compare import parse_config
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.session import Session, SessionConfig
-from onnxstudio.ui.compare_panel import CompareOptions
+from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.insight.compare_panel import CompareOptions
+from onnxstudio.ui.insight.profile_panel import ProfileOptions
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
-from onnxstudio.ui.model_tab import ModelTab
-from onnxstudio.ui.profile_panel import ProfileOptions
 from tests.conftest import REPO, shared_model
 
 DIGIT = REPO / "resources" / "sample" / "digit_7.png"

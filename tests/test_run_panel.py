@@ -12,7 +12,8 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication, QLabel
 
-from onnxstudio.ui.run_panel import RunPanel, array_from_qimage, qimage_from_array
+from onnxstudio.ui.insight.run_panel import RunPanel
+from onnxstudio.ui.widgets.images import array_from_qimage, qimage_from_array
 from tests.conftest import shared_model
 from tests.runner_models import refused_model, slow_model
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QToolButton
 from onnxstudio.model.summary import human_bytes
 from onnxstudio.runner.intermediates import capture
 from onnxstudio.runner.pipeline import ImageSource, RunRequest
-from onnxstudio.ui.tensor_view import ALERT, EMPTY_TEXT, TensorView
+from onnxstudio.ui.insight.tensor_view import ALERT, EMPTY_TEXT, TensorView
 from tests.conftest import shared_model
 
 MNIST_VALUE = "ReLU32_Output_0"

@@ -36,7 +36,7 @@ from onnxstudio.model.schemas import display_domain
 from onnxstudio.model.summary import model_summary
 from onnxstudio.resources import resource
 from onnxstudio.ui import appearance, panels
-from onnxstudio.ui.model_tab import ModelTab
+from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
 from onnxstudio.ui.welcome import WelcomePage
 
@@ -580,7 +580,7 @@ class MainWindow(QMainWindow):
             tab.set_theme(self.theme)
 
     def extract_selection(self) -> None:
-        from onnxstudio.ui.extract_dialog import start_extract
+        from onnxstudio.ui.dialogs.extract_dialog import start_extract
 
         tab = self.current_tab()
         if tab is not None:
@@ -590,7 +590,7 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         if tab is None or tab.model is None or tab.layout_data is None:
             return
-        from onnxstudio.ui.export_dialog import start_export
+        from onnxstudio.ui.dialogs.export_dialog import start_export
 
         start_export(self, tab.model, tab.layout_data, tab.view)
 

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
-from onnxstudio.ui.inspector import Inspector
-from onnxstudio.ui.run_insight import RunInsight
-from onnxstudio.ui.run_panel import RunPanel
+from onnxstudio.ui.insight.run_insight import RunInsight
+from onnxstudio.ui.insight.run_panel import RunPanel
+from onnxstudio.ui.inspector.inspector import Inspector
 
 if TYPE_CHECKING:
     from onnxstudio.model import Model
+    from onnxstudio.ui.canvas.model_tab import ModelTab
     from onnxstudio.ui.main_window import MainWindow
-    from onnxstudio.ui.model_tab import ModelTab
 
 PanelEntry = tuple[str, QWidget, Qt.DockWidgetArea]
 

@@ -29,7 +29,7 @@ def measure_paint(model: Any, layout: Any) -> float:
     """Seconds for the first complete paint of ``layout`` (painter built off the clock too)."""
     app = _app()
     from onnxstudio.render.scene_painter import GraphPainter
-    from onnxstudio.ui.graph_view import GraphView
+    from onnxstudio.ui.canvas.graph_view import GraphView
 
     view = GraphView()
     view.resize(*VIEWPORT)

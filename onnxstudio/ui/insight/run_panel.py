@@ -13,7 +13,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage, QPixmap
 from PySide6.QtWidgets import (
@@ -49,29 +48,13 @@ from onnxstudio.runner.qt_worker import (
     SessionConfig,
     available_providers,
 )
-from onnxstudio.ui.banner import ErrorBanner
 from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.widgets.banner import ErrorBanner
+from onnxstudio.ui.widgets.images import array_from_qimage, qimage_from_array
 
 AUTO = "auto"
 THUMB = 160
 IMAGE_FILTER = "Images ({})".format(" ".join(f"*{s}" for s in IMAGE_SUFFIXES))
-
-
-def qimage_from_array(arr: np.ndarray) -> QImage:
-    """uint8 (H, W) or (H, W, 3) -> a QImage that owns its pixels."""
-    a = np.ascontiguousarray(arr)
-    h, w = a.shape[:2]
-    if a.ndim == 2:
-        return QImage(a.data, w, h, a.strides[0], QImage.Format.Format_Grayscale8).copy()
-    return QImage(a.data, w, h, a.strides[0], QImage.Format.Format_RGB888).copy()
-
-
-def array_from_qimage(img: QImage) -> np.ndarray:
-    """A QImage (e.g. from the clipboard) -> RGB uint8 (H, W, 3)."""
-    rgb = img.convertToFormat(QImage.Format.Format_RGB888)
-    h, w, bpl = rgb.height(), rgb.width(), rgb.bytesPerLine()
-    buf = np.frombuffer(rgb.constBits(), dtype=np.uint8, count=bpl * h)
-    return buf.reshape(h, bpl)[:, : w * 3].reshape(h, w, 3).copy()
 
 
 def _model_key(path: Path) -> str:

@@ -44,10 +44,10 @@ from onnxstudio.errors import InputError
 from onnxstudio.model.graph import Model
 from onnxstudio.runner.compare import Comparison, Difference, RunConfig, parse_config
 from onnxstudio.runner.session import CPU, available_providers
-from onnxstudio.ui.banner import ErrorBanner
-from onnxstudio.ui.responsive import SideBySide
 from onnxstudio.ui.settings import app_settings
-from onnxstudio.ui.wrapping import breakable, plain
+from onnxstudio.ui.widgets.banner import ErrorBanner
+from onnxstudio.ui.widgets.responsive import SideBySide
+from onnxstudio.ui.widgets.wrapping import breakable, plain
 
 DEFAULT_TOLERANCE = "1e-3"
 DEFAULT_A = "ort:cpu:all"

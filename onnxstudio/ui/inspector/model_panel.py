@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QWidget
 
 from onnxstudio.model.graph import Model
 from onnxstudio.model.summary import human_bytes, human_count, model_summary
-from onnxstudio.ui.empty_state import EmptyStateStack
-from onnxstudio.ui.property_tree import PropertyTree
+from onnxstudio.ui.inspector.property_tree import PropertyTree
+from onnxstudio.ui.widgets.empty_state import EmptyStateStack
 
 EMPTY_TEXT = "Open a model to see its properties"
 WARNING_COLOR = QColor("#b9770e")

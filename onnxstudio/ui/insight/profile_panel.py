@@ -51,9 +51,9 @@ from onnxstudio.export.atomic import atomic_write
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.runner.profile import ProfileResult, to_csv
 from onnxstudio.runner.session import OPTIMIZATION_LEVELS
-from onnxstudio.ui.banner import ErrorBanner
-from onnxstudio.ui.responsive import SideBySide
 from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.widgets.banner import ErrorBanner
+from onnxstudio.ui.widgets.responsive import SideBySide
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers for numeric columns, folded text else
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2  # what the filter box matches (name, id, op)

@@ -31,44 +31,11 @@ from PySide6.QtWidgets import (
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.model.convert import ConversionResult, convert_opset, default_target_path
 from onnxstudio.model.graph import Model
-from onnxstudio.model.schemas import display_domain, newest_opset, normalize_domain
+from onnxstudio.model.operators import operator_rows
+from onnxstudio.model.schemas import display_domain, newest_opset
 
 COLUMNS = ["Operator", "Domain", "Count", "In force", "Newest", "Note"]
 NOTE_COLOR = QColor("#b9770e")
-
-
-def operator_rows(model: Model) -> list[dict]:
-    """One row per (domain, op_type): count, version in force, newest, and a note."""
-    return model.memo("operator_rows", lambda: _operator_rows(model))
-
-
-def _operator_rows(model: Model) -> list[dict]:
-    rows: dict[tuple[str, str], dict] = {}
-    for node in model.graph.walk():
-        key = (node.domain, node.op_type)
-        row = rows.get(key)
-        if row is None:
-            schema = node.schema
-            since = schema.since_version
-            imported = normalize_domain(node.domain) in model.opset_imports
-            if node.function:
-                note = "local function"
-            elif schema.known and not imported:
-                note, since = "opset not imported", None
-            elif not schema.known:
-                note = "no schema"
-            elif schema.since_version is None:
-                note = "beyond model opset"
-            elif schema.deprecated:
-                note = "deprecated"
-            else:
-                note = ""
-            row = rows[key] = {
-                "op_type": node.op_type, "domain": display_domain(node.domain), "count": 0,
-                "since": since, "latest": schema.latest_version, "note": note}
-        row["count"] += 1
-    return sorted(rows.values(), key=lambda r: (r["domain"] != "ai.onnx", r["domain"],
-                                                 r["op_type"]))
 
 
 class _Signals(QObject):

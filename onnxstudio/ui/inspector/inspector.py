@@ -15,30 +15,17 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QWidget
 
 from onnxstudio.model.graph import Model
-from onnxstudio.model.index import ModelIndex
-from onnxstudio.model.summary import model_summary
-from onnxstudio.ui.model_panel import ModelPanel
-from onnxstudio.ui.node_panel import NodePanel
-from onnxstudio.ui.opset_panel import OpsetPanel, operator_rows
-from onnxstudio.ui.search_panel import SearchPanel
-from onnxstudio.ui.weights_panel import WeightsPanel
+from onnxstudio.ui.inspector.model_panel import ModelPanel
+from onnxstudio.ui.inspector.node_panel import NodePanel
+from onnxstudio.ui.inspector.opset_panel import OpsetPanel
+from onnxstudio.ui.inspector.search_panel import SearchPanel
+from onnxstudio.ui.inspector.weights_panel import WeightsPanel
 
 if TYPE_CHECKING:
-    from onnxstudio.ui.model_tab import ModelTab
+    from onnxstudio.ui.canvas.model_tab import ModelTab
 
 Right = Qt.DockWidgetArea.RightDockWidgetArea
 Left = Qt.DockWidgetArea.LeftDockWidgetArea
-
-
-def prepare_model_views(model: Model) -> None:
-    """Compute what ``Inspector.show_model`` needs; call it off the GUI thread.
-
-    On a 100k-node graph the summary, index and operator table take 0.25 s together,
-    which would otherwise freeze the window the moment the model appears.
-    """
-    model_summary(model)
-    ModelIndex.of(model)
-    operator_rows(model)
 
 
 class Inspector(QObject):

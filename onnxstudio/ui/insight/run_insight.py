@@ -29,15 +29,15 @@ from onnxstudio.runner.compare import Comparison, compare
 from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
-from onnxstudio.ui.compare_panel import CompareOptions, ComparePanel
-from onnxstudio.ui.profile_panel import ProfileOptions, ProfilePanel
+from onnxstudio.ui.insight.compare_panel import CompareOptions, ComparePanel
+from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
+from onnxstudio.ui.insight.tensor_dock import TensorDock
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
-from onnxstudio.ui.tensor_dock import TensorDock
 
 if TYPE_CHECKING:
     from onnxstudio.model import Model
-    from onnxstudio.ui.model_tab import ModelTab
-    from onnxstudio.ui.run_panel import RunPanel
+    from onnxstudio.ui.canvas.model_tab import ModelTab
+    from onnxstudio.ui.insight.run_panel import RunPanel
 
 # Keys of ModelTab.run_results, named as the overlay each result paints.
 PROFILE, COMPARISON = "profile", "divergence"

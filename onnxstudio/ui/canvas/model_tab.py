@@ -28,11 +28,11 @@ from onnxstudio.layout.layered import LayoutCancelled
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Graph, Model, load_model
+from onnxstudio.model.operators import prepare_model_views
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme, theme_named
-from onnxstudio.ui.graph_view import GraphView
-from onnxstudio.ui.inspector import prepare_model_views
+from onnxstudio.ui.canvas.graph_view import GraphView
 from onnxstudio.ui.tasks import Cancelled, TaskContext, TaskRunner
 
 

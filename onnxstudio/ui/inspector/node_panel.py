@@ -34,8 +34,8 @@ from onnxstudio.model.nodeinfo import (
 )
 from onnxstudio.model.opdoc import OpDoc, opdoc_html, operator_doc
 from onnxstudio.model.schemas import display_domain, normalize_domain
-from onnxstudio.ui.empty_state import EmptyStateStack
-from onnxstudio.ui.property_tree import PropertyTree
+from onnxstudio.ui.inspector.property_tree import PropertyTree
+from onnxstudio.ui.widgets.empty_state import EmptyStateStack
 
 MAX_CONSUMER_ROWS = 20
 EMPTY_TEXT = "Select a node in the graph"

@@ -17,7 +17,7 @@ from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import PaintState
 
 if TYPE_CHECKING:
-    from onnxstudio.ui.graph_view import GraphView
+    from onnxstudio.ui.canvas.graph_view import GraphView
 
 MAX_SIZE = QSize(220, 260)
 CORNER_MARGIN = 12

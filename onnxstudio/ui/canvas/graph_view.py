@@ -41,7 +41,7 @@ from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import QtSurface
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import LIGHT, Theme
-from onnxstudio.ui.overlay_legend import OverlayLegend
+from onnxstudio.ui.canvas.overlay_legend import OverlayLegend
 
 SCENE_MARGIN = 40.0
 MIN_SCALE = 0.01
@@ -105,7 +105,7 @@ class GraphView(QGraphicsView):
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self._apply_theme_colours()
 
-        from onnxstudio.ui.minimap import Minimap  # local: minimap imports this module
+        from onnxstudio.ui.canvas.minimap import Minimap  # local: minimap imports this module
 
         self.minimap = Minimap(self)
         self.legend = OverlayLegend(self)

@@ -49,8 +49,8 @@ from onnxstudio.model.weights import (
     save_npy,
     tensor_stats,
 )
-from onnxstudio.ui.empty_state import EmptyStateStack
-from onnxstudio.ui.histogram import HistogramView, format_number
+from onnxstudio.ui.widgets.empty_state import EmptyStateStack
+from onnxstudio.ui.widgets.histogram import HistogramView, format_number
 
 EMPTY_TEXT = "Click a weight (an initializer input of a node) to see its values"
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.runner.intermediates import DEFAULT_CAP_BYTES
-from onnxstudio.ui.tensor_view import TensorView
+from onnxstudio.ui.insight.tensor_view import TensorView
 
 
 class TensorDock(QWidget):

@@ -56,12 +56,12 @@ from PySide6.QtWidgets import (
 from onnxstudio.model.summary import human_bytes
 from onnxstudio.runner.featuremaps import FeatureGrid, feature_map_grid, table_slice
 from onnxstudio.runner.intermediates import TensorStats, histogram, tensor_stats
-from onnxstudio.ui.banner import ErrorBanner
-from onnxstudio.ui.empty_state import EmptyStateStack
-from onnxstudio.ui.histogram import HistogramView, format_number
-from onnxstudio.ui.responsive import SideBySide
-from onnxstudio.ui.run_panel import qimage_from_array
-from onnxstudio.ui.wrapping import breakable
+from onnxstudio.ui.widgets.banner import ErrorBanner
+from onnxstudio.ui.widgets.empty_state import EmptyStateStack
+from onnxstudio.ui.widgets.histogram import HistogramView, format_number
+from onnxstudio.ui.widgets.images import qimage_from_array
+from onnxstudio.ui.widgets.responsive import SideBySide
+from onnxstudio.ui.widgets.wrapping import breakable
 
 EMPTY_TEXT = "Run the model, then click a node or an edge to see its tensor here"
 MAX_MAPS = 64
