@@ -61,6 +61,7 @@ def test_large_flat_groups_are_chunked_in_order() -> None:
     assert isinstance(first, ScopeGroup)
     assert first.children[:2] == ["n0", "n1"] and first.node_count == 100
     assert [c.id for c in chunks[:2]] == ["/#0", "/#1"]  # type: ignore[union-attr]
+    assert first.label == "n0 … n99"  # named by the first and last node it spans
     # chunks of chunks when even the chunks are too many
     deep = build_scope_tree([(f"n{i}", ()) for i in range(2000)], limit=10)
     assert len(deep.root.children) <= 10
@@ -105,15 +106,6 @@ def test_labels_key_attributes_and_folded_weights() -> None:
     assert labels.category("LayerNormalization") == "norm"
     assert labels.category("MyOp", "com.acme") == "custom"
     assert labels.category("QuantizeLinear") == "quant"
-
-
-def test_box_size_grows_with_text_and_is_capped() -> None:
-    w1, h1 = labels.box_size("Add")
-    w2, h2 = labels.box_size("LayerNormalization", ["scale ⟨768⟩", "B ⟨768⟩"])
-    assert w1 == labels.MIN_W and w2 > w1 and h2 == h1 + 2 * labels.DETAIL_LINE_H
-    long = labels.fit_details(["x" * 500] + [f"l{i}" for i in range(20)])
-    assert len(long) == labels.MAX_DETAILS and long[0].endswith("…")
-    assert labels.box_size("T", long)[0] <= labels.MAX_W
 
 
 def test_check_layout_catches_defects() -> None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from onnxstudio.layout import labels
+from onnxstudio.layout import labels, sizing
 from onnxstudio.layout.layered import LayoutCancelled, layout_dag
 from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import place_side_sources
@@ -139,10 +139,9 @@ class _Builder:
                     sub = self._unit(gid, child.label, child.kind, child.node_count, unit)
                     self._add_group(child, body, sub, nodes)
                 else:
-                    title = child.label if child.kind != "chunk" else (
-                        f"{group.label} {child.label}".strip())
+                    title = child.label
                     sub_text = f"{child.node_count} nodes"
-                    w, h = labels.box_size(title, (), sub_text)
+                    w, h = sizing.group_box_size(title, sub_text)
                     self._box(Box(gid, "group", 0, 0, w, h, title, sub_text, category="group",
                                   expandable=True), unit)
                     self._hide(child, body, gid)
@@ -158,6 +157,7 @@ class _Builder:
             if (node.subgraphs or callee is not None) and bid in self.state.nodes:
                 frame = self._unit(bid + "/*", node.label, "function" if callee else "subgraph",
                                    0, unit)
+                box.expandable = False  # shown open: its frame's title folds it back
                 self._box(box, frame)
                 bodies = [(k, g, pre, "subgraph") for k, g in node.subgraphs.items()]
                 if callee is not None:
@@ -189,18 +189,18 @@ class _Builder:
         kind = "input" if bid.startswith("in:") else "output"
         name = bid.split(":", 1)[1][len(body.prefix) + len(body.graph.id_prefix):]
         value = body.graph.values.get(name)
-        details = [value.type.describe()] if value is not None else []
-        w, h = labels.box_size(name, details)
+        details = [labels.type_text(value.type)] if value is not None else []
+        w, h = sizing.box_size(name, details)
         self.vis[bid] = bid
         self._box(Box(bid, kind, 0, 0, w, h, name, "", details, category="io"), unit)  # type: ignore[arg-type]
 
     def _node_box(self, node: Node, body: _Body, bid: str) -> Box:
-        details = labels.fit_details(
+        details = sizing.fit_details(
             labels.attribute_lines(node)
             + labels.folded_input_lines(node, body.graph, body.folded))
-        w, h = labels.box_size(node.op_type, details)
         expandable = bool(node.subgraphs) or (
             node.function is not None and node.function in self.functions)
+        w, h = sizing.box_size(node.op_type, details, marker=expandable)
         return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, details,
                    labels.category(node.op_type, node.domain), expandable)
 
@@ -272,7 +272,7 @@ class _Builder:
         key = (s, d, value)
         if key not in self.edges:
             shape = getattr(vtype, "shape", None)
-            self.edges[key] = vtype.shape_text() if shape is not None else ""  # type: ignore[attr-defined]
+            self.edges[key] = labels.shape_text(vtype) if shape is not None else ""  # type: ignore[arg-type]
 
     # -- edges to unit pieces ----------------------------------------------------------
 

@@ -1,34 +1,21 @@
-"""Per-operator display text (category, key attributes, folded inputs) and box sizes.
+"""Per-operator display text: category, key attributes, folded inputs, shapes.
 
-Qt-free: sizes come from fixed average character widths, so layout never needs a font
-engine. render/ should draw with the same constants (import them from here) so the
-text fits the boxes the layout reserved:
-
-- titles: a ~11 px sans-serif font, average advance ``TITLE_CHAR_W`` px per character;
-- detail lines: a ~10 px font, ``DETAIL_CHAR_W`` px per character;
-- lines are ``TITLE_LINE_H`` / ``DETAIL_LINE_H`` px tall, boxes have ``PAD_X``/``PAD_Y``
-  padding; widths are clamped to ``[MIN_W, MAX_W]`` and longer detail lines are cut
-  with an ellipsis, at most ``MAX_DETAILS`` lines.
+Qt-free. Box sizes for this text are computed in :mod:`onnxstudio.layout.sizing` from
+the same metrics the painter uses. Input slots are named from the operator's schema
+(onnx's, or onnxruntime's for its contrib domains); ``inN`` only where none exists.
+Symbolic dimensions longer than ``ABBREVIATE_OVER`` characters are written as the
+initials of their words (``sequence_length`` -> ``sl``), everywhere the same way;
+:func:`dim_abbreviations` lists them for the legend.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from onnxstudio.model.graph import Attribute, Graph, Node, TensorSummary
-
-TITLE_FONT_PX = 11
-DETAIL_FONT_PX = 10
-TITLE_CHAR_W = 6.8
-DETAIL_CHAR_W = 5.9
-TITLE_LINE_H = 16.0
-DETAIL_LINE_H = 14.0
-PAD_X = 8.0
-PAD_Y = 5.0
-MIN_W = 56.0
-MAX_W = 220.0
-MAX_DETAILS = 6
+from onnxstudio.model.graph import Attribute, Graph, Node, TensorSummary, TensorType
+from onnxstudio.model.schemas import input_names, slot_names
 
 Category = str
 
@@ -178,36 +165,61 @@ def attribute_lines(node: Node) -> list[str]:
 
 # --- folded inputs: initializers and Constant outputs shown inside their consumer -------
 
-INPUT_NAMES: dict[str, tuple[str, ...]] = {
-    "Conv": ("X", "W", "B"),
-    "ConvTranspose": ("X", "W", "B"),
-    "Gemm": ("A", "B", "C"),
-    "MatMul": ("A", "B"),
-    "Add": ("A", "B"), "Sub": ("A", "B"), "Mul": ("A", "B"), "Div": ("A", "B"),
-    "Pow": ("X", "Y"),
-    "BatchNormalization": ("X", "scale", "B", "mean", "var"),
-    "LayerNormalization": ("X", "scale", "B"),
-    "InstanceNormalization": ("X", "scale", "B"),
-    "Reshape": ("data", "shape"),
-    "Gather": ("data", "indices"),
-    "Unsqueeze": ("data", "axes"), "Squeeze": ("data", "axes"),
-    "Slice": ("data", "starts", "ends", "axes", "steps"),
-    "Expand": ("input", "shape"),
-    "Where": ("condition", "X", "Y"),
-    "Concat": (),
-    "Range": ("start", "limit", "delta"),
-    "Pad": ("data", "pads", "value", "axes"),
-    "Resize": ("X", "roi", "scales", "sizes"),
-    "Clip": ("input", "min", "max"),
-    "QuantizeLinear": ("x", "scale", "zero_point"),
-    "DequantizeLinear": ("x", "scale", "zero_point"),
-    "Equal": ("A", "B"),
-}
+def input_slot(node: Node, index: int) -> str:
+    """The schema's name for ``node``'s ``index``-th input (variadic ones numbered);
+    ``inN`` only when neither onnx nor onnxruntime describes the operator."""
+    names, variadic = input_names(node.op_type, node.domain, node.schema.since_version)
+    return slot_names(names, index + 1, variadic)[index] if names else f"in{index}"
 
 
-def input_slot(op_type: str, index: int) -> str:
-    names = INPUT_NAMES.get(op_type, ())
-    return names[index] if index < len(names) else f"in{index}"
+ABBREVIATE_OVER = 12
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _initials(name: str) -> str:
+    words = _WORDS.findall(name)
+    return "".join(w if w.isdigit() else w[0] for w in words) or name[:1]
+
+
+def dim_text(dim: Any) -> str:
+    """One dimension as drawn: a number, ``?``, or a (possibly abbreviated) symbol."""
+    if dim is None:
+        return "?"
+    text = str(dim)
+    if len(text) <= ABBREVIATE_OVER:
+        return text
+    return _IDENT.sub(lambda m: _initials(m[0]) if len(m[0]) > ABBREVIATE_OVER else m[0], text)
+
+
+def shape_text(ttype: TensorType) -> str:
+    """``1×3×224×224`` with long symbolic dimensions abbreviated; ``?`` for no rank."""
+    if ttype.shape is None:
+        return "?"
+    return "×".join(dim_text(d) for d in ttype.shape) or "scalar"
+
+
+def type_text(ttype: TensorType) -> str:
+    """``float32[bs×sl×768]``: TensorType.describe with abbreviated dimensions."""
+    base = f"{ttype.dtype or '?'}[{shape_text(ttype)}]"
+    return base if ttype.kind == "tensor" else f"{ttype.kind}<{base}>"
+
+
+def dim_abbreviations(graph: Graph) -> dict[str, str]:
+    """Abbreviation -> full symbolic dimension, for every abbreviated dim in ``graph``
+    (bodies included), so the legend can say what ``sl`` stands for."""
+    out: dict[str, str] = {}
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        for value in g.values.values():
+            for dim in value.type.shape or ():
+                if isinstance(dim, str) and len(dim) > ABBREVIATE_OVER:
+                    for ident in _IDENT.findall(dim):
+                        if len(ident) > ABBREVIATE_OVER:
+                            out.setdefault(_initials(ident), ident)
+        stack.extend(b for n in g.nodes for b in n.subgraphs.values())
+    return dict(sorted(out.items()))
 
 
 def _shape(shape: Sequence[Any]) -> str:
@@ -265,28 +277,7 @@ def folded_input_lines(node: Node, graph: Graph, constants: dict[str, str]) -> l
             continue
         info = inits.get(name)
         if info is not None:
-            out.append(f"{input_slot(node.op_type, i)} ⟨{_shape(info.shape)}⟩")
+            out.append(f"{input_slot(node, i)} ⟨{_shape(info.shape)}⟩")
         elif name in constants:
-            out.append(f"{input_slot(node.op_type, i)} {constants[name]}")
+            out.append(f"{input_slot(node, i)} {constants[name]}")
     return out
-
-
-# --- sizes -------------------------------------------------------------------------------
-
-
-def fit_details(details: list[str]) -> list[str]:
-    """Cut to MAX_DETAILS lines of at most MAX_W width, so boxes stay compact."""
-    max_chars = int((MAX_W - 2 * PAD_X) / DETAIL_CHAR_W)
-    lines = [d if len(d) <= max_chars else d[: max_chars - 1] + "…" for d in details]
-    if len(lines) > MAX_DETAILS:
-        lines = [*lines[: MAX_DETAILS - 1], f"… {len(lines) - MAX_DETAILS + 1} more"]
-    return lines
-
-
-def box_size(title: str, details: Sequence[str] = (), subtitle: str = "") -> tuple[float, float]:
-    """(width, height) in px for a box showing ``title`` over ``details`` (and subtitle)."""
-    chars = max(len(title) * TITLE_CHAR_W, max((len(d) for d in details), default=0)
-                * DETAIL_CHAR_W, len(subtitle) * DETAIL_CHAR_W)
-    width = min(MAX_W, max(MIN_W, chars + 2 * PAD_X))
-    lines = len(details) + (1 if subtitle else 0)
-    return round(width), 2 * PAD_Y + TITLE_LINE_H + lines * DETAIL_LINE_H

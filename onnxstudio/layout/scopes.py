@@ -5,7 +5,7 @@ Exporters encode the module hierarchy in node names (``/encoder/layer.3/attentio
 flatly (``node_MatMul_297``) and records the scopes in ``pkg.torch.onnx.name_scopes`` or
 ``namespace`` metadata instead. Groups with a single child are merged away, and groups
 with too many direct children are split into ordered chunks so that every group stays
-small enough to lay out (and read) at once.
+small enough to lay out at once (see :mod:`onnxstudio.layout.scope_shape`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from onnxstudio.model.graph import Graph, Node
 
 GroupKind = Literal["scope", "chunk", "subgraph", "function"]
 
-CHUNK_MAX = 120
-"""A group with more direct children than this is split into ordered chunks."""
+CHUNK_MAX = 1_500
+"""A group with more direct children than this is split into ordered chunks: only a
+scope too large to draw at once (a flat 30k-node graph), never an ordinary model."""
 
 _NUMERIC = re.compile(r"^\d+$")
 
@@ -150,243 +151,6 @@ def _compress(group: ScopeGroup) -> None:
             group.children[i] = child
 
 
-def _leaves(group: ScopeGroup) -> list[str]:
-    out: list[str] = []
-    stack = [group]
-    while stack:
-        for child in stack.pop().children:
-            if isinstance(child, ScopeGroup):
-                stack.append(child)
-            else:
-                out.append(child)
-    return out
-
-
-def _cyclic_components(n: int, succ: list[set[int]]) -> list[list[int]]:
-    """Strongly connected components with more than one member (iterative Tarjan)."""
-    index = [-1] * n
-    low = [0] * n
-    on = [False] * n
-    stack: list[int] = []
-    comps: list[list[int]] = []
-    counter = 0
-    for start in range(n):
-        if index[start] >= 0:
-            continue
-        work = [(start, iter(sorted(succ[start])))]
-        index[start] = low[start] = counter
-        counter += 1
-        stack.append(start)
-        on[start] = True
-        while work:
-            v, it = work[-1]
-            for w in it:
-                if index[w] < 0:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on[w] = True
-                    work.append((w, iter(sorted(succ[w]))))
-                    break
-                if on[w]:
-                    low[v] = min(low[v], index[w])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
-                if low[v] == index[v]:
-                    comp = []
-                    while True:
-                        w = stack.pop()
-                        on[w] = False
-                        comp.append(w)
-                        if w == v:
-                            break
-                    if len(comp) > 1:
-                        comps.append(comp)
-    return comps
-
-
-def _ancestry(group: ScopeGroup) -> list[ScopeGroup]:
-    chain = []
-    g: ScopeGroup | None = group
-    while g is not None:
-        chain.append(g)
-        g = g.parent
-    return chain[::-1]
-
-
-def _is_acyclic(n: int, succ: list[set[int]]) -> bool:
-    indeg = [0] * n
-    for out in succ:
-        for j in out:
-            indeg[j] += 1
-    ready = [i for i in range(n) if indeg[i] == 0]
-    seen = 0
-    while ready:
-        i = ready.pop()
-        seen += 1
-        for j in succ[i]:
-            indeg[j] -= 1
-            if indeg[j] == 0:
-                ready.append(j)
-    return seen == n
-
-
-def _untangle(root: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
-    """Dissolve groups that would make the drawing cyclic.
-
-    A module called twice (ResNet's shared ``relu``) yields a group whose members sit
-    at two places of the data flow; drawn as one box it closes a cycle with what runs
-    in between. Per level, the groups of each cyclic component are spliced into their
-    parent until the level is acyclic. One pass assigns each edge to the group
-    where its ends part (cached per pair of innermost groups), so acyclic levels cost
-    nothing more.
-    """
-    group_of: dict[str, ScopeGroup] = {}
-    for group in [root, *root.groups()]:
-        for child in group.children:
-            if not isinstance(child, ScopeGroup):
-                group_of[child] = group
-    anc: dict[int, list[ScopeGroup]] = {}
-    split: dict[tuple[int, int], tuple[ScopeGroup, ScopeGroup | None, ScopeGroup | None]] = {}
-    level_edges: dict[int, list[tuple[ScopeGroup | str, ScopeGroup | str]]] = {}
-    for a, outs in succ_of.items():
-        ga = group_of.get(a)
-        if ga is None:
-            continue
-        for b in outs:
-            gb = group_of.get(b)
-            if gb is None:
-                continue
-            key = (id(ga), id(gb))
-            hit = split.get(key)
-            if hit is None:
-                pa = anc.get(id(ga)) or anc.setdefault(id(ga), _ancestry(ga))
-                pb = anc.get(id(gb)) or anc.setdefault(id(gb), _ancestry(gb))
-                k = 0
-                while k + 1 < len(pa) and k + 1 < len(pb) and pa[k + 1] is pb[k + 1]:
-                    k += 1
-                hit = split[key] = (pa[k], pa[k + 1] if k + 1 < len(pa) else None,
-                                    pb[k + 1] if k + 1 < len(pb) else None)
-            lca, ca, cb = hit
-            if ca is None and cb is None:
-                continue  # two operators side by side: cannot close a cycle alone
-            level_edges.setdefault(id(lca), []).append((ca or a, cb or b))
-    for group in [root, *root.groups()]:
-        pairs = level_edges.get(id(group))
-        if not pairs:
-            continue
-        pos = {id(c) if isinstance(c, ScopeGroup) else c: i for i, c in enumerate(group.children)}
-        succ: list[set[int]] = [set() for _ in group.children]
-        for x, y in pairs:
-            i = pos.get(id(x) if isinstance(x, ScopeGroup) else x)
-            j = pos.get(id(y) if isinstance(y, ScopeGroup) else y)
-            if i is not None and j is not None:
-                succ[i].add(j)
-        if _is_acyclic(len(succ), succ):
-            continue
-        _dissolve_cycles(group, succ_of)
-
-
-def _dissolve_cycles(group: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
-    for _ in range(64):
-        rep: dict[str, int] = {}
-        for i, child in enumerate(group.children):
-            if isinstance(child, ScopeGroup):
-                for leaf in _leaves(child):
-                    rep[leaf] = i
-            else:
-                rep[child] = i
-        succ: list[set[int]] = [set() for _ in group.children]
-        for a, i in rep.items():
-            for b in succ_of.get(a, ()):
-                j = rep.get(b)
-                if j is not None and j != i:
-                    succ[i].add(j)
-        dissolve: set[int] = set()
-        for comp in _cyclic_components(len(group.children), succ):
-            groups = [i for i in comp if isinstance(group.children[i], ScopeGroup)]
-            if len(groups) == 1:
-                dissolve.add(groups[0])
-            else:
-                # interleaved modules (lanes feeding each other): none of them is a unit
-                dissolve.update(groups)
-        if not dissolve:
-            return
-        spliced: list[ScopeGroup | str] = []
-        for i, child in enumerate(group.children):
-            if i in dissolve and isinstance(child, ScopeGroup):
-                for inner in child.children:
-                    if isinstance(inner, ScopeGroup):
-                        inner.parent = group
-                    spliced.append(inner)
-            else:
-                spliced.append(child)
-        group.children = spliced
-
-
-def _topological(group: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
-    """Reorder a group's children along the data flow (stable: graph order breaks ties),
-    so that cutting the list into consecutive chunks cannot create chunk cycles."""
-    import heapq
-
-    rep: dict[str, int] = {}
-    for i, child in enumerate(group.children):
-        for leaf in _leaves(child) if isinstance(child, ScopeGroup) else [child]:
-            rep[leaf] = i
-    n = len(group.children)
-    succ: list[set[int]] = [set() for _ in range(n)]
-    for a, i in rep.items():
-        for b in succ_of.get(a, ()):
-            j = rep.get(b)
-            if j is not None and j != i:
-                succ[i].add(j)
-    indeg = [0] * n
-    for out in succ:
-        for j in out:
-            indeg[j] += 1
-    ready = [i for i in range(n) if indeg[i] == 0]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        i = heapq.heappop(ready)
-        order.append(i)
-        for j in succ[i]:
-            indeg[j] -= 1
-            if indeg[j] == 0:
-                heapq.heappush(ready, j)
-    if len(order) == n:  # acyclic (untangled); otherwise keep graph order
-        group.children = [group.children[i] for i in order]
-
-
-def _chunk(group: ScopeGroup, limit: int, succ_of: dict[str, list[str]]) -> None:
-    for child in group.children:
-        if isinstance(child, ScopeGroup):
-            _chunk(child, limit, succ_of)
-    if len(group.children) > limit and succ_of:
-        _topological(group, succ_of)
-    level = 0
-    base = group.id.rstrip("/")
-    while len(group.children) > limit:
-        items = group.children
-        size = -(-len(items) // -(-len(items) // limit))  # even chunks of <= limit
-        chunks: list[ScopeGroup | str] = []
-        for k in range(0, len(items), size):
-            part = items[k:k + size]
-            chunk = ScopeGroup(
-                id=f"{base}/#{level}.{k // size}" if level else f"{base}/#{k // size}",
-                label=f"part {k // size + 1} of {-(-len(items) // size)}",
-                kind="chunk", parent=group, children=part,
-            )
-            for item in part:
-                if isinstance(item, ScopeGroup):
-                    item.parent = chunk
-            chunks.append(chunk)
-        group.children = chunks
-        level += 1
-
-
 def _count(group: ScopeGroup, is_op: set[str]) -> int:
     total = 0
     for child in group.children:
@@ -403,8 +167,12 @@ def build_scope_tree(
     root_id: str = "",
     limit: int = CHUNK_MAX,
     edges: dict[str, list[str]] | None = None,
+    names: dict[str, str] | None = None,
 ) -> ScopeTree:
-    """Tree over ``(box id, scope path)`` pairs in graph order; head/tail boxes sit at root."""
+    """Tree over ``(box id, scope path)`` pairs in graph order; head/tail boxes sit at root.
+
+    ``edges``: box id -> consumer box ids (to untangle cycles and order chunks);
+    ``names``: box id -> node name (to title chunks by what they span)."""
     root = ScopeGroup(id=root_id or "/", label="", kind="scope")
     index: dict[tuple[str, ...], ScopeGroup] = {(): root}
     root.children.extend(head)
@@ -423,10 +191,12 @@ def build_scope_tree(
                 index[path[:k + 1]] = group = sub
         group.children.append(box_id)
     root.children.extend(tail)
+    from onnxstudio.layout.scope_shape import chunk, untangle
+
     if edges:
-        _untangle(root, edges)
+        untangle(root, edges)
     _compress(root)
-    _chunk(root, limit, edges or {})
+    chunk(root, limit, edges or {}, names or {})
     is_op = {box_id for box_id, _ in nodes}
     _count(root, is_op)
     group_of: dict[str, ScopeGroup] = {}
@@ -474,6 +244,7 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
         [f"out:{prefix}{v}" for v in graph.outputs],
         root_id=prefix.rstrip("/"),
         edges=succ,
+        names={n.id: n.name or n.op_type for n in nodes},
     )
     with _CACHE_LOCK:
         while len(_CACHE) >= 4:

@@ -101,3 +101,12 @@ def default_state(graph: Graph) -> ExpandState:
         visible += grow
         level = children
     return state
+
+
+def shown_as(graph: Graph, state: ExpandState, box_id: str) -> str:
+    """The box standing for ``box_id`` when ``state`` is drawn: the outermost collapsed
+    group holding it, or itself (what a panel following a collapse should show)."""
+    for group in reversed(graph_scope_tree(graph).ancestors(box_id)):
+        if group.id not in state.groups:
+            return group.id
+    return box_id

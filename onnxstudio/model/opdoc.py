@@ -66,10 +66,15 @@ def _option(param: object) -> str:
 
 
 def _default(attr: object) -> str:
+    import onnx  # local: only needed for attributes with defaults
+    import onnx.helper
+
     proto = getattr(attr, "default_value", None)
+    raw = getattr(attr, "_default_value", None)  # onnxruntime's schemas: serialised bytes
+    if proto is None and isinstance(raw, bytes):
+        proto = onnx.AttributeProto.FromString(raw)
     if proto is None or not proto.name:
         return ""
-    import onnx.helper  # local: only needed for attributes with defaults
 
     value = onnx.helper.get_attribute_value(proto)
     if isinstance(value, bytes):
@@ -89,7 +94,8 @@ def operator_doc(op_type: str, domain: str, opset: int | None) -> OpDoc | None:
 
     def params(items: list) -> list[Param]:
         return [
-            Param(p.name, p.type_str, (p.description or "").strip(), _option(p),
+            Param(p.name, getattr(p, "type_str", "") or getattr(p, "typeStr", ""),
+                  (p.description or "").strip(), _option(p),
                   str(getattr(p, "differentiation_category", "")).rsplit(".", 1)[-1].lower()
                   .replace("unknown", ""))
             for p in items

@@ -6,11 +6,14 @@ operators, and onnx's schema lookup is the slow part of extraction otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import onnx.defs
 
 from onnxstudio.model.graph import SchemaInfo
+from onnxstudio.model.ort_schemas import ort_schema
 
 # Domains whose operators onnx itself defines; anything else is a custom domain.
 ONNX_DOMAINS = {"", "ai.onnx", "ai.onnx.ml", "ai.onnx.training", "ai.onnx.preview.training"}
@@ -54,15 +57,47 @@ def resolve_schema(op_type: str, domain: str, opset: int | None) -> SchemaInfo:
     )
 
 
-def operator_schema(op_type: str, domain: str, opset: int | None) -> onnx.defs.OpSchema | None:
-    """The full OpSchema (inputs, outputs, attributes, type constraints) for documentation."""
+def operator_schema(op_type: str, domain: str, opset: int | None) -> Any | None:
+    """The full schema (inputs, outputs, attributes, type constraints) for documentation:
+    onnx's OpSchema, or for contrib domains onnxruntime's (same fields, a few spelled
+    differently: ``typeStr``, ``_default_value``)."""
+    domain = normalize_domain(domain)
     try:
         if opset is None:
-            return onnx.defs.get_schema(op_type, domain=normalize_domain(domain))
-        return onnx.defs.get_schema(
-            op_type, max_inclusive_version=opset, domain=normalize_domain(domain))
+            return onnx.defs.get_schema(op_type, domain=domain)
+        return onnx.defs.get_schema(op_type, max_inclusive_version=opset, domain=domain)
     except onnx.defs.SchemaError:
+        pass
+    if domain in ONNX_DOMAINS:
         return None
+    return ort_schema(op_type, domain, opset)
+
+
+@lru_cache(maxsize=4096)
+def input_names(op_type: str, domain: str, opset: int | None) -> tuple[tuple[str, ...], bool]:
+    """The schema's formal input names and whether the last is variadic; ((), False)
+    when neither onnx nor onnxruntime describes the operator."""
+    schema = operator_schema(op_type, domain, opset)
+    if schema is None:
+        return (), False
+    formal = list(schema.inputs)
+    variadic = bool(formal) and str(formal[-1].option).endswith("Variadic")
+    return tuple(p.name for p in formal), variadic
+
+
+def slot_names(names: Sequence[str], count: int, variadic_last: bool) -> list[str]:
+    """Schema parameter names for ``count`` actual inputs/outputs (variadic ones numbered,
+    ``#i`` past the schema's end)."""
+    fixed = len(names) - 1 if variadic_last else len(names)
+    out = []
+    for i in range(count):
+        if i < fixed:
+            out.append(names[i])
+        elif variadic_last:
+            out.append(f"{names[-1]}[{i - fixed}]")
+        else:
+            out.append(f"#{i}")
+    return out
 
 
 def newest_opset(domain: str = "") -> int:

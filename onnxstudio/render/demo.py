@@ -8,7 +8,7 @@ speed tests.
 
 from __future__ import annotations
 
-from onnxstudio.layout.labels import box_size
+from onnxstudio.layout.sizing import box_size
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
 
 W = 150.0

@@ -1,0 +1,60 @@
+"""Where a view opens and how far Fit may zoom out: readable first, overview second.
+
+Qt-free so it can be tested on plain layouts. A graph that fits the window with op
+titles of at least ``READABLE_TITLE_PX`` screen pixels opens whole; a larger one opens
+at that size, centred on its inputs (where a reader starts), to be scrolled from
+there. Fit never goes below ``FIT_MIN_TITLE_PX`` titles: a 3 % hairline says nothing.
+"""
+
+from __future__ import annotations
+
+from onnxstudio.layout.sizing import TITLE_FONT_PX
+from onnxstudio.layout.types import Layout, Point
+
+READABLE_TITLE_PX = 9.0
+FIT_MIN_TITLE_PX = 5.5  # where titles are still drawn at all
+MAX_OPEN_SCALE = 1.25  # a tiny graph is not blown up beyond this
+MARGIN = 24.0
+
+READABLE_SCALE = READABLE_TITLE_PX / TITLE_FONT_PX
+FIT_MIN_SCALE = FIT_MIN_TITLE_PX / TITLE_FONT_PX
+
+
+def whole_scale(layout: Layout, view_w: float, view_h: float) -> float:
+    """The scale at which the whole drawing (plus margins) fills the view."""
+    w = max(layout.width + 2 * MARGIN, 1.0)
+    h = max(layout.height + 2 * MARGIN, 1.0)
+    return min(view_w / w, view_h / h)
+
+
+def fit_scale(layout: Layout, view_w: float, view_h: float) -> float:
+    """Fit's zoom: the whole drawing, but never below ``FIT_MIN_SCALE`` (then scroll)."""
+    return min(MAX_OPEN_SCALE, max(FIT_MIN_SCALE, whole_scale(layout, view_w, view_h)))
+
+
+def _clamp(centre: float, half_view: float, size: float) -> float:
+    """Keep the view inside the drawing along one axis (centred when it is smaller)."""
+    if 2 * half_view >= size + 2 * MARGIN:
+        return size / 2
+    return min(max(centre, half_view - MARGIN), size + MARGIN - half_view)
+
+
+def first_view(layout: Layout, view_w: float, view_h: float) -> tuple[float, Point]:
+    """(scale, scene centre) for a freshly opened graph in a ``view_w``×``view_h`` view."""
+    whole = whole_scale(layout, view_w, view_h)
+    if whole >= READABLE_SCALE:
+        return min(whole, MAX_OPEN_SCALE), (layout.width / 2, layout.height / 2)
+    scale = READABLE_SCALE
+    half_w, half_h = view_w / scale / 2, view_h / scale / 2
+    inputs = [b for b in layout.boxes if b.kind == "input"] or layout.boxes
+    if not inputs:
+        return scale, (layout.width / 2, layout.height / 2)
+    if layout.direction == "LR":  # inputs on the left: start there, centred on them
+        cy = sum(b.center[1] for b in inputs) / len(inputs)
+        left = min(b.x for b in inputs)
+        cx = left - MARGIN + half_w
+    else:
+        cx = sum(b.center[0] for b in inputs) / len(inputs)
+        top = min(b.y for b in inputs)
+        cy = top - MARGIN + half_h
+    return scale, (_clamp(cx, half_w, layout.width), _clamp(cy, half_h, layout.height))

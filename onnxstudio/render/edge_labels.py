@@ -1,0 +1,196 @@
+"""Where the shape labels of edges go, decided once per layout, and how they are drawn.
+
+Greedy in edge order: one label per tensor (a fan-out repeats the same shape), none
+where it would cover a box, a group's title or an earlier label, or straddle a group's
+frame (a label belongs inside the frame its edge runs in). Deciding globally, not per
+paint, keeps labels identical across scrolled strips, zoom levels and exports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from onnxstudio.layout.types import Edge, Layout
+from onnxstudio.render import text as tx
+from onnxstudio.render.drawing import Point, Surface
+from onnxstudio.render.geometry import label_anchor
+from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
+from onnxstudio.render.theme import Theme
+
+LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
+MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unchecked
+
+Candidate = tuple[float, float, float, float]  # x, baseline, width, height
+
+
+class EdgeLabels:
+    """The placed labels of one layout (computed on first use) and their painting."""
+
+    def __init__(self, layout: Layout, index: GraphIndex,
+                 centre_line: Callable[[Edge], list[Point]]) -> None:
+        self.layout = layout
+        self.index = index
+        self.centre_line = centre_line
+        self._placed: _PlacedLabels | None = None
+        self._first_of_tensor: set[int] | None = None
+
+    @property
+    def checked(self) -> bool:
+        return len(self.layout.edges) <= MAX_LABEL_COLLISION_EDGES
+
+    def paint(self, s: Surface, theme: Theme, rect: Rect | None, related: frozenset[int]) -> None:
+        if not self.checked:
+            self._paint_unchecked(s, theme, rect, related)
+            return
+        placed = self.placed()
+        if rect is None:
+            chosen = np.arange(len(placed.edge))
+        else:
+            x, y, w, h = rect
+            chosen = np.flatnonzero(
+                (placed.x1 >= x) & (placed.x0 <= x + w) & (placed.y1 >= y) & (placed.y0 <= y + h)
+            )
+        for k in chosen:
+            i = int(placed.edge[k])
+            x0, y0 = float(placed.x0[k]), float(placed.y0[k])
+            box = (x0, y0, float(placed.x1[k]) - x0, float(placed.y1[k]) - y0)
+            self._draw(s, theme, i, float(placed.text_x[k]), float(placed.base[k]), box, related)
+
+    def _draw(self, s: Surface, t: Theme, i: int, x: float, base: float, box: Rect,
+              related: frozenset[int]) -> None:
+        e = self.layout.edges[i]
+        s.begin_item(f"label{i}", "edge-label", e.value, "")
+        s.rect(*box, t.edge_label_bg, None)
+        s.text(x, base, e.label, tx.EDGE_LABEL_FONT, t.hover if i in related else t.edge_label)
+        s.end_item()
+
+    def _paint_unchecked(self, s: Surface, t: Theme, rect: Rect | None,
+                         related: frozenset[int]) -> None:
+        """Huge layouts: deciding every label up front would stall the first zoom-in,
+        so each visible label goes to its first spot (still the same in every strip)."""
+        if self._first_of_tensor is None:
+            first: dict[tuple[str, str], int] = {}
+            for i, e in enumerate(self.layout.edges):
+                first.setdefault((e.source, e.value), i)
+            self._first_of_tensor = set(first.values())
+        for ei in self.index.edge_indices_in(rect, margin=LABEL_REACH):
+            i = int(ei)
+            if not self.layout.edges[i].label or i not in self._first_of_tensor:
+                continue
+            x, base, w, h = self.candidates(i)[0]
+            self._draw(s, t, i, x, base, _label_rect(x, base, w, h), related)
+
+    def placed(self) -> _PlacedLabels:
+        """Every label's spot, decided once (see the module docstring)."""
+        if self._placed is not None:
+            return self._placed
+        boxes = _RectGrid()
+        for b in self.layout.boxes:
+            boxes.add((b.x, b.y, b.width, b.height))
+        frames = _RectGrid()
+        for g in self.layout.groups:  # keep group names readable too
+            text = tx.text_width(g.label, tx.GROUP_LABEL_FONT) + 90.0
+            boxes.add((g.x, g.y, min(g.width, text), GROUP_LABEL_HEIGHT))
+            frames.add_border((g.x, g.y, g.width, g.height))
+        placed = _RectGrid()
+        shown: set[tuple[str, str]] = set()
+        rows: list[tuple[int, float, float, float, float, float, float]] = []
+        check = self.checked
+        for i, e in enumerate(self.layout.edges):
+            key = (e.source, e.value)
+            if not e.label or key in shown:
+                continue
+            for x, base, w, h in self.candidates(i):
+                rect = _label_rect(x, base, w, h)
+                if check and (placed.hits(rect) or boxes.hits(rect) or frames.straddles(rect)):
+                    continue
+                placed.add(rect)
+                shown.add(key)
+                rx, ry, rw, rh = rect
+                rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
+                break
+        self._placed = _PlacedLabels(rows)
+        return self._placed
+
+    def candidates(self, i: int) -> list[Candidate]:
+        """Places to try for edge ``i``'s label: beside a vertical run (right, then left),
+        above or below a horizontal one."""
+        e = self.layout.edges[i]
+        font = tx.EDGE_LABEL_FONT
+        pts = e.points or self.centre_line(e)
+        (mx, my), (dx, dy) = label_anchor(pts)
+        w = tx.text_width(e.label, font)
+        h = font.size * (tx.ASCENT + tx.DESCENT)
+        if abs(dx) < abs(dy):
+            base = my + font.size * 0.35
+            return [(mx + 5.0, base, w, h), (mx - 5.0 - w, base, w, h)]
+        return [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
+
+
+def _label_rect(x: float, base: float, w: float, h: float) -> Rect:
+    """The backdrop of a label whose text starts at ``x`` on baseline ``base``."""
+    return (x - 2.0, base - tx.EDGE_LABEL_FONT.size * tx.ASCENT - 1.0, w + 4.0, h + 2.0)
+
+
+class _PlacedLabels:
+    """Decided label positions as flat arrays, for culling with one numpy mask."""
+
+    def __init__(self, rows: list[tuple[int, float, float, float, float, float, float]]) -> None:
+        a = np.array(rows, dtype=np.float64).reshape(-1, 7)
+        self.edge = a[:, 0].astype(np.int64)
+        self.text_x, self.base = a[:, 1], a[:, 2]
+        self.x0, self.y0, self.x1, self.y1 = a[:, 3], a[:, 4], a[:, 5], a[:, 6]
+
+
+class _RectGrid:
+    """Rectangles bucketed in a coarse grid: fast "does this overlap anything placed"."""
+
+    CELL = 64.0
+
+    def __init__(self) -> None:
+        self.cells: dict[tuple[int, int], list[Rect]] = {}
+
+    def _keys(self, r: Rect) -> list[tuple[int, int]]:
+        x, y, w, h = r
+        c = self.CELL
+        return [
+            (i, j)
+            for i in range(int(x // c), int((x + w) // c) + 1)
+            for j in range(int(y // c), int((y + h) // c) + 1)
+        ]
+
+    def add(self, r: Rect) -> None:
+        for k in self._keys(r):
+            self.cells.setdefault(k, []).append(r)
+
+    def add_border(self, r: Rect) -> None:
+        """Register ``r`` along its outline only: enough for :meth:`straddles` (a rect
+        partly inside must meet the outline) and cheap for frames thousands of px wide."""
+        x, y, w, h = r
+        for side in ((x, y, w, 0.0), (x, y + h, w, 0.0), (x, y, 0.0, h), (x + w, y, 0.0, h)):
+            for k in self._keys(side):
+                self.cells.setdefault(k, []).append(r)
+
+    def _near(self, r: Rect) -> list[Rect]:
+        seen: dict[int, Rect] = {}
+        for k in self._keys(r):
+            for o in self.cells.get(k, ()):
+                seen[id(o)] = o
+        return list(seen.values())
+
+    def hits(self, r: Rect) -> bool:
+        x, y, w, h = r
+        return any(x < ox + ow and ox < x + w and y < oy + oh and oy < y + h
+                   for ox, oy, ow, oh in self._near(r))
+
+    def straddles(self, r: Rect) -> bool:
+        """Whether ``r`` is partly inside, partly outside a placed rectangle."""
+        x, y, w, h = r
+        for ox, oy, ow, oh in self._near(r):
+            overlaps = x < ox + ow and ox < x + w and y < oy + oh and oy < y + h
+            inside = ox <= x and x + w <= ox + ow and oy <= y and y + h <= oy + oh
+            if overlaps and not inside:
+                return True
+        return False
