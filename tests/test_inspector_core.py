@@ -57,7 +57,15 @@ def test_opdoc_matches_onnx_schema_in_force():
 
 
 def test_opdoc_unknown_operator_is_none():
-    assert operator_doc("FastGelu", "com.microsoft", 1) is None
+    assert operator_doc("Mystery", "com.acme", 1) is None
+    assert operator_doc("Mystery", "", 13) is None
+
+
+def test_opdoc_of_a_contrib_operator_comes_from_onnxruntime():
+    doc = operator_doc("FastGelu", "com.microsoft", 1)
+    assert doc is not None and doc.domain == "com.microsoft"
+    assert [p.name for p in doc.inputs] == ["X", "bias"] and doc.inputs[1].option == "optional"
+    assert doc.inputs[0].type_str == "T"
 
 
 def test_markdown_subset():
