@@ -33,7 +33,7 @@ from onnxstudio.model.nodeinfo import (
     short_class,
 )
 from onnxstudio.model.opdoc import OpDoc, opdoc_html, operator_doc
-from onnxstudio.model.schemas import display_domain, normalize_domain
+from onnxstudio.model.schemas import display_domain, normalize_domain, slot_names
 from onnxstudio.ui.inspector.property_tree import PropertyTree
 from onnxstudio.ui.widgets.empty_state import EmptyStateStack
 
@@ -45,20 +45,6 @@ _BADGE = ('<span style="background-color:{bg}; color:#ffffff;">&nbsp;{text}&nbsp
 
 def _badge(text: str, bg: str) -> str:
     return _BADGE.format(bg=bg, text=html.escape(text))
-
-
-def slot_names(names: list[str], count: int, variadic_last: bool) -> list[str]:
-    """Schema parameter names for ``count`` actual inputs/outputs (variadic ones numbered)."""
-    fixed = len(names) - 1 if variadic_last else len(names)
-    out = []
-    for i in range(count):
-        if i < fixed:
-            out.append(names[i])
-        elif variadic_last:
-            out.append(f"{names[-1]}[{i - fixed}]")
-        else:
-            out.append(f"#{i}")
-    return out
 
 
 def type_text(vtype: TensorType) -> str:
