@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "extract": "extract",
     "profile": "profile",
     "compare": "compare",
+    "diff": "diff",
 }
 
 
