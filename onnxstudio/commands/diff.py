@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from typing import Any
 
+from onnxstudio.commands.run import _json_safe
 from onnxstudio.model import load_model
 from onnxstudio.model.diff import ModelDiff, diff_models
 
@@ -38,22 +38,11 @@ def run(args: argparse.Namespace) -> int:
     b = load_model(args.b, shape_inference=False)
     result = diff_models(a, b, weights=not args.no_weights)
     if args.json:
-        json.dump(_finite(result.as_json()), sys.stdout, indent=1)
+        json.dump(_json_safe(result.as_json()), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         _print_text(result, max(0, args.limit))
     return 0 if result.identical else 1
-
-
-def _finite(value: Any) -> Any:
-    """JSON has no NaN/Infinity: such numbers become strings."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def _print_text(result: ModelDiff, limit: int) -> None:
