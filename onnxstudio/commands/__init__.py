@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "profile": "profile",
     "compare": "compare",
     "diff": "diff",
+    "split": "split",
 }
 
 

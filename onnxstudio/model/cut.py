@@ -62,7 +62,7 @@ class Cut:
             return f"{n:,} {word}{'' if n == 1 else 's'}"
 
         return (f"{count(len(self.nodes), 'node')}, "
-                f"{count(len(self.initializers), 'weight')} ({_size(self.weight_bytes)}); "
+                f"{count(len(self.initializers), 'weight')} ({human_size(self.weight_bytes)}); "
                 f"{count(len(self.inputs), 'input')}, {count(len(self.outputs), 'output')}")
 
 
@@ -75,7 +75,7 @@ class WrittenCut:
     weight_bytes: int
 
 
-def _size(n: int) -> str:
+def human_size(n: int) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -83,7 +83,7 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def _deps(graph: Graph, index: int) -> list[str]:
+def value_deps(graph: Graph, index: int) -> list[str]:
     """Values node ``index`` reads: its inputs and what its nested bodies capture."""
     node = graph.nodes[index]
     names = [name for name in node.inputs if name]
@@ -95,7 +95,7 @@ def _deps(graph: Graph, index: int) -> list[str]:
 _CONSTANT_DEPTH = 8  # constant-folding chains (Shape of a weight -> Gather -> ...) are short
 
 
-def _constant(graph: Graph, index: int, memo: dict[int, bool], depth: int = 0) -> bool:
+def is_constant(graph: Graph, index: int, memo: dict[int, bool], depth: int = 0) -> bool:
     """A node computed from weights alone: worth carrying rather than feeding.
 
     Bounded in depth and memoised, so a 100k-node chain costs nothing (a node found too
@@ -111,14 +111,14 @@ def _constant(graph: Graph, index: int, memo: dict[int, bool], depth: int = 0) -
             if not name or name in graph.initializers:
                 continue
             producer = graph.values[name].producer if name in graph.values else None
-            if producer is None or not _constant(graph, producer, memo, depth + 1):
+            if producer is None or not is_constant(graph, producer, memo, depth + 1):
                 result = False
                 break
     memo[index] = result
     return result
 
 
-def _boundary(graph: Graph, names: Iterable[str]) -> tuple[CutTensor, ...]:
+def boundary(graph: Graph, names: Iterable[str]) -> tuple[CutTensor, ...]:
     return tuple(CutTensor(n, graph.values[n].type) for n in names)
 
 
@@ -127,11 +127,11 @@ def _finish(graph: Graph, nodes: set[int], inputs: Sequence[str],
     initializers: dict[str, None] = {}
     order = sorted(nodes)
     for index in order:
-        for name in _deps(graph, index):
+        for name in value_deps(graph, index):
             if name in graph.initializers:
                 initializers[name] = None
     weight_bytes = sum(graph.initializers[n].nbytes for n in initializers)
-    return Cut(_boundary(graph, inputs), _boundary(graph, outputs), tuple(order),
+    return Cut(boundary(graph, inputs), boundary(graph, outputs), tuple(order),
                tuple(initializers), weight_bytes)
 
 
@@ -160,10 +160,10 @@ def cut_from_nodes(model: Model, node_ids: Iterable[str]) -> Cut:
     pending = list(selected)
     memo: dict[int, bool] = {}
     while pending:  # carry constant producers (Constant, ConstantOfShape of a weight...)
-        for name in _deps(graph, pending.pop()):
+        for name in value_deps(graph, pending.pop()):
             producer = graph.values[name].producer if name in graph.values else None
             if (producer is not None and producer not in selected
-                    and _constant(graph, producer, memo)):
+                    and is_constant(graph, producer, memo)):
                 selected.add(producer)
                 pending.append(producer)
 
@@ -174,7 +174,7 @@ def cut_from_nodes(model: Model, node_ids: Iterable[str]) -> Cut:
                 produced[name] = None
     inputs: dict[str, None] = {}
     for index in sorted(selected):
-        for name in _deps(graph, index):
+        for name in value_deps(graph, index):
             if name not in produced and name not in graph.initializers:
                 inputs[name] = None
     captured_outside = {name for i, node in enumerate(graph.nodes) if i not in selected
@@ -246,7 +246,7 @@ def cut_from_tensors(model: Model, inputs: Sequence[str] | None,
                 continue
             if value.producer not in nodes:
                 nodes.add(value.producer)
-            stack.extend(_deps(graph, value.producer))
+            stack.extend(value_deps(graph, value.producer))
         if missing:
             names = ", ".join(f"'{m}'" for m in sorted(missing)[:4])
             problems.append(f"output '{out}' is unreachable from the given inputs: it also "
@@ -339,11 +339,13 @@ def _used_functions(proto: onnx.ModelProto, nodes: Iterable[onnx.NodeProto]
 
 
 def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None,
-                    known: Mapping[str, TensorType] | None = None) -> onnx.ModelProto:
+                    known: Mapping[str, TensorType] | None = None,
+                    inferred: onnx.ModelProto | None = None) -> onnx.ModelProto:
     """The sub-model as a proto, weights loaded (only those it needs) and inline.
 
     ``known``: types seen in a real run, for boundary tensors whose shape inference
     cannot tell (onnx.checker insists that graph inputs and outputs have a rank).
+    ``inferred``: ``proto`` after shape inference, when several cuts share it.
     """
     known = known or {}
     from onnxstudio.model.open import infer_shapes
@@ -351,7 +353,8 @@ def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None
     source = Path(model.path)
     if proto is None:
         proto, _external = read_model_proto(source)
-    inferred, _problem = infer_shapes(proto)
+    if inferred is None:
+        inferred, _problem = infer_shapes(proto)
     infos = _value_infos(proto, inferred)
     graph = model.graph
 
@@ -405,7 +408,7 @@ def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None
         initializer=initializers, doc_string=g.doc_string, value_info=inner,
         sparse_initializer=sparse)
     out = onnx.ModelProto()
-    out.ir_version = proto.ir_version
+    out.ir_version = max(proto.ir_version, 3)  # IR 1-2 had no opset_import, which we keep
     out.opset_import.extend(proto.opset_import)
     out.producer_name = proto.producer_name
     out.producer_version = proto.producer_version
@@ -421,12 +424,14 @@ def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None
 
 def write_cut(model: Model, cut: Cut, dest: str | Path, *, external: bool | None = None,
               threshold: int = EXTERNAL_THRESHOLD, protect: Iterable[str | Path] = (),
-              known: Mapping[str, TensorType] | None = None, check: bool = True
-              ) -> WrittenCut:
+              known: Mapping[str, TensorType] | None = None, check: bool = True,
+              proto: onnx.ModelProto | None = None,
+              inferred: onnx.ModelProto | None = None) -> WrittenCut:
     """Write the sub-model to a NEW file, atomically, and check it with onnx.checker.
 
     ``external``: keep weights in ``DEST.data`` beside it; ``None`` decides by size
-    (``threshold``). The model's own file, its external data and ``protect`` (other
+    (``threshold``); ``proto`` and ``inferred``: the model's proto, read and shape-inferred
+    once for several cuts. The model's own file, its external data and ``protect`` (other
     open files) are refused as destinations. Everything is written into a temporary
     folder beside ``dest`` and checked there; only then renamed into place.
     """
@@ -443,7 +448,7 @@ def write_cut(model: Model, cut: Cut, dest: str | Path, *, external: bool | None
     if not parent.is_dir():
         raise CutError(f"{dest}: folder {parent} does not exist")
 
-    sub = build_cut_proto(model, cut, known=known)
+    sub = build_cut_proto(model, cut, proto=proto, known=known, inferred=inferred)
     total = sum(t.ByteSize() for t in sub.graph.initializer)
     if external is None:
         external = total > threshold

@@ -35,7 +35,7 @@ class PartCheck:
         return f"{self.name} {list(self.shape)}: {mark} (max |Δ| = {self.max_abs_diff:.3g})"
 
 
-def _session(model: bytes | str) -> ort.InferenceSession:
+def cpu_session(model: bytes | str) -> ort.InferenceSession:
     try:
         return ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own several types
@@ -58,7 +58,7 @@ def full_model_values(model_path: str | Path, names: list[str],
         raise RunError(f"{path.name} has no tensor '{unknown[0]}': is this part cut from it?")
     declared = {o.name for o in g.output}
     proto.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
-    session = _session(proto.SerializeToString())
+    session = cpu_session(proto.SerializeToString())
     if feeds is None:
         feeds = random_feeds(read_model_info(path).inputs, seed=seed)
     wanted = [o.name for o in session.get_outputs()]
@@ -72,7 +72,7 @@ def full_model_values(model_path: str | Path, names: list[str],
 def run_part(model_path: str | Path, part_path: str | Path, seed: int = 0,
              rtol: float = 1e-4, atol: float = 1e-5) -> list[PartCheck]:
     """Run ``part_path`` on what ``model_path`` computes at the cut; compare its outputs."""
-    part = _session(str(part_path))
+    part = cpu_session(str(part_path))
     inputs = [i.name for i in part.get_inputs()]
     outputs = [o.name for o in part.get_outputs()]
     full = full_model_values(model_path, [*inputs, *outputs], seed=seed)
