@@ -138,3 +138,46 @@ def test_run_this_part_matches_the_full_model(qtbot, tmp_path: Path) -> None:
     checks = blocker.args[0]
     assert checks and all(c.matches for c in checks), [c.describe() for c in checks]
     assert any("layer.7/output/LayerNorm" in c.name for c in checks)
+
+
+def test_run_this_part_feeds_the_last_real_input(qtbot, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a digit is run, "Run This Part" checks the part on that digit, not on noise."""
+    import numpy as np
+
+    from onnxstudio.resources import resource
+    from onnxstudio.runner import cut_check
+    from onnxstudio.ui.main_window import sample_model_path
+    from tests.test_main_window import drop, wait_open
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    tab = wait_open(qtbot, window.open_paths([str(sample_model_path())])[0])
+    run_panel = window.panels["run"][1]
+    with qtbot.waitSignal(run_panel.run_finished, timeout=120000):
+        drop(window, [resource("sample", "digit_7.png")])
+    fed: list[dict] = []
+    real = cut_check.full_model_values
+
+    def spy(*args, **kwargs):
+        fed.append(kwargs.get("feeds"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(cut_check, "full_model_values", spy)
+    assert tab.model is not None
+    tail = [n.id for n in tab.model.graph.nodes[-3:]]
+    flow = start_extract(window, tab.model, tail, dest=tmp_path / "tail.onnx",
+                         last_input=window._last_run_input)
+    assert flow is not None
+    with qtbot.waitSignal(flow.finished, timeout=30000):
+        pass
+    with qtbot.waitSignal(flow.part_checked, timeout=60000) as blocker:
+        flow.run_part()
+    assert all(c.matches for c in blocker.args[0])
+    assert "digit_7.png" in flow.source
+    request = window._last_run_input()
+    assert request is not None and not request.random
+    _, expected = cut_check.request_input(tab.model.path, request)
+    (name, value), = fed[0].items()
+    np.testing.assert_array_equal(value, expected[name])

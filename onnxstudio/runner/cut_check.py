@@ -19,6 +19,7 @@ from onnx import external_data_helper
 from onnxstudio.errors import RunError
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.runner.inputs import random_feeds, read_model_info
+from onnxstudio.runner.pipeline import RunRequest
 
 
 @dataclass(frozen=True)
@@ -69,13 +70,28 @@ def full_model_values(model_path: str | Path, names: list[str],
     return {**feeds, **dict(zip(wanted, results, strict=True))}
 
 
+def request_input(model_path: str | Path, request: RunRequest) -> tuple[str, dict[str, Any]]:
+    """(source, feeds): the input of a run request (an image, .npy files) as the full
+    model was fed it, so a part is checked on what really flowed, not on noise."""
+    from onnxstudio.runner.feeds import request_feeds
+    from onnxstudio.runner.session import Session
+
+    session = Session(Path(model_path), request.config)
+    return request_feeds(request, session)
+
+
 def run_part(model_path: str | Path, part_path: str | Path, seed: int = 0,
-             rtol: float = 1e-4, atol: float = 1e-5) -> list[PartCheck]:
-    """Run ``part_path`` on what ``model_path`` computes at the cut; compare its outputs."""
+             rtol: float = 1e-4, atol: float = 1e-5,
+             feeds: dict[str, Any] | None = None) -> list[PartCheck]:
+    """Run ``part_path`` on what ``model_path`` computes at the cut; compare its outputs.
+
+    ``feeds``: the full model's inputs (see :func:`request_input`); seeded random inputs
+    of the right types when None.
+    """
     part = cpu_session(str(part_path))
     inputs = [i.name for i in part.get_inputs()]
     outputs = [o.name for o in part.get_outputs()]
-    full = full_model_values(model_path, [*inputs, *outputs], seed=seed)
+    full = full_model_values(model_path, [*inputs, *outputs], feeds=feeds, seed=seed)
     missing = [n for n in inputs if n not in full]
     if missing:
         raise RunError(f"the full model does not make '{missing[0]}'")

@@ -35,6 +35,7 @@ from onnxstudio.model import Model
 from onnxstudio.model.schemas import display_domain
 from onnxstudio.model.summary import model_summary
 from onnxstudio.resources import resource
+from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.ui import appearance, panels
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
@@ -584,7 +585,15 @@ class MainWindow(QMainWindow):
 
         tab = self.current_tab()
         if tab is not None:
-            start_extract(self, tab.model, tab.view.selected_ids())
+            start_extract(self, tab.model, tab.view.selected_ids(),
+                          last_input=self._last_run_input)
+
+    def _last_run_input(self) -> RunRequest | None:
+        """The input the run panel last ran on the current model (None: nothing yet)."""
+        try:
+            return self.panels["run"][1].inspection_request()  # type: ignore[attr-defined]
+        except ValueError:
+            return None
 
     def export_diagram(self) -> None:
         tab = self.current_tab()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from onnxstudio.errors import CutError
 from onnxstudio.layout.scopes import ScopeGroup, graph_scope_tree
 from onnxstudio.model import Model
 from onnxstudio.model.cut import Cut, CutTensor, WrittenCut, cut_from_nodes, cut_from_tensors
+from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
 TITLE = "Extract Selection"
@@ -168,10 +170,13 @@ class ExtractFlow(QObject):
     part_checked = Signal(object)  # list[PartCheck] after "Run This Part"
 
     def __init__(self, parent: QWidget | None, model: Model, cut: Cut, dest: Path,
-                 protect: list[Path], interactive: bool = True) -> None:
+                 protect: list[Path], interactive: bool = True,
+                 last_input: Callable[[], RunRequest | None] | None = None) -> None:
         super().__init__(parent)
         self.parent_widget, self.model, self.cut = parent, model, cut
         self.dest, self.protect, self.interactive = dest, protect, interactive
+        self.last_input = last_input
+        self.source = ""  # what the full model was fed for "Run This Part"
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._done)
         self.runner.failed.connect(self._failed)
@@ -222,8 +227,9 @@ class ExtractFlow(QObject):
         box = QMessageBox(QMessageBox.Icon.Question, TITLE, text, parent=self.parent_widget)
         open_button = box.addButton("Open in New Tab", QMessageBox.ButtonRole.AcceptRole)
         run_button = box.addButton("Run This Part", QMessageBox.ButtonRole.ActionRole)
-        run_button.setToolTip("Run the full model on random inputs, then this part on the "
-                              "values it makes at the cut, and compare the outputs")
+        run_button.setToolTip("Run the full model on the last input you ran (random inputs "
+                              "if none), then this part on the values it makes at the cut, "
+                              "and compare the outputs")
         box.addButton(QMessageBox.StandardButton.Close)
         box.setDefaultButton(open_button)
         box.exec()
@@ -231,20 +237,32 @@ class ExtractFlow(QObject):
         return "open" if clicked is open_button else "run" if clicked is run_button else "close"
 
     def run_part(self) -> None:
-        """Run the written part on the full model's values at the cut, on a worker."""
-        from onnxstudio.runner.cut_check import run_part
+        """Run the written part on the full model's values at the cut, on a worker.
+
+        The full model is fed the last input the user ran (the image, the .npy files),
+        so the part is checked on the values that really flowed; random inputs only when
+        nothing was run yet.
+        """
+        from onnxstudio.runner.cut_check import request_input, run_part
 
         source, part = Path(self.model.path), self.written.path
+        request = self.last_input() if self.last_input is not None else None
+        if request is not None and request.random:
+            request = None
 
-        def work(_context: TaskContext) -> list[Any]:
-            return run_part(source, part)
+        def work(_context: TaskContext) -> tuple[str, list[Any]]:
+            if request is None:
+                return "random inputs", run_part(source, part)
+            name, feeds = request_input(source, request)
+            return f"from {name}, the last input run", run_part(source, part, feeds=feeds)
 
         self.checker = TaskRunner(self)
         self.checker.finished.connect(self._checked)
         self.checker.failed.connect(self._failed)
         self.checker.start(work)
 
-    def _checked(self, checks: list[Any]) -> None:
+    def _checked(self, answer: tuple[str, list[Any]]) -> None:
+        self.source, checks = answer
         self.part_checked.emit(checks)
         if not self.interactive:
             return
@@ -254,7 +272,7 @@ class ExtractFlow(QObject):
         lines = "\n".join(c.describe() for c in checks)
         show = QMessageBox.information if ok else QMessageBox.warning
         show(self.parent_widget, TITLE, f"Ran {self.written.path.name} on the full model's "
-             f"values at the cut (random inputs).\n{verdict}\n\n{lines}")
+             f"values at the cut ({self.source}).\n{verdict}\n\n{lines}")
 
     def _failed(self, message: str) -> None:
         self._close_progress()
@@ -289,11 +307,14 @@ def choose_destination(parent: QWidget | None, model: Model) -> Path | None:
 
 
 def start_extract(window: QWidget | None, model: Model | None, box_ids: list[str],
-                  dest: str | Path | None = None) -> ExtractFlow | None:
+                  dest: str | Path | None = None,
+                  last_input: Callable[[], RunRequest | None] | None = None
+                  ) -> ExtractFlow | None:
     """Model → Extract Selection… (Ctrl+Shift+X) for the canvas selection ``box_ids``.
 
-    ``dest`` skips the dialogs (tests, scripts). Returns the running flow, or None
-    when there was nothing to cut or the user backed out.
+    ``dest`` skips the dialogs (tests, scripts); ``last_input`` gives the input the user
+    last ran, for "Run This Part". Returns the running flow, or None when there was
+    nothing to cut or the user backed out.
     """
     if model is None:
         return None
@@ -313,6 +334,7 @@ def start_extract(window: QWidget | None, model: Model | None, box_ids: list[str
         if chosen is None:
             return None
         dest = chosen
-    flow = ExtractFlow(window, model, cut, Path(dest), _open_paths(window), interactive)
+    flow = ExtractFlow(window, model, cut, Path(dest), _open_paths(window), interactive,
+                       last_input)
     flow.start()
     return flow
