@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from onnxstudio.errors import InputError, RunError
-from onnxstudio.runner.inputs import load_npy, random_feeds, read_model_info
+from onnxstudio.runner.inputs import load_npy, read_model_info
 from onnxstudio.runner.session import (
     CPU,
     RunCancelled,
@@ -18,6 +18,7 @@ from onnxstudio.runner.session import (
     SessionConfig,
     available_providers,
 )
+from onnxstudio.runner.synthetic import synthetic_feeds
 from tests.builders import save, tiny_mlp
 from tests.conftest import shared_model
 from tests.runner_models import refused_model, slow_model
@@ -63,7 +64,7 @@ def test_options_are_applied_and_results_match_a_bare_session(tmp_path: Path) ->
 
 def test_cancel_stops_a_running_model(tmp_path: Path) -> None:
     s = Session(slow_model(tmp_path / "slow.onnx"))
-    feeds = random_feeds(s.inputs)
+    feeds = synthetic_feeds(s.inputs)
     outcome: dict[str, object] = {}
 
     def work() -> None:
@@ -108,7 +109,7 @@ def test_npy_inputs_are_checked(tmp_path: Path) -> None:
 def test_random_inputs_use_chosen_sizes_for_symbolic_dims(tmp_path: Path) -> None:
     path = save(tiny_mlp(), tmp_path / "mlp.onnx")
     specs = read_model_info(path).inputs
-    assert random_feeds(specs)["x"].shape == (1, 4)
-    feeds = random_feeds(specs, {"batch": 7})
+    assert synthetic_feeds(specs)["x"].shape == (1, 4)
+    feeds = synthetic_feeds(specs, {"batch": 7})
     assert feeds["x"].shape == (7, 4) and feeds["x"].dtype == np.float32
     assert Session(path).run(feeds).outputs["y"].shape == (7, 3)

@@ -26,8 +26,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="second configuration (default ort:cpu:disabled)")
     p.add_argument("--b-model", type=Path, metavar="MODEL",
                    help="run B on this copy of the model instead (values matched by name)")
-    p.add_argument("--tolerance", type=float, default=1e-3, metavar="T",
-                   help="diverged when max|a-b| > T·max(1, max|a|) (default 1e-3)")
+    p.add_argument("--tolerance", type=float, default=None, metavar="T",
+                   help="diverged when max|a-b| > T·max(1, max|a|) (default: by dtype, "
+                        "1e-3 for float32, 2e-3 for float16)")
     p.add_argument("--cap-mb", type=int, default=1024, metavar="MB",
                    help="memory for captured intermediates per side (default 1024)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(_json_safe(result.as_json())))
         return 0
     print(f"{result.model.name} on {result.source}: A={result.a.label}  B={result.b.label}  "
-          f"tolerance {result.tolerance:g}")
+          f"{result.tolerance_note}")
     for w in result.warnings:
         print(f"  warning: {w}")
     for d in result.outputs:

@@ -33,17 +33,30 @@ def _size(text: str) -> tuple[int, int]:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "run", help="run a model on images, .npy files or random inputs",
-        description="Run MODEL on each INPUT (an image, a .npy file, or NAME=FILE.npy for a "
-                    "named input) and print the answer. Preprocessing follows the model's "
-                    "metadata and input shape first; the options fill in what the model "
-                    "does not say.")
+        "run", help="run a model on images, folders, audio, .npy files or random inputs",
+        description="Run MODEL on each INPUT (an image, a folder of images, a .wav clip, a "
+                    ".npy file, or NAME=FILE.npy for a named input) and print the answer. "
+                    "Preprocessing follows the model's metadata, input shape and dtype, then "
+                    "these options, then what the model file suggests (its family and "
+                    "producer); each choice is printed with its reason. A folder whose "
+                    "sub-folders are named after classes also gets accuracy and a confusion "
+                    "matrix.")
     add_input_options(p)
     p.add_argument("--json", action="store_true", help="one JSON object per input")
     p.add_argument("--labels", type=Path, metavar="FILE", help="class names, one per line")
     p.add_argument("--top", type=int, default=5, metavar="K")
     p.add_argument("--benchmark", type=int, default=0, metavar="N",
                    help="also time N runs and report median and p90")
+    p.add_argument("--threshold", type=float, default=0.5, metavar="S",
+                   help="detectors: lowest score kept (default 0.5)")
+    p.add_argument("--iou", type=float, default=0.45, metavar="R",
+                   help="detectors: NMS overlap above which the weaker box goes (default 0.45)")
+    p.add_argument("--save-outputs", type=Path, metavar="DIR",
+                   help="write image outputs and detection/mask overlays as PNG into DIR")
+    p.add_argument("--try-presets", action="store_true",
+                   help="also run the first image with each likely preset, side by side")
+    p.add_argument("--csv", type=Path, metavar="FILE",
+                   help="folders: write the per-file table as CSV")
     return p
 
 
@@ -52,7 +65,8 @@ def add_input_options(p: argparse.ArgumentParser, session: bool = True) -> None:
     shared by `run`, `profile` and `compare` so an input is prepared the same way."""
     p.add_argument("model", type=Path, help="the .onnx model")
     p.add_argument("inputs", nargs="*", metavar="INPUT", help="images or .npy files")
-    p.add_argument("--preset", choices=["imagenet", "caffe", "raw255", "unit", "symmetric"])
+    p.add_argument("--preset", choices=["imagenet", "caffe", "raw255", "unit", "symmetric",
+                                        "bgr255", "centred128"])
     p.add_argument("--channels", choices=["rgb", "bgr", "gray"])
     p.add_argument("--layout", choices=["nchw", "nhwc"])
     p.add_argument("--size", type=_size, metavar="HxW", help="for symbolic H/W (default 224x224)")
@@ -67,51 +81,57 @@ def add_input_options(p: argparse.ArgumentParser, session: bool = True) -> None:
         p.add_argument("--threads", type=int, default=0,
                        help="intra-op threads (0: automatic)")
     p.add_argument("--random", action="store_true", help="run once with random inputs")
+    p.add_argument("--zeros", action="store_true", help="run once with all-zero inputs")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
-                   help="size of a symbolic dimension for --random")
+                   help="size of a symbolic dimension for --random/--zeros "
+                        "(default: 1 for batch, 512 for audio, 8 tokens for text)")
 
 
 def requests(args: argparse.Namespace) -> list[Any]:
-    """RunRequests from the options of add_input_options (one per input source)."""
-    return _requests(args)
+    """RunRequests from the options of add_input_options (one per input source; folders
+    are left to `run`, which walks them)."""
+    from dataclasses import replace
+
+    from onnxstudio.runner.pipeline import ImageSource
+
+    base = base_request(args)
+    if args.random or base.zeros or not args.inputs:
+        return [replace(base, random=True)]
+    named = {k: Path(v) for k, _, v in (a.partition("=") for a in args.inputs if "=" in a)}
+    out = [replace(base, npy=named)] if named else []
+    for path in (Path(a) for a in args.inputs if "=" not in a):
+        suffix = path.suffix.lower()
+        if path.is_dir():
+            continue
+        if suffix == ".npy":
+            out.append(replace(base, npy={"": path}))
+        elif suffix == ".wav":
+            out.append(replace(base, audio=path))
+        else:
+            out.append(replace(base, images=[ImageSource(str(path), path)]))
+    return out
 
 
-def _requests(args: argparse.Namespace) -> list[Any]:
-    from onnxstudio.runner.pipeline import ImageSource, RunRequest
+def base_request(args: argparse.Namespace) -> Any:
+    """A RunRequest with the options but no input yet."""
+    from onnxstudio.runner.pipeline import RunRequest
     from onnxstudio.runner.preprocess import PreprocessOptions
     from onnxstudio.runner.session import CPU, SessionConfig
+    from onnxstudio.runner.synthetic import parse_dim_sizes
 
+    if not args.model.is_file():
+        raise InputError(f"{args.model.name}: no such model file")
     options = PreprocessOptions(preset=args.preset, channels=args.channels, layout=args.layout,
                                 size=args.size, resize=args.resize, mean=args.mean,
                                 std=args.std, scale=args.scale)
     config = SessionConfig(getattr(args, "provider", None) or CPU,
                            getattr(args, "optimization", "all"), getattr(args, "threads", 0))
-    common: dict[str, Any] = {"options": options, "config": config,
-                              "top_k": getattr(args, "top", 5),
-                              "labels_file": getattr(args, "labels", None),
-                              "benchmark_runs": getattr(args, "benchmark", 0)}
-    if not args.model.is_file():
-        raise InputError(f"{args.model.name}: no such model file")
-    if args.random or not args.inputs:
-        sizes: dict[str, int] = {}
-        for item in args.dim:
-            name, _, value = item.partition("=")
-            if not value.isdigit():
-                raise InputError(f"--dim {item!r}: expected NAME=SIZE")
-            sizes[name] = int(value)
-        return [RunRequest(args.model, random=True, dim_sizes=sizes, **common)]
-    named = {k: Path(v) for k, _, v in (a.partition("=") for a in args.inputs if "=" in a)}
-    plain = [Path(a) for a in args.inputs if "=" not in a]
-    requests = []
-    if named:
-        requests.append(RunRequest(args.model, npy=named, **common))
-    for path in plain:
-        if path.suffix.lower() == ".npy":
-            requests.append(RunRequest(args.model, npy={"": path}, **common))
-        else:
-            requests.append(RunRequest(args.model, images=[ImageSource(str(path), path)],
-                                       **common))
-    return requests
+    return RunRequest(args.model, options=options, config=config,
+                      top_k=getattr(args, "top", 5), labels_file=getattr(args, "labels", None),
+                      benchmark_runs=getattr(args, "benchmark", 0),
+                      threshold=getattr(args, "threshold", 0.5), iou=getattr(args, "iou", 0.45),
+                      dim_sizes=parse_dim_sizes(",".join(getattr(args, "dim", []))),
+                      zeros=getattr(args, "zeros", False))
 
 
 def _text(outcome: Any) -> str:
@@ -127,6 +147,17 @@ def _text(outcome: Any) -> str:
             lines += [f"     {t.score:8.4f}  {t.index:5d}  {t.label}" for t in v.top]
         elif v.stats:
             lines.append("     " + "  ".join(f"{k}={val:.4g}" for k, val in v.stats.items()))
+    if outcome.detections is not None:
+        d = outcome.detections
+        found = d.above()
+        lines.append(f"   detector: {d.description}; {len(found)} above {d.threshold:g} "
+                     f"after NMS (IoU {d.iou:g}), boxes in the original image's pixels")
+        lines += ["     {:8.4f}  {:<16} [{:.1f}, {:.1f}, {:.1f}, {:.1f}]".format(
+            x.score, x.label, *x.box) for x in found]
+    if outcome.segmentation is not None:
+        seg = outcome.segmentation
+        lines.append(f"   segmenter: {seg.description}")
+        lines += [f"     {frac:7.2%}  {label}" for _, label, frac in seg.areas[:10]]
     lines.append(f"   latency {outcome.latency_ms:.2f} ms")
     if outcome.benchmark is not None:
         b = outcome.benchmark
@@ -145,19 +176,79 @@ def _json_safe(obj: Any) -> Any:
     return obj
 
 
+def _print(data: Any, as_json: bool, text: str) -> None:
+    print(json.dumps(_json_safe(data)) if as_json else text)
+    sys.stdout.flush()
+
+
+def _alternatives(pipeline: Any, request: Any, as_json: bool) -> None:
+    """The first image under each likely preset, side by side (--try-presets)."""
+    tried = pipeline.try_presets(request)
+    rows = [{"preset": name, "top1": dict(zip(("label", "score"), o.top1() or ("", 0.0),
+                                              strict=True))} for name, o in tried]
+    ev = pipeline.evidence()
+    text = [f"== presets side by side ({'strong' if ev.strong else 'weak'} evidence)"]
+    text += [f"   {r['preset']:<11} {r['top1']['score']:8.4f}  {r['top1']['label']}"
+             for r in rows]
+    _print({"input": request.images[0].name, "alternatives": rows}, as_json, "\n".join(text))
+
+
+def _run_folder(args: argparse.Namespace, pipeline: Any, folder: Path, template: Any) -> None:
+    from onnxstudio.runner.folder import collect, run_folder, summarise, to_csv
+
+    items = collect(folder)
+    if not items:
+        raise InputError(f"{folder.name}: no images in this folder")
+    rows = []
+    for row in run_folder(pipeline, template, items, keep_outcomes=True):
+        rows.append(row)
+        outcome, row.outcome = row.outcome, None
+        if args.save_outputs and outcome is not None:
+            from onnxstudio.runner.draw import save_outputs
+            save_outputs(outcome, args.save_outputs)
+        data = {"file": row.item.name, "truth": row.item.truth, "top1": row.label,
+                "index": row.index, "score": row.score, "correct": row.correct,
+                "latency_ms": row.latency_ms, "error": row.error or None}
+        if outcome is not None and outcome.detections is not None:
+            data["detections"] = [d.as_json() for d in outcome.detections.above()]
+        score = "" if row.score is None else f"{row.score:.4f}"
+        mark = {True: "✓", False: "✗", None: " "}[row.correct]
+        _print(data, args.json, f"{mark} {row.item.name:<40} {row.label or row.error:<24} "
+                                f"{score:>8}  {row.latency_ms or 0:.1f} ms")
+    summary = summarise(rows)
+    if args.csv:
+        args.csv.write_text(to_csv(rows), encoding="utf-8")
+    text = [f"== {summary.images} images, {summary.errors} failed"]
+    if summary.accuracy is not None:
+        text.append(f"   accuracy {summary.accuracy:.2%} (sub-folder names as truth)")
+        width = max(len(c) for c in summary.classes)
+        text.append("   confusion (rows: truth, columns: predicted): " + " | ".join(
+            summary.classes))
+        text += [f"   {c:<{width}} " + " ".join(f"{n:4d}" for n in line)
+                 for c, line in zip(summary.classes, summary.matrix, strict=True)]
+    _print({"folder": str(folder), "summary": summary.as_json()}, args.json, "\n".join(text))
+
+
 def run(args: argparse.Namespace) -> int:
     from onnxstudio.runner.pipeline import Pipeline
 
     pipeline = Pipeline()
-    for request in _requests(args):
+    folders = [Path(a) for a in args.inputs if "=" not in a and Path(a).is_dir()]
+    for folder in folders:
+        _run_folder(args, pipeline, folder, base_request(args))
+    for request in requests(args) if not folders or len(folders) < len(args.inputs) else []:
+        if args.try_presets and request.images:
+            _alternatives(pipeline, request, args.json)
         for outcome in pipeline.execute(request):
             if args.json:
                 data = outcome.as_json(request.model)
                 if outcome.benchmark is not None:
                     data["benchmark_ms"] = {"median": outcome.benchmark.median_ms,
                                             "p90": outcome.benchmark.p90_ms}
-                print(json.dumps(_json_safe(data)))
+                _print(data, True, "")
             else:
-                print(_text(outcome))
-            sys.stdout.flush()
+                _print(None, False, _text(outcome))
+            if args.save_outputs:
+                from onnxstudio.runner.draw import save_outputs
+                save_outputs(outcome, args.save_outputs)
     return 0

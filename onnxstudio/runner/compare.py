@@ -24,6 +24,7 @@ from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.intermediates import DEFAULT_CAP_BYTES, capture_feeds, node_outputs
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.session import CPU, OPTIMIZATION_LEVELS, Session, SessionConfig
+from onnxstudio.runner.tolerance import coarsest, describe, relative_for
 
 _PROVIDERS = {"cpu": CPU, "cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider",
               "dml": "DmlExecutionProvider", "coreml": "CoreMLExecutionProvider",
@@ -105,6 +106,7 @@ class Comparison:
     intermediates: list[Difference]  # topological order
     first_divergence: Divergence | None
     warnings: list[str] = field(default_factory=list)
+    tolerance_note: str = ""  # which tolerance was used, e.g. "2e-3 for float16 (...)"
 
     def node_ratio(self) -> dict[str, float]:
         """Node id -> worst (max abs / allowed difference) of its outputs: above 1 exceeds
@@ -120,6 +122,7 @@ class Comparison:
         fd = self.first_divergence
         return {"model": str(self.model), "input": self.source, "a": self.a.label,
                 "b": self.b.label, "tolerance": self.tolerance,
+                "tolerance_used": self.tolerance_note,
                 "outputs": [d.as_json() for d in self.outputs],
                 "nodes": [d.as_json() for d in self.intermediates],
                 "first_divergence": None if fd is None else
@@ -127,13 +130,15 @@ class Comparison:
                 "warnings": self.warnings}
 
 
-def difference(name: str, a: Any, b: Any, tolerance: float) -> Difference:
+def difference(name: str, a: Any, b: Any, tolerance: float | None = None) -> Difference:
     """max |a-b|; max relative error where values are not ~0; cosine similarity.
 
     Exceeds when max |a-b| > tolerance × max(1, max |a|): absolute for small values,
     relative for large ones, so one threshold serves logits and raw activations alike.
+    ``tolerance`` None: the default for the coarser of the two dtypes (see tolerance.py).
     """
     x, y = np.asarray(a), np.asarray(b)
+    tolerance = relative_for(coarsest(x.dtype, y.dtype), tolerance)
     sa, sb = tuple(int(d) for d in x.shape), tuple(int(d) for d in y.shape)
     if sa != sb or x.dtype.kind not in "fiub" or y.dtype.kind not in "fiub":
         same = sa == sb and bool(np.array_equal(x, y))
@@ -195,9 +200,10 @@ def _side(model: Path, proto: onnx.ModelProto, external: bool, feeds: Mapping[st
     return outputs, cap.values, cap.warnings
 
 
-def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float = 1e-3,
+def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float | None = None,
             model_b: Path | None = None, cap_bytes: int = DEFAULT_CAP_BYTES) -> Comparison:
-    """Compare the request's first input on ``a`` and ``b`` (``b`` on ``model_b`` if given)."""
+    """Compare the request's first input on ``a`` and ``b`` (``b`` on ``model_b`` if given);
+    ``tolerance`` None follows each value's dtype."""
     model_a = request.model
     model_b = model_b or model_a
     proto_a, ext_a = read_model_proto(model_a)
@@ -231,4 +237,6 @@ def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float = 
     warnings = warn_a + [w for w in warn_b if w not in warn_a]
     if not outputs:
         warnings.append("the two sides share no output name")
-    return Comparison(model_a, source, a, b, tolerance, outputs, mids, first, warnings)
+    dtypes = [str(np.asarray(v).dtype) for v in (*out_a.values(), *mid_a.values())]
+    return Comparison(model_a, source, a, b, relative_for("float32", tolerance), outputs, mids,
+                      first, warnings, describe(dtypes, tolerance))

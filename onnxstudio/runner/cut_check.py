@@ -18,8 +18,10 @@ from onnx import external_data_helper
 
 from onnxstudio.errors import RunError
 from onnxstudio.model.load import read_model_proto
-from onnxstudio.runner.inputs import random_feeds, read_model_info
+from onnxstudio.runner.inputs import read_model_info
 from onnxstudio.runner.pipeline import RunRequest
+from onnxstudio.runner.synthetic import synthetic_feeds
+from onnxstudio.runner.tolerance import close_for, coarsest
 
 
 @dataclass(frozen=True)
@@ -30,10 +32,13 @@ class PartCheck:
     shape: tuple[int, ...]
     max_abs_diff: float
     matches: bool
+    tolerance: str = ""  # the bound used, e.g. "rtol 2e-3, atol 1e-3 (float16)"
 
     def describe(self) -> str:
         mark = "matches" if self.matches else "DIFFERS"
-        return f"{self.name} {list(self.shape)}: {mark} (max |Δ| = {self.max_abs_diff:.3g})"
+        tol = f", {self.tolerance}" if self.tolerance else ""
+        return (f"{self.name} {list(self.shape)}: {mark} "
+                f"(max |Δ| = {self.max_abs_diff:.3g}{tol})")
 
 
 def cpu_session(model: bytes | str) -> ort.InferenceSession:
@@ -61,7 +66,7 @@ def full_model_values(model_path: str | Path, names: list[str],
     proto.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
     session = cpu_session(proto.SerializeToString())
     if feeds is None:
-        feeds = random_feeds(read_model_info(path).inputs, seed=seed)
+        feeds = synthetic_feeds(read_model_info(path).inputs, seed=seed)
     wanted = [o.name for o in session.get_outputs()]
     try:
         results = session.run(wanted, feeds)
@@ -81,9 +86,10 @@ def request_input(model_path: str | Path, request: RunRequest) -> tuple[str, dic
 
 
 def run_part(model_path: str | Path, part_path: str | Path, seed: int = 0,
-             rtol: float = 1e-4, atol: float = 1e-5,
+             rtol: float | None = None, atol: float | None = None,
              feeds: dict[str, Any] | None = None) -> list[PartCheck]:
-    """Run ``part_path`` on what ``model_path`` computes at the cut; compare its outputs.
+    """Run ``part_path`` on what ``model_path`` computes at the cut; compare its outputs
+    (within the tolerance of their dtype unless ``rtol``/``atol`` are given).
 
     ``feeds``: the full model's inputs (see :func:`request_input`); seeded random inputs
     of the right types when None.
@@ -107,10 +113,16 @@ def run_part(model_path: str | Path, part_path: str | Path, seed: int = 0,
             checks.append(PartCheck(name, tuple(value.shape), float("inf"), False))
             continue
         if value.dtype.kind in "fc" or want.dtype.kind in "fc":
+            dtype = coarsest(value.dtype, want.dtype)
+            d_rtol, d_atol = close_for(dtype)
+            r, a = (d_rtol if rtol is None else rtol), (d_atol if atol is None else atol)
             diff = float(np.max(np.abs(value.astype(np.float64) - want))) if value.size else 0.0
-            ok = bool(np.allclose(value, want, rtol=rtol, atol=atol, equal_nan=True))
+            ok = bool(np.allclose(value.astype(np.float64), want.astype(np.float64), rtol=r,
+                                  atol=a, equal_nan=True))
+            note = f"rtol {r:g}, atol {a:g} ({dtype})"
         else:
             ok = bool(np.array_equal(value, want))
             diff = 0.0 if ok else float("inf")
-        checks.append(PartCheck(name, tuple(value.shape), diff, ok))
+            note = "exact"
+        checks.append(PartCheck(name, tuple(value.shape), diff, ok, note))
     return checks

@@ -6,7 +6,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageFile, UnidentifiedImageError
+from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
 from onnxstudio.errors import InputError
 
@@ -38,7 +38,8 @@ def load_image(path: str | Path) -> np.ndarray:
                 with Image.open(p, formats=FORMATS) as img:
                     img.seek(0)
                     img.load()
-                    return to_rgb_array(img)
+                    # A phone photo stores its pixels sideways and says so in EXIF.
+                    return to_rgb_array(ImageOps.exif_transpose(img) or img)
             finally:
                 Image.MAX_IMAGE_PIXELS = old_limit
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:

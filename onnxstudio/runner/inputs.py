@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +57,10 @@ class ModelInfo:
     outputs: list[TensorSpec]
     metadata: dict[str, str] = field(default_factory=dict)
     class_labels: list[str] | None = None  # from a ZipMap / classifier node
+    producer: str = ""  # producer_name and _version: evidence of the training framework
+    producer_version: str = ""
+    opset: int = 0  # the default domain's opset: the export's era
+    distributions: frozenset[str] = frozenset()  # outputs a Softmax writes: probabilities
 
 
 def _spec_from_value_info(vi: Any) -> TensorSpec:
@@ -105,7 +108,12 @@ def read_model_info(path: str | Path) -> ModelInfo:
                     labels = [str(i) for i in a.ints]
             if labels:
                 break
-    return ModelInfo(p, inputs, outputs, metadata, labels)
+    opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
+    out_names = {o.name for o in proto.graph.output}
+    distributions = frozenset(name for n in proto.graph.node if n.op_type == "Softmax"
+                              for name in n.output if name in out_names)
+    return ModelInfo(p, inputs, outputs, metadata, labels, proto.producer_name,
+                     proto.producer_version, int(opset), distributions)
 
 
 def spec_from_ort(arg: Any) -> TensorSpec:
@@ -116,76 +124,6 @@ def spec_from_ort(arg: Any) -> TensorSpec:
         return TensorSpec(arg.name, "tensor", _ORT_DTYPES.get(type_str[7:-1]), shape)
     kind = {"seq(": "sequence", "map(": "map"}.get(type_str[:4], "other")
     return TensorSpec(arg.name, kind, None, shape)
-
-
-def symbolic_dims(specs: Sequence[TensorSpec]) -> list[str]:
-    """Names of the symbolic dimensions (unnamed ones as "input:axis"), in input order."""
-    names: list[str] = []
-    for spec in specs:
-        for axis, d in enumerate(spec.shape):
-            key = _dim_key(spec, axis, d)
-            if key is not None and key not in names:
-                names.append(key)
-    return names
-
-
-def _dim_key(spec: TensorSpec, axis: int, d: Dim) -> str | None:
-    if isinstance(d, int) and d > 0:
-        return None
-    return d if isinstance(d, str) and d else f"{spec.name}:{axis}"
-
-
-def default_dim_sizes(specs: Sequence[TensorSpec]) -> dict[str, int]:
-    """Sensible sizes for symbolic dims: 1 for a leading (batch) axis, 224 for image H/W, else 1."""
-    sizes: dict[str, int] = {}
-    for spec in specs:
-        for axis, d in enumerate(spec.shape):
-            key = _dim_key(spec, axis, d)
-            if key is None or key in sizes:
-                continue
-            image_hw = len(spec.shape) == 4 and (
-                (spec.shape[1] in (1, 3) and axis in (2, 3))
-                or (spec.shape[3] in (1, 3) and axis in (1, 2)))
-            sizes[key] = 224 if image_hw else 1
-    return sizes
-
-
-def concrete_shape(spec: TensorSpec, sizes: Mapping[str, int]) -> tuple[int, ...]:
-    out: list[int] = []
-    for axis, d in enumerate(spec.shape):
-        key = _dim_key(spec, axis, d)
-        if key is None:
-            out.append(int(d))  # type: ignore[arg-type]
-        else:
-            if key not in sizes:
-                raise InputError(f"{spec.name}: no size given for symbolic dimension {key!r}")
-            out.append(int(sizes[key]))
-    return tuple(out)
-
-
-def random_input(spec: TensorSpec, sizes: Mapping[str, int],
-                 rng: np.random.Generator | None = None) -> np.ndarray:
-    """Random data of the input's dtype: floats ~ U[0, 1), integers in [0, 10), strings "a"."""
-    if not spec.is_tensor:
-        raise InputError(f"{spec.name}: random data only for tensor inputs (this is a {spec.type})")
-    rng = rng or np.random.default_rng(0)
-    shape = concrete_shape(spec, sizes)
-    dtype = np.dtype(spec.dtype)
-    if dtype.kind == "f":
-        return rng.random(shape).astype(dtype)
-    if dtype.kind in "iu":
-        return rng.integers(0, 10, size=shape).astype(dtype)
-    if dtype.kind == "b":
-        return rng.random(shape) < 0.5
-    return np.full(shape, "a", dtype=object)
-
-
-def random_feeds(specs: Sequence[TensorSpec], sizes: Mapping[str, int] | None = None,
-                 seed: int = 0) -> dict[str, np.ndarray]:
-    merged = default_dim_sizes(specs)
-    merged.update(sizes or {})
-    rng = np.random.default_rng(seed)
-    return {s.name: random_input(s, merged, rng) for s in specs}
 
 
 def load_npy(path: str | Path, spec: TensorSpec | None = None) -> np.ndarray:

@@ -4,7 +4,7 @@ overhead benchmark (read inputs, preprocess, run, postprocess)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +12,20 @@ import numpy as np
 
 from onnxstudio.errors import InputError
 from onnxstudio.runner import images
+from onnxstudio.runner.audio import audio_input, read_wav, shaped
+from onnxstudio.runner.detect import (
+    DEFAULT_IOU,
+    DEFAULT_THRESHOLD,
+    Detections,
+    Segmentation,
+    detect,
+    segment,
+)
+from onnxstudio.runner.evidence import Evidence, gather
 from onnxstudio.runner.inputs import (
     ModelInfo,
     TensorSpec,
     load_npy,
-    random_feeds,
     read_model_info,
 )
 from onnxstudio.runner.labels import Labels, resolve_labels
@@ -30,6 +39,7 @@ from onnxstudio.runner.preprocess import (
 )
 from onnxstudio.runner.preprocess import apply as apply_plan
 from onnxstudio.runner.session import BenchmarkResult, Session, SessionConfig
+from onnxstudio.runner.synthetic import default_dim_sizes, dim_key, synthetic_feeds
 
 Progress = Callable[[str, int, int], None]  # message, done, total
 Job = tuple[str, dict[str, Any], Preprocessed | None]  # source name, feeds, preprocessing
@@ -52,18 +62,23 @@ class ImageSource:
 
 @dataclass
 class RunRequest:
-    """What the user asked for. Exactly one of images / npy / random is used."""
+    """What the user asked for: images, else audio, else .npy files, else random inputs
+    (the inputs a clip or .npy file does not cover get synthetic data)."""
 
     model: Path
     images: list[ImageSource] = field(default_factory=list)
     npy: dict[str, Path] = field(default_factory=dict)  # input name -> .npy file
+    audio: Path | None = None  # a .wav file for the audio-shaped input
     random: bool = False
+    zeros: bool = False  # with random: all-zero data instead
     dim_sizes: dict[str, int] = field(default_factory=dict)
     options: PreprocessOptions = field(default_factory=PreprocessOptions)
     config: SessionConfig = field(default_factory=SessionConfig)
     top_k: int = 5
     labels_file: Path | None = None
     benchmark_runs: int = 0
+    threshold: float = DEFAULT_THRESHOLD  # detectors: the lowest score shown
+    iou: float = DEFAULT_IOU  # detectors: NMS overlap
 
 
 @dataclass
@@ -86,19 +101,40 @@ class RunOutcome:
     latency_ms: float
     preprocessed: Preprocessed | None = None
     benchmark: BenchmarkResult | None = None
+    detections: Detections | None = None
+    segmentation: Segmentation | None = None
 
     def classification(self) -> OutputView | None:
         return next((v for v in self.views if v.top), None)
+
+    def top1(self) -> tuple[str, float] | None:
+        """(label, score) of the best class, or of the best detection."""
+        cls = self.classification()
+        if cls is not None and cls.top:
+            return cls.top[0].label, cls.top[0].score
+        best = self.detections.above() if self.detections else []
+        return (best[0].label, best[0].score) if best else None
 
     def as_json(self, model: Path) -> dict[str, object]:
         """The `onnxstudio run --json` object for one input."""
         cls = self.classification()
         pre = self.preprocessed.plan.as_json() if self.preprocessed else None
-        return {"input": self.source, "model": str(model), "preprocess": pre,
-                "outputs": [v.as_json() for v in self.views],
-                "top": [{"index": t.index, "label": t.label, "score": t.score}
-                        for t in cls.top] if cls else [],
-                "latency_ms": self.latency_ms}
+        data: dict[str, object] = {
+            "input": self.source, "model": str(model), "preprocess": pre,
+            "outputs": [v.as_json() for v in self.views],
+            "top": [{"index": t.index, "label": t.label, "score": t.score}
+                    for t in cls.top] if cls else [],
+            "latency_ms": self.latency_ms}
+        if self.preprocessed is not None:
+            data["reasons"] = list(self.preprocessed.plan.reasons)
+        if self.detections is not None:
+            data["detector"] = self.detections.description
+            data["threshold"] = self.detections.threshold
+            data["detections"] = [d.as_json() for d in self.detections.above()]
+        if self.segmentation is not None:
+            data["segmentation"] = [{"label": lab, "index": i, "fraction": round(f, 6)}
+                                    for i, lab, f in self.segmentation.areas]
+        return data
 
 
 def _fed(feeds: dict[str, Any]) -> list[FedTensor]:
@@ -130,6 +166,7 @@ class Pipeline:
     def __init__(self) -> None:
         self.session: Session | None = None
         self.info: ModelInfo | None = None
+        self._evidence: Evidence | None = None
 
     def ensure_session(self, model: Path, config: SessionConfig,
                        progress: Progress | None = None) -> Session:
@@ -137,6 +174,7 @@ class Pipeline:
         if s is not None and s.path == Path(model) and s.config == config:
             return s
         self.session = None
+        self._evidence = None
         if progress:
             progress(f"Creating onnxruntime session for {Path(model).name}…", 0, 0)
         self.info = read_model_info(model)
@@ -156,10 +194,19 @@ class Pipeline:
                              "use .npy files or random inputs")
         return spec
 
+    def evidence(self) -> Evidence:
+        """What the model file says about its preprocessing and outputs (computed once)."""
+        assert self.info is not None and self.session is not None
+        if self._evidence is None:
+            spec = image_input(self.info.inputs) or image_input(self.session.inputs)
+            self._evidence = gather(self.info, spec,
+                                    image_to_image=image_to_image(self.info.outputs))
+        return self._evidence
+
     def plan_for(self, options: PreprocessOptions) -> PreprocessPlan:
         assert self.info is not None and self.session is not None
         return plan(self.image_spec(), self.info.metadata or self.session.metadata, options,
-                    image_to_image=image_to_image(self.info.outputs))
+                    image_to_image=image_to_image(self.info.outputs), evidence=self.evidence())
 
     def labels_for(self, request: RunRequest) -> Callable[[int], Labels | None]:
         info = self.info
@@ -173,45 +220,90 @@ class Pipeline:
         """Prepare feeds for a session made elsewhere (profiling, extra outputs)."""
         self.session = session
         self.info = read_model_info(session.path)
+        self._evidence = None
 
     def prepare(self, request: RunRequest, progress: Progress | None = None) -> list[Job]:
         """The request's feeds, one job per input source, without running anything."""
         session = self.ensure_session(request.model, request.config, progress)
         assert self.info is not None
-        jobs: list[Job] = []
         if request.images:
-            the_plan = self.plan_for(request.options)
-            others = [s for s in session.inputs if s.name != the_plan.input_name]
-            extra = {s.name: load_npy(request.npy[s.name], s) for s in others
-                     if s.name in request.npy}
-            missing = [s.name for s in others if s.name not in extra]
-            if missing:
-                raise InputError(f"{request.model.name}: inputs {', '.join(missing)} need "
-                                 ".npy files besides the image")
-            for src in request.images:
-                pre = apply_plan(the_plan, src.load())
-                jobs.append((src.name, {the_plan.input_name: pre.tensor, **extra}, pre))
-        elif request.npy:
-            npy = dict(request.npy)
-            if "" in npy:  # a bare file: the model's only input
-                if len(session.inputs) != 1:
-                    names = ", ".join(s.name for s in session.inputs)
-                    raise InputError(f"{request.model.name} has {len(session.inputs)} inputs "
-                                     f"({names}); name each .npy after its input")
-                npy = {session.inputs[0].name: npy.pop("")}
-            feeds: dict[str, Any] = {}
-            for spec in session.inputs:
-                if spec.name not in npy:
-                    raise InputError(f"{request.model.name}: no .npy file for input "
-                                     f"{spec.name!r}")
-                feeds[spec.name] = load_npy(npy[spec.name], spec)
-            jobs.append((", ".join(p.name for p in npy.values()), feeds, None))
-        elif request.random:
+            return self._image_jobs(request)
+        if request.audio is not None:
+            return [self._audio_job(request)]
+        if request.npy:
+            return [self._npy_job(request)]
+        if request.random:
             specs = self.info.inputs or session.inputs
-            jobs.append(("random inputs", random_feeds(specs, request.dim_sizes), None))
-        else:
-            raise InputError("nothing to run: give an image, .npy files or random inputs")
+            feeds = synthetic_feeds(specs, request.dim_sizes, zeros=request.zeros)
+            return [("zero inputs" if request.zeros else "random inputs", feeds, None)]
+        raise InputError("nothing to run: give an image, a .wav or .npy file, or random inputs")
+
+    def _specs(self) -> list[TensorSpec]:
+        assert self.info is not None and self.session is not None
+        return self.info.inputs or self.session.inputs
+
+    def _image_jobs(self, request: RunRequest) -> list[Job]:
+        the_plan = self.plan_for(request.options)
+        others = [s for s in self._specs() if s.name != the_plan.input_name]
+        extra = {s.name: load_npy(request.npy[s.name], s) for s in others
+                 if s.name in request.npy}
+        missing = [s.name for s in others if s.name not in extra]
+        if missing:
+            raise InputError(f"{request.model.name}: inputs {', '.join(missing)} need "
+                             ".npy files besides the image")
+        jobs: list[Job] = []
+        for src in request.images:
+            pre = apply_plan(the_plan, src.load())
+            jobs.append((src.name, {the_plan.input_name: pre.tensor, **extra}, pre))
         return jobs
+
+    def _complete(self, request: RunRequest, given: dict[str, np.ndarray],
+                  extra_values: dict[str, float] | None = None) -> dict[str, Any]:
+        """The given arrays plus synthetic data for the other inputs, sized to agree with
+        the given arrays' symbolic dimensions."""
+        specs = self._specs()
+        sizes = dict(request.dim_sizes)
+        for spec in specs:
+            if spec.name in given:
+                for axis, d in enumerate(spec.shape):
+                    key = dim_key(spec, axis, d)
+                    if key is not None and axis < given[spec.name].ndim:
+                        sizes.setdefault(key, int(given[spec.name].shape[axis]))
+        rest = [s for s in specs if s.name not in given]
+        feeds = synthetic_feeds(rest, {k: v for k, v in sizes.items()
+                                       if k in default_dim_sizes(rest)}, zeros=request.zeros)
+        for name, value in (extra_values or {}).items():
+            if name in feeds:
+                feeds[name] = np.full_like(feeds[name], value)
+        return {s.name: given[s.name] if s.name in given else feeds[s.name] for s in specs}
+
+    def _audio_job(self, request: RunRequest) -> Job:
+        assert request.audio is not None
+        spec = audio_input(self._specs())
+        if spec is None:
+            names = ", ".join(s.describe() for s in self._specs())
+            raise InputError(f"{request.model.name}: no input takes audio ({names})")
+        clip = read_wav(request.audio)
+        rates = {s.name: float(clip.rate) for s in self._specs()
+                 if s.name.lower() in ("sr", "sample_rate", "sampling_rate")}
+        feeds = self._complete(request, {spec.name: shaped(clip, spec)}, rates)
+        return (request.audio.name, feeds, None)
+
+    def _npy_job(self, request: RunRequest) -> Job:
+        npy = dict(request.npy)
+        specs = self._specs()
+        if "" in npy:  # a bare file: the only input, or the audio-shaped one
+            target = specs[0] if len(specs) == 1 else audio_input(specs)
+            if target is None:
+                names = ", ".join(s.name for s in specs)
+                raise InputError(f"{request.model.name} has {len(specs)} inputs ({names}); "
+                                 "name each .npy after its input (NAME=FILE.npy)")
+            npy = {target.name: npy.pop("")}
+        unknown = sorted(set(npy) - {s.name for s in specs})
+        if unknown:
+            raise InputError(f"{request.model.name}: no input named {', '.join(unknown)}")
+        given = {s.name: load_npy(npy[s.name], s) for s in specs if s.name in npy}
+        return (", ".join(p.name for p in npy.values()), self._complete(request, given), None)
 
     def execute(self, request: RunRequest, progress: Progress | None = None) -> list[RunOutcome]:
         """Run the request; raises InputError / RunError (RunCancelled when cancelled)."""
@@ -231,8 +323,38 @@ class Pipeline:
                         progress(f"Benchmark {name}: {done}/{total}", done, total)
                 bench = session.benchmark(feeds, request.benchmark_runs, warmup=0,
                                           progress=tick)
-            views = interpret(result.outputs, self.labels_for(request), fed_image,
-                              request.top_k)
-            outcomes.append(RunOutcome(name, _fed(feeds), views, result.latency_ms, fed_image,
-                                       bench))
+            outcomes.append(self.explain(request, name, feeds, result.outputs,
+                                         result.latency_ms, fed_image, bench))
         return outcomes
+
+    def try_presets(self, request: RunRequest, presets: list[str] | None = None
+                    ) -> list[tuple[str, RunOutcome]]:
+        """The first image under each preset (default: the evidence's alternatives), so
+        the user can compare their top-1 side by side when the evidence is weak."""
+        self.ensure_session(request.model, request.config)
+        names = presets or list(self.evidence().alternatives)
+        results = []
+        for name in names:
+            options = replace(request.options, preset=name, source="tried side by side")
+            one = replace(request, images=request.images[:1], options=options,
+                          benchmark_runs=0)
+            results.append((name, self.execute(one)[0]))
+        return results
+
+    def explain(self, request: RunRequest, name: str, feeds: dict[str, Any],
+                outputs: dict[str, Any], latency_ms: float, fed_image: Preprocessed | None,
+                bench: BenchmarkResult | None = None) -> RunOutcome:
+        """Outputs -> views, and for a detector or segmenter fed an image, what it found."""
+        assert self.info is not None
+        labels = self.labels_for(request)
+        views = interpret(outputs, labels, fed_image, request.top_k, self.info.distributions)
+        outcome = RunOutcome(name, _fed(feeds), views, latency_ms, fed_image, bench)
+        fmt = self.evidence().detector_format if fed_image is not None else ""
+        if fed_image is None or not fmt:
+            return outcome
+        if fmt.startswith("seg"):
+            outcome.segmentation = segment(fmt, outputs, fed_image, labels)
+        else:
+            outcome.detections = detect(fmt, outputs, fed_image, labels, request.threshold,
+                                        request.iou)
+        return outcome

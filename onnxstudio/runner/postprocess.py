@@ -51,9 +51,11 @@ def softmax(x: np.ndarray) -> np.ndarray:
 
 
 def is_distribution(x: np.ndarray) -> bool:
-    """Already probabilities: non-negative, at most 1, summing to 1."""
-    return bool(x.size and x.min() >= 0.0 and x.max() <= 1.0 + 1e-6
-                and abs(float(x.astype(np.float64).sum()) - 1.0) < 1e-3)
+    """Already probabilities: non-negative, at most 1, summing to 1 (to the dtype's precision:
+    1000 fp16 probabilities add up to 1 only within about 1e-2)."""
+    slack = 1e-2 if x.dtype == np.float16 else 1e-3
+    return bool(x.size and x.min() >= 0.0 and x.max() <= 1.0 + slack
+                and abs(float(x.astype(np.float64).sum()) - 1.0) < slack)
 
 
 def class_vector(value: np.ndarray) -> np.ndarray | None:
@@ -66,9 +68,11 @@ def class_vector(value: np.ndarray) -> np.ndarray | None:
     return value.reshape(-1)
 
 
-def top_k(scores: np.ndarray, k: int, labels: Labels | None) -> tuple[list[TopEntry], bool]:
-    """Top k entries; softmax only when the vector is not already a distribution."""
-    applied = not is_distribution(scores)
+def top_k(scores: np.ndarray, k: int, labels: Labels | None,
+          probabilities: bool = False) -> tuple[list[TopEntry], bool]:
+    """Top k entries; softmax only when the vector is not already a distribution (a Softmax
+    node wrote it, or its values say so)."""
+    applied = not (probabilities or is_distribution(scores))
     probs = softmax(scores) if applied else scores.astype(np.float64)
     order = np.argsort(-probs, kind="stable")[: max(1, k)]
     return [TopEntry(int(i), labels.name(int(i)) if labels else str(int(i)), float(probs[i]))
@@ -159,8 +163,10 @@ def _map_table(m: Mapping[Any, Any]) -> list[list[str]]:
 
 
 def interpret(outputs: Mapping[str, Any], labels_for: LabelSource | None = None,
-              pre: Preprocessed | None = None, k: int = 5) -> list[OutputView]:
-    """Turn every output into an OutputView; classification vectors get top-k with labels."""
+              pre: Preprocessed | None = None, k: int = 5,
+              distributions: frozenset[str] = frozenset()) -> list[OutputView]:
+    """Turn every output into an OutputView; classification vectors get top-k with labels
+    (``distributions``: outputs a Softmax wrote, never soft-maxed again)."""
     views: list[OutputView] = []
     for name, value in outputs.items():
         if isinstance(value, list):
@@ -194,7 +200,7 @@ def interpret(outputs: Mapping[str, Any], labels_for: LabelSource | None = None,
         if vec is not None:
             labels = labels_for(vec.size) if labels_for else None
             view.kind = "classification"
-            view.top, view.softmax_applied = top_k(vec, k, labels)
+            view.top, view.softmax_applied = top_k(vec, k, labels, name in distributions)
             view.labels_source = labels.source if labels else "class indices"
         elif image is not None:
             view.kind = "image"

@@ -1,4 +1,5 @@
-"""Image -> tensor. Decided in order: model metadata, then input shape/dtype, then the user.
+"""Image -> tensor. Decided in order: model metadata, the input's shape and dtype, the user
+(or the choice remembered for this model), the model's evidence (family, producer), a default.
 
 Every number is computed per channel from a 256-entry table in float64 and cast once, so a
 preset gives exactly the value its formula says (e.g. imagenet: (x/255 - mean) / std).
@@ -13,7 +14,22 @@ import numpy as np
 from PIL import Image
 
 from onnxstudio.errors import InputError
+from onnxstudio.runner.evidence import Evidence
+from onnxstudio.runner.geometry import RESIZES, Geometry, geometry_of, resize_image
 from onnxstudio.runner.inputs import TensorSpec
+
+__all__ = [
+    "PRESETS",
+    "RESIZES",
+    "PreprocessOptions",
+    "PreprocessPlan",
+    "Preprocessed",
+    "apply",
+    "image_input",
+    "plan",
+    "preprocess",
+    "resize_image",
+]
 
 
 @dataclass(frozen=True)
@@ -30,12 +46,22 @@ PRESETS: dict[str, Preset] = {
     "raw255": Preset("rgb", 1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
     "unit": Preset("rgb", 255.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
     "symmetric": Preset("rgb", 127.5, (1.0, 1.0, 1.0), (1.0, 1.0, 1.0)),
+    "bgr255": Preset("bgr", 1.0, (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)),
+    "centred128": Preset("rgb", 1.0, (127.0, 127.0, 127.0), (128.0, 128.0, 128.0)),
+}
+# What each preset computes, for menus and reasons.
+PRESET_FORMULAS = {
+    "imagenet": "RGB, (x/255 − ImageNet mean) / std",
+    "caffe": "BGR, x − Caffe mean (103.9, 116.8, 123.7)",
+    "raw255": "RGB, 0–255",
+    "unit": "RGB, x/255",
+    "symmetric": "RGB, x/127.5 − 1",
+    "bgr255": "BGR, 0–255",
+    "centred128": "RGB, (x − 127) / 128",
 }
 CHANNELS = ("rgb", "bgr", "gray")
 LAYOUTS = ("nchw", "nhwc")
-RESIZES = ("crop", "stretch", "letterbox")
 DEFAULT_SIZE = (224, 224)
-LETTERBOX_FILL = (114, 114, 114)  # the grey YOLO-style letterboxing pads with
 
 # The Windows ML / onnxmltools image metadata convention.
 _PIXEL_FORMATS = {"Rgb8": "rgb", "Rgba8": "rgb", "Bgr8": "bgr", "Bgra8": "bgr", "Gray8": "gray"}
@@ -55,6 +81,7 @@ class PreprocessOptions:
     mean: tuple[float, ...] | None = None
     std: tuple[float, ...] | None = None
     scale: float | None = None  # multiplier; x * scale replaces x / divisor
+    source: str = ""  # why the preset was chosen when not just now ("remembered for this model")
 
 
 @dataclass
@@ -92,6 +119,8 @@ class Preprocessed:
     plan: PreprocessPlan
     preview: np.ndarray  # what the model sees, as uint8 (H, W, 3) or (H, W)
     resized_rgb: np.ndarray  # the same geometry in colour (super-resolution recombines it)
+    geometry: Geometry | None = None  # input pixels <-> the original image's
+    original: np.ndarray | None = None  # the decoded image (boxes and masks are drawn on it)
 
     @property
     def description(self) -> str:
@@ -120,27 +149,34 @@ def _fixed(d: object) -> int | None:
     return d if isinstance(d, int) and d > 0 else None
 
 
-def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
-         options: PreprocessOptions | None = None, *, image_to_image: bool = False
-         ) -> PreprocessPlan:
-    """Decide the preprocessing for one input; later sources only fill what earlier left open."""
-    opts = options or PreprocessOptions()
-    meta = metadata or {}
-    why: list[str] = []
-    rank = len(spec.shape)
-    if rank not in (3, 4):
+@dataclass
+class _Axes:
+    rank: int
+    lead: int  # index of the first non-batch axis
+    ch_axis: int
+    hw_axes: tuple[int, int]
+    n_ch: int | None  # fixed channel count, None when symbolic
+
+
+def _check_image_spec(spec: TensorSpec) -> str:
+    if len(spec.shape) not in (3, 4):
         raise InputError(f"input {spec.name!r} ({spec.describe()}) is not image-shaped "
                          "(rank 3 or 4 expected)")
     dtype = spec.dtype or "float32"
     if dtype not in ("float32", "float16", "float64", "uint8"):
         raise InputError(f"input {spec.name!r} has dtype {dtype}; images feed float or uint8")
-    lead = 1 if rank == 4 else 0  # index of the first non-batch axis
+    return dtype
 
-    # Layout: denotations, then which axis has 1 or 3 entries, then the user, then NCHW.
+
+def _decide_layout(spec: TensorSpec, opts: PreprocessOptions, ev: Evidence | None,
+                   why: list[str]) -> _Axes:
+    """Denotations, then which axis has 1 or 3 entries, then the user, the producer, NCHW."""
+    rank = len(spec.shape)
+    lead = 1 if rank == 4 else 0
     layout: str | None = None
     if "DATA_CHANNEL" in spec.denotations:
-        ch_axis = spec.denotations.index("DATA_CHANNEL")
-        layout = "nchw" if ch_axis == lead else "nhwc" if ch_axis == rank - 1 else None
+        axis = spec.denotations.index("DATA_CHANNEL")
+        layout = "nchw" if axis == lead else "nhwc" if axis == rank - 1 else None
         if layout:
             why.append(f"layout {layout.upper()}: dimension denotation DATA_CHANNEL")
     if layout is None:
@@ -152,18 +188,30 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
         if layout:
             why.append(f"layout {layout.upper()}: from the input shape")
     if layout is None:
-        layout = opts.layout if opts.layout in LAYOUTS else "nchw"
-        why.append(f"layout {layout.upper()}: " + ("your choice" if opts.layout else "default"))
+        if opts.layout in LAYOUTS:
+            layout = opts.layout
+            why.append(f"layout {layout.upper()}: your choice")
+        elif ev is not None and ev.layout in LAYOUTS:
+            layout = ev.layout
+            why.append(f"layout {layout.upper()}: {ev.reason}")
+        else:
+            layout = "nchw"
+            why.append("layout NCHW: default")
     elif opts.layout and opts.layout != layout:
         why.append(f"(your layout {opts.layout.upper()} does not fit this input)")
     ch_axis = lead if layout == "nchw" else rank - 1
-    hw_axes = (ch_axis + 1, ch_axis + 2) if layout == "nchw" else (ch_axis - 2, ch_axis - 1)
+    hw = (ch_axis + 1, ch_axis + 2) if layout == "nchw" else (ch_axis - 2, ch_axis - 1)
     n_ch = _fixed(spec.shape[ch_axis])
     if n_ch not in (None, 1, 3):
         raise InputError(f"input {spec.name!r} ({spec.describe()}) has {n_ch} channels; "
                          "an image has 1 or 3")
+    return _Axes(rank, lead, ch_axis, hw, n_ch)
 
-    # Normalisation preset: metadata range, then dtype, then the user, then a guess.
+
+def _decide_preset(dtype: str, meta: Mapping[str, str], opts: PreprocessOptions,
+                   ev: Evidence | None, n_ch: int | None, image_to_image: bool,
+                   why: list[str]) -> str:
+    """Metadata range, then the dtype, then the user, then the model's evidence, then a guess."""
     preset: str | None = None
     meta_range = meta.get("Image.NominalPixelRange")
     if meta_range in _PIXEL_RANGES:
@@ -171,24 +219,31 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
         why.append(f"preset {preset}: model metadata Image.NominalPixelRange={meta_range}")
     elif dtype == "uint8":
         preset = "raw255"
-        why.append("preset raw255: the input is uint8")
-    if preset is None:
-        if opts.preset:
-            if opts.preset not in PRESETS:
-                raise InputError(f"unknown preset {opts.preset!r} "
-                                 f"(choose from {', '.join(PRESETS)})")
-            preset = opts.preset
-            why.append(f"preset {preset}: your choice")
-        else:
-            preset = ("unit" if n_ch == 1 else "raw255") if image_to_image else \
-                ("unit" if n_ch == 1 else "imagenet")
-            why.append(f"preset {preset}: default for "
-                       + ("an image-to-image model" if image_to_image else "a classifier"))
-    elif opts.preset and opts.preset != preset:
-        why.append(f"(your preset {opts.preset} is overridden by the model)")
-    pre = PRESETS[preset]
+        why.append("preset raw255: the input is uint8 (raw pixels)")
+    if preset is not None:
+        if opts.preset and opts.preset != preset:
+            why.append(f"(your preset {opts.preset} is overridden by the model)")
+        return preset
+    if opts.preset:
+        if opts.preset not in PRESETS:
+            raise InputError(f"unknown preset {opts.preset!r} (choose from {', '.join(PRESETS)})")
+        why.append(f"preset {opts.preset} ({PRESET_FORMULAS[opts.preset]}): "
+                   f"{opts.source or 'your choice'}")
+        return opts.preset
+    if ev is not None and ev.preset in PRESETS and n_ch != 1:
+        why.append(f"preset {ev.preset} ({PRESET_FORMULAS[ev.preset]}): {ev.reason}"
+                   + ("" if ev.strong else " — a guess, try the alternatives"))
+        return ev.preset
+    preset = ("unit" if n_ch == 1 else "raw255") if image_to_image else \
+        ("unit" if n_ch == 1 else "imagenet")
+    why.append(f"preset {preset}: default for "
+               + ("an image-to-image model" if image_to_image else "a classifier"))
+    return preset
 
-    # Channels: metadata pixel format, then the channel count, then the user, then the preset.
+
+def _decide_channels(meta: Mapping[str, str], opts: PreprocessOptions, n_ch: int | None,
+                     preset: Preset, why: list[str]) -> tuple[str, int]:
+    """Metadata pixel format, then the channel count, then the user, then the preset."""
     channels: str | None = None
     fmt = meta.get("Image.BitmapPixelFormat")
     if fmt in _PIXEL_FORMATS:
@@ -203,14 +258,18 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
             why.append(f"channels {channels.upper()}: your choice"
                        + (" (luminance in all 3 channels)" if channels == "gray" else ""))
         else:
-            channels = pre.channels
+            channels = preset.channels
     n_channels = n_ch or (1 if channels == "gray" and fmt in _PIXEL_FORMATS else 3)
     if n_channels == 1 and channels != "gray":
         channels = "gray"
         why.append("channels GRAY (luminance): the input has 1 channel")
+    return channels, n_channels
 
-    # Size: fixed dims, then the user, then the default for symbolic H/W.
-    h, w = _fixed(spec.shape[hw_axes[0]]), _fixed(spec.shape[hw_axes[1]])
+
+def _decide_geometry(spec: TensorSpec, axes: _Axes, opts: PreprocessOptions,
+                     ev: Evidence | None, why: list[str]) -> tuple[tuple[int, int], str]:
+    """Fixed dims, then the user, then the default for symbolic H/W; resize: user, family."""
+    h, w = _fixed(spec.shape[axes.hw_axes[0]]), _fixed(spec.shape[axes.hw_axes[1]])
     if h and w:
         size = (h, w)
         if opts.size and tuple(opts.size) != size:
@@ -220,10 +279,21 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
         size = (h or uh or DEFAULT_SIZE[0], w or uw or DEFAULT_SIZE[1])
         why.append(f"size {size[0]}x{size[1]}: " + ("your choice" if opts.size else
                    "default for a symbolic size"))
-    resize = opts.resize or "crop"
+    if opts.resize:
+        resize = opts.resize
+    elif ev is not None and ev.resize:
+        resize = ev.resize
+        why.append(f"resize {resize}: {ev.reason}")  # the family's own convention
+    else:
+        resize = "crop"
     if resize not in RESIZES:
         raise InputError(f"unknown resize mode {resize!r} (choose from {', '.join(RESIZES)})")
+    return size, resize
 
+
+def _decide_values(dtype: str, pre: Preset, n_channels: int, opts: PreprocessOptions,
+                   why: list[str]) -> tuple[tuple[float, ...], tuple[float, ...], float]:
+    """(mean, std, divisor): the preset's, with the user's overrides; uint8 takes raw pixels."""
     mean: tuple[float, ...] = pre.mean
     std: tuple[float, ...] = pre.std
     if n_channels == 1:  # one channel: the average of the preset's per-channel values
@@ -237,42 +307,34 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
         if opts.scale == 0:
             raise InputError("scale must not be 0")
         divisor = 1.0 / float(opts.scale)
-    n_out = n_channels
     for label, vals in (("mean", mean), ("std", std)):
-        if len(vals) not in (1, n_out):
-            raise InputError(f"{label} needs 1 or {n_out} values, got {len(vals)}")
+        if len(vals) not in (1, n_channels):
+            raise InputError(f"{label} needs 1 or {n_channels} values, got {len(vals)}")
     if any(s == 0 for s in std):
         raise InputError("std must not contain 0")
     if dtype == "uint8" and (any(mean) or any(s != 1 for s in std) or divisor != 1):
         why.append("(mean/std/scale ignored: a uint8 input takes raw pixels)")
-        mean, std, divisor = (0.0,) * n_out, (1.0,) * n_out, 1.0
+        mean, std, divisor = (0.0,) * n_channels, (1.0,) * n_channels, 1.0
+    return mean, std, divisor
+
+
+def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
+         options: PreprocessOptions | None = None, *, image_to_image: bool = False,
+         evidence: Evidence | None = None) -> PreprocessPlan:
+    """Decide the preprocessing for one input; later sources only fill what earlier left open:
+    metadata, the input's shape and dtype, the user, the model's evidence, a default."""
+    opts = options or PreprocessOptions()
+    meta = metadata or {}
+    why: list[str] = []
+    dtype = _check_image_spec(spec)
+    axes = _decide_layout(spec, opts, evidence, why)
+    preset = _decide_preset(dtype, meta, opts, evidence, axes.n_ch, image_to_image, why)
+    channels, n_channels = _decide_channels(meta, opts, axes.n_ch, PRESETS[preset], why)
+    size, resize = _decide_geometry(spec, axes, opts, evidence, why)
+    mean, std, divisor = _decide_values(dtype, PRESETS[preset], n_channels, opts, why)
+    layout = "nchw" if axes.ch_axis == axes.lead else "nhwc"
     return PreprocessPlan(spec.name, preset, channels, layout, size, resize, mean, std,
-                          divisor, dtype, rank, n_channels, why)
-
-
-def resize_image(rgb: np.ndarray, size: tuple[int, int], mode: str) -> np.ndarray:
-    """crop: shorter side to 256/224 of the target then centre crop; stretch; letterbox."""
-    th, tw = size
-    img = Image.fromarray(rgb)
-    w, h = img.size
-    if mode == "stretch":
-        out = img.resize((tw, th), Image.Resampling.BILINEAR)
-    elif mode == "letterbox":
-        s = min(th / h, tw / w)
-        nw, nh = max(1, round(w * s)), max(1, round(h * s))
-        canvas = Image.new("RGB", (tw, th), LETTERBOX_FILL)
-        canvas.paste(img.resize((nw, nh), Image.Resampling.BILINEAR),
-                     ((tw - nw) // 2, (th - nh) // 2))
-        out = canvas
-    elif mode == "crop":
-        s = max(th / h, tw / w) * 256 / 224
-        nw, nh = max(tw, round(w * s)), max(th, round(h * s))
-        big = img.resize((nw, nh), Image.Resampling.BILINEAR)
-        left, top = (nw - tw) // 2, (nh - th) // 2
-        out = big.crop((left, top, left + tw, top + th))
-    else:
-        raise InputError(f"unknown resize mode {mode!r}")
-    return np.asarray(out.convert("RGB"))
+                          divisor, dtype, axes.rank, n_channels, why)
 
 
 def luminance(rgb: np.ndarray) -> np.ndarray:
@@ -309,11 +371,13 @@ def apply(p: PreprocessPlan, rgb: np.ndarray) -> Preprocessed:
     if p.layout == "nchw":
         values = values.transpose(2, 0, 1)
     tensor = np.ascontiguousarray(values[None] if p.rank == 4 else values)
-    return Preprocessed(tensor, p, np.ascontiguousarray(preview), resized)
+    geometry = geometry_of(rgb.shape[0], rgb.shape[1], p.size, p.resize)
+    return Preprocessed(tensor, p, np.ascontiguousarray(preview), resized, geometry, rgb)
 
 
 def preprocess(rgb: np.ndarray, spec: TensorSpec, metadata: Mapping[str, str] | None = None,
-               options: PreprocessOptions | None = None, *, image_to_image: bool = False
-               ) -> Preprocessed:
-    return apply(plan(spec, metadata, options, image_to_image=image_to_image), rgb)
+               options: PreprocessOptions | None = None, *, image_to_image: bool = False,
+               evidence: Evidence | None = None) -> Preprocessed:
+    return apply(plan(spec, metadata, options, image_to_image=image_to_image,
+                      evidence=evidence), rgb)
 

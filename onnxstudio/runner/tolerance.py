@@ -1,0 +1,52 @@
+"""Default tolerances that follow the dtype: float16 keeps ~3 significant digits, so a
+float32 tolerance flags one-ulp rounding as a difference. Every verdict names the tolerance
+it used."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+# Relative tolerance per dtype: about two units in the last place for low precision.
+RELATIVE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-3, "float64": 1e-3}
+# np.allclose pairs (rtol, atol) for exact checks (the cut check): tighter for float32.
+CLOSE = {"float16": (2e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1e-4, 1e-5),
+         "float64": (1e-7, 1e-9)}
+WHY = {"float16": "float16 keeps ~3 significant digits", "bfloat16": "bfloat16 keeps ~2",
+       "float32": "float32", "float64": "float64"}
+
+
+def _name(dtype: object) -> str:
+    text = str(dtype)
+    if text in RELATIVE:
+        return text
+    try:
+        return str(np.dtype(text))
+    except TypeError:
+        return text
+
+
+def coarsest(*dtypes: object) -> str:
+    """The lower-precision float dtype of the values compared ("float32" if none is float)."""
+    names = [n for n in (_name(d) for d in dtypes) if n in RELATIVE]
+    return max(names, key=lambda n: RELATIVE[n], default="float32")
+
+
+def relative_for(dtype: object, user: float | None = None) -> float:
+    """The user's tolerance when given, else the dtype's default."""
+    return float(user) if user is not None else RELATIVE[coarsest(dtype)]
+
+
+def close_for(dtype: object) -> tuple[float, float]:
+    return CLOSE[coarsest(dtype)]
+
+
+def describe(dtypes: Iterable[str], user: float | None = None) -> str:
+    """One line naming the tolerance(s) used, e.g. "2e-3 for float16 (… ~3 significant …)"."""
+    if user is not None:
+        return f"tolerance {user:g} (yours, for every dtype)"
+    seen = sorted({coarsest(d) for d in dtypes} or {"float32"}, key=lambda n: RELATIVE[n])
+    parts = [f"{RELATIVE[n]:g} for {n}" + (f" ({WHY[n]})" if n in ("float16", "bfloat16")
+                                            else "") for n in seen]
+    return "tolerance " + ", ".join(parts) + " — the default for the dtype"
