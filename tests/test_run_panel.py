@@ -110,7 +110,9 @@ def test_bad_images_get_a_message_and_nothing_else(qtbot, panel: RunPanel, tmp_p
     with qtbot.waitSignal(panel.run_failed, timeout=TIMEOUT) as blocker:
         panel.open_images([cut])
     assert blocker.args[0].startswith("cut.png: ")
-    assert panel.top_table.item(0, 0).text().startswith("3")  # earlier result untouched
+    # the earlier answer is gone: nothing under the banner can pass for this file's result
+    assert panel.top_table.isHidden() and panel.top_table.rowCount() == 0
+    assert panel.outcomes() == [] and panel.thumbnail.pixmap().isNull()
     monkeypatch.setattr(images, "MAX_PIXELS", 1000)
     bomb = tmp_path / "bomb.png"
     Image.new("L", (64, 64)).save(bomb)

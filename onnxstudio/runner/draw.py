@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageDraw
+from PIL import Image, ImageDraw, ImageFont
 
 from onnxstudio.runner.detect import Detection, Segmentation
 from onnxstudio.runner.pipeline import RunOutcome
@@ -27,17 +27,26 @@ def draw_detections(rgb: np.ndarray, found: list[Detection]) -> np.ndarray:
     img = Image.fromarray(rgb).convert("RGB")
     pen = max(2, round(min(img.size) / 200))
     draw = ImageDraw.Draw(img)
+    font = _font(max(12, round(min(img.size) / 28)))
     for d in found:
         c = colour(d.index)
         x1, y1, x2, y2 = d.box
         draw.rectangle((x1, y1, x2, y2), outline=c, width=pen)
         text = f"{d.label} {d.score:.2f}"
-        left, top, right, bottom = draw.textbbox((0, 0), text)
+        left, top, right, bottom = draw.textbbox((0, 0), text, font=font)
         tw, th = right - left + 6, bottom - top + 4
         ty = y1 - th if y1 - th >= 0 else y1
         draw.rectangle((x1, ty, x1 + tw, ty + th), fill=c)
-        draw.text((x1 + 3, ty + 2 - top), text, fill=(255, 255, 255))
+        draw.text((x1 + 3, ty + 2 - top), text, fill=(255, 255, 255), font=font)
     return np.asarray(img)
+
+
+def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """Pillow's bundled font at a size that stays readable when the image is scaled down."""
+    try:
+        return ImageFont.load_default(size=size)
+    except (OSError, TypeError, ValueError):  # Pillow without FreeType: the bitmap font
+        return ImageFont.load_default()
 
 
 def draw_mask(rgb: np.ndarray, seg: Segmentation, background: int = 0) -> np.ndarray:

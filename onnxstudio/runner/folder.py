@@ -11,6 +11,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+from PIL import Image
+
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.runner.images import is_image_path
 from onnxstudio.runner.labels import Labels
@@ -38,6 +41,7 @@ class FolderRow:
     error: str = ""
     correct: bool | None = None  # None: no ground truth for this file
     outcome: RunOutcome | None = None  # only while the caller wants it (overlays)
+    thumbnail: np.ndarray | None = None  # small RGB uint8, when asked for
 
     def as_csv(self) -> list[str]:
         def num(v: float | None, fmt: str) -> str:
@@ -46,6 +50,15 @@ class FolderRow:
                 "" if self.index is None else str(self.index), num(self.score, ".6f"),
                 "" if self.correct is None else ("yes" if self.correct else "no"),
                 num(self.latency_ms, ".3f"), self.error]
+
+
+@dataclass
+class FolderRequest:
+    """A folder run for the worker: the request's options applied to every item."""
+
+    request: RunRequest
+    items: list[FolderItem]
+    thumbnails: int = 48
 
 
 @dataclass
@@ -105,9 +118,15 @@ def _row(item: FolderItem, outcome: RunOutcome, labels: Labels | None) -> Folder
     return row
 
 
+def thumbnail(rgb: np.ndarray, side: int) -> np.ndarray:
+    img = Image.fromarray(rgb)
+    img.thumbnail((side, side), Image.Resampling.BILINEAR)
+    return np.asarray(img.convert("RGB"))
+
+
 def run_folder(pipeline: Pipeline, request: RunRequest, items: list[FolderItem],
-               cancelled: Callable[[], bool] = lambda: False, keep_outcomes: bool = False
-               ) -> Iterator[FolderRow]:
+               cancelled: Callable[[], bool] = lambda: False, keep_outcomes: bool = False,
+               thumbnails: int = 0) -> Iterator[FolderRow]:
     """One row per image as it finishes; a file that fails gives a row with its error (the
     model failing to load stops the run: every other file would fail the same way)."""
     labels: Labels | None = None
@@ -133,6 +152,9 @@ def run_folder(pipeline: Pipeline, request: RunRequest, items: list[FolderItem],
             labels = pipeline.labels_for(request)(n) if cls else None
             labels_known = True
         row = _row(item, outcome, labels)
+        pre = outcome.preprocessed
+        if thumbnails and pre is not None and pre.original is not None:
+            row.thumbnail = thumbnail(pre.original, thumbnails)
         if keep_outcomes:
             row.outcome = outcome
         yield row

@@ -78,6 +78,7 @@ class RunRequest:
     labels_file: Path | None = None
     benchmark_runs: int = 0
     threshold: float = DEFAULT_THRESHOLD  # detectors: the lowest score shown
+    presets: tuple[str, ...] = ()  # run the first image under each, side by side
     iou: float = DEFAULT_IOU  # detectors: NMS overlap
 
 
@@ -307,6 +308,11 @@ class Pipeline:
 
     def execute(self, request: RunRequest, progress: Progress | None = None) -> list[RunOutcome]:
         """Run the request; raises InputError / RunError (RunCancelled when cancelled)."""
+        if request.presets:
+            tried = self.try_presets(replace(request, presets=()), list(request.presets))
+            for name, outcome in tried:
+                outcome.source = f"{name}: {outcome.source}"
+            return [o for _, o in tried]
         jobs = self.prepare(request, progress)
         session = self.session
         assert session is not None

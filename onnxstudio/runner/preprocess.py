@@ -101,6 +101,8 @@ class PreprocessPlan:
     rank: int = 4
     n_channels: int = 3
     reasons: list[str] = field(default_factory=list)
+    # Presets worth trying side by side: set when the preset is a guess (weak evidence).
+    alternatives: tuple[str, ...] = ()
 
     @property
     def scale(self) -> float:
@@ -210,8 +212,9 @@ def _decide_layout(spec: TensorSpec, opts: PreprocessOptions, ev: Evidence | Non
 
 def _decide_preset(dtype: str, meta: Mapping[str, str], opts: PreprocessOptions,
                    ev: Evidence | None, n_ch: int | None, image_to_image: bool,
-                   why: list[str]) -> str:
-    """Metadata range, then the dtype, then the user, then the model's evidence, then a guess."""
+                   why: list[str]) -> tuple[str, str]:
+    """(preset, who decided: model, user, evidence or default): metadata range, the dtype,
+    the user, the model's evidence, then a guess."""
     preset: str | None = None
     meta_range = meta.get("Image.NominalPixelRange")
     if meta_range in _PIXEL_RANGES:
@@ -223,22 +226,22 @@ def _decide_preset(dtype: str, meta: Mapping[str, str], opts: PreprocessOptions,
     if preset is not None:
         if opts.preset and opts.preset != preset:
             why.append(f"(your preset {opts.preset} is overridden by the model)")
-        return preset
+        return preset, "model"
     if opts.preset:
         if opts.preset not in PRESETS:
             raise InputError(f"unknown preset {opts.preset!r} (choose from {', '.join(PRESETS)})")
         why.append(f"preset {opts.preset} ({PRESET_FORMULAS[opts.preset]}): "
                    f"{opts.source or 'your choice'}")
-        return opts.preset
+        return opts.preset, "user"
     if ev is not None and ev.preset in PRESETS and n_ch != 1:
         why.append(f"preset {ev.preset} ({PRESET_FORMULAS[ev.preset]}): {ev.reason}"
                    + ("" if ev.strong else " — a guess, try the alternatives"))
-        return ev.preset
+        return ev.preset, "evidence"
     preset = ("unit" if n_ch == 1 else "raw255") if image_to_image else \
         ("unit" if n_ch == 1 else "imagenet")
     why.append(f"preset {preset}: default for "
                + ("an image-to-image model" if image_to_image else "a classifier"))
-    return preset
+    return preset, "default"
 
 
 def _decide_channels(meta: Mapping[str, str], opts: PreprocessOptions, n_ch: int | None,
@@ -328,13 +331,17 @@ def plan(spec: TensorSpec, metadata: Mapping[str, str] | None = None,
     why: list[str] = []
     dtype = _check_image_spec(spec)
     axes = _decide_layout(spec, opts, evidence, why)
-    preset = _decide_preset(dtype, meta, opts, evidence, axes.n_ch, image_to_image, why)
+    preset, decided_by = _decide_preset(dtype, meta, opts, evidence, axes.n_ch, image_to_image,
+                                        why)
     channels, n_channels = _decide_channels(meta, opts, axes.n_ch, PRESETS[preset], why)
     size, resize = _decide_geometry(spec, axes, opts, evidence, why)
     mean, std, divisor = _decide_values(dtype, PRESETS[preset], n_channels, opts, why)
     layout = "nchw" if axes.ch_axis == axes.lead else "nhwc"
+    guessed = decided_by == "default" or (decided_by == "evidence" and evidence is not None
+                                          and not evidence.strong)
+    alternatives = evidence.alternatives if evidence is not None and guessed else ()
     return PreprocessPlan(spec.name, preset, channels, layout, size, resize, mean, std,
-                          divisor, dtype, axes.rank, n_channels, why)
+                          divisor, dtype, axes.rank, n_channels, why, alternatives)
 
 
 def luminance(rgb: np.ndarray) -> np.ndarray:

@@ -8,11 +8,13 @@ and results of an older number are dropped, so the user sees the newest answer o
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
 from onnxstudio.errors import OnnxStudioError
+from onnxstudio.runner.folder import FolderRequest, FolderRow, run_folder
 from onnxstudio.runner.pipeline import ImageSource, Pipeline, RunOutcome, RunRequest
 from onnxstudio.runner.session import (
     OPTIMIZATION_LEVELS,
@@ -21,8 +23,8 @@ from onnxstudio.runner.session import (
     available_providers,
 )
 
-__all__ = ["OPTIMIZATION_LEVELS", "ImageSource", "RunController", "RunOutcome", "RunRequest",
-           "SessionConfig", "available_providers"]
+__all__ = ["OPTIMIZATION_LEVELS", "FolderRequest", "FolderRow", "ImageSource", "RunController",
+           "RunOutcome", "RunRequest", "SessionConfig", "available_providers"]
 
 
 class _Worker(QObject):
@@ -30,6 +32,7 @@ class _Worker(QObject):
 
     started = Signal(int)
     progress = Signal(int, str, int, int)
+    row = Signal(int, object)
     finished = Signal(int, object)
     failed = Signal(int, str)
     cancelled = Signal(int)
@@ -40,7 +43,7 @@ class _Worker(QObject):
         self.latest = 0  # written by the GUI thread; an int store is atomic under the GIL
 
     @Slot(int, object)
-    def process(self, generation: int, request: RunRequest) -> None:
+    def process(self, generation: int, request: RunRequest | FolderRequest) -> None:
         if generation != self.latest:  # superseded while queued
             self.cancelled.emit(generation)
             return
@@ -52,19 +55,40 @@ class _Worker(QObject):
                 self.pipeline.cancel()
 
         try:
-            outcomes = self.pipeline.execute(request, report)
+            if isinstance(request, FolderRequest):
+                outcomes: object = self._folder(generation, request, report)
+            else:
+                outcomes = self.pipeline.execute(request, report)
         except RunCancelled:
             self.cancelled.emit(generation)
         except OnnxStudioError as exc:
             self.failed.emit(generation, str(exc))
         except Exception as exc:  # a bug: still report it rather than kill the thread
-            self.failed.emit(generation, f"{request.model.name}: unexpected error: {exc!r}\n"
+            model = request.request.model if isinstance(request, FolderRequest) else \
+                request.model
+            self.failed.emit(generation, f"{model.name}: unexpected error: {exc!r}\n"
                              + traceback.format_exc(limit=3))
         else:
             if generation == self.latest:
                 self.finished.emit(generation, outcomes)
             else:
                 self.cancelled.emit(generation)
+
+    def _folder(self, generation: int, job: FolderRequest,
+                report: Callable[[str, int, int], None]) -> list[FolderRow]:
+        """Rows one by one (each reported as it finishes); the list at the end."""
+        rows: list[FolderRow] = []
+        total = len(job.items)
+        report(f"Running {total} images…", 0, total)
+        for row in run_folder(self.pipeline, job.request, job.items,
+                              cancelled=lambda: generation != self.latest,
+                              thumbnails=job.thumbnails):
+            rows.append(row)
+            self.row.emit(generation, row)
+            report(f"{len(rows)} of {total}: {row.item.name}", len(rows), total)
+        if generation != self.latest:
+            raise RunCancelled("cancelled")
+        return rows
 
     @Slot()
     def release(self) -> None:
@@ -76,7 +100,8 @@ class RunController(QObject):
 
     started = Signal()
     progress = Signal(str, int, int)  # message, done, total (total 0: indeterminate)
-    finished = Signal(object)  # list[RunOutcome]
+    row = Signal(object)  # FolderRow, as each image of a folder run finishes
+    finished = Signal(object)  # list[RunOutcome], or list[FolderRow] for a FolderRequest
     failed = Signal(str)  # a message naming the model/file and the reason
     cancelled = Signal()
     busy_changed = Signal(bool)
@@ -96,6 +121,7 @@ class RunController(QObject):
         self._release.connect(self._worker.release)
         self._worker.started.connect(self._on_started)
         self._worker.progress.connect(self._on_progress)
+        self._worker.row.connect(self._on_row)
         self._worker.finished.connect(self._on_finished)
         self._worker.failed.connect(self._on_failed)
         self._worker.cancelled.connect(self._on_cancelled)
@@ -108,7 +134,7 @@ class RunController(QObject):
     def busy(self) -> bool:
         return self._busy
 
-    def submit(self, request: RunRequest) -> int:
+    def submit(self, request: RunRequest | FolderRequest) -> int:
         """Start a run; a run still in progress is cancelled and its result dropped."""
         self._generation += 1
         self._worker.latest = self._generation
@@ -159,6 +185,11 @@ class RunController(QObject):
     def _on_progress(self, generation: int, message: str, done: int, total: int) -> None:
         if generation == self._generation:
             self.progress.emit(message, done, total)
+
+    @Slot(int, object)
+    def _on_row(self, generation: int, row: object) -> None:
+        if generation == self._generation:
+            self.row.emit(row)
 
     @Slot(int, object)
     def _on_finished(self, generation: int, outcomes: object) -> None:

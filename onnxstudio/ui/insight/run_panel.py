@@ -7,7 +7,6 @@ and displays outcomes. It never imports onnxruntime.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -38,16 +37,35 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxstudio.errors import InputError
+from onnxstudio.runner.audio import audio_input
+from onnxstudio.runner.choices import REMEMBERED, model_key
+from onnxstudio.runner.folder import FolderItem, collect
 from onnxstudio.runner.images import IMAGE_SUFFIXES, is_image_path
+from onnxstudio.runner.inputs import TensorSpec, read_model_info
 from onnxstudio.runner.pipeline import ImageSource, RunOutcome, RunRequest
 from onnxstudio.runner.postprocess import OutputView
-from onnxstudio.runner.preprocess import CHANNELS, LAYOUTS, PRESETS, RESIZES, PreprocessOptions
+from onnxstudio.runner.preprocess import (
+    CHANNELS,
+    LAYOUTS,
+    PRESET_FORMULAS,
+    PRESETS,
+    RESIZES,
+    PreprocessOptions,
+    image_input,
+)
 from onnxstudio.runner.qt_worker import (
     OPTIMIZATION_LEVELS,
+    FolderRequest,
+    FolderRow,
     RunController,
     SessionConfig,
     available_providers,
 )
+from onnxstudio.runner.synthetic import DIMS_SYNTAX, default_dim_sizes, format_dim_sizes
+from onnxstudio.runner.synthetic import parse_dim_sizes as parse_dims
+from onnxstudio.ui.insight.detection_view import DetectionView
+from onnxstudio.ui.insight.folder_view import FolderView
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.widgets.banner import ErrorBanner
 from onnxstudio.ui.widgets.images import array_from_qimage, qimage_from_array
@@ -58,14 +76,33 @@ IMAGE_FILTER = "Images ({})".format(" ".join(f"*{s}" for s in IMAGE_SUFFIXES))
 
 
 def _model_key(path: Path) -> str:
-    return hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:16]
+    """Settings follow the file's content: a renamed or copied model keeps its choices."""
+    try:
+        return model_key(path)[:16]
+    except OSError:
+        return "missing"
+
+
+def model_specs(path: Path, model: Any = None) -> list[TensorSpec]:
+    """The model's real inputs, from the opened Model when there is one (no second parse)."""
+    if model is not None:
+        graph = model.graph
+        return [TensorSpec(n, "tensor" if v.type.kind == "tensor" else v.type.kind,
+                           "object" if v.type.dtype == "string" else v.type.dtype,
+                           tuple(v.type.shape or ()))
+                for n in graph.inputs if (v := graph.values.get(n)) is not None]
+    try:
+        return read_model_info(path).inputs
+    except InputError:
+        return []
 
 
 class DropZone(QLabel):
     """The visible target; drops anywhere on the panel work the same."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Drop images here\n(PNG, JPEG, BMP, GIF, TIFF, WebP or .npy)", parent)
+        super().__init__("Drop images or a folder here\n(PNG, JPEG, BMP, GIF, TIFF, WebP, .wav "
+                         "or .npy)", parent)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setMinimumHeight(56)
@@ -76,6 +113,7 @@ class RunPanel(QWidget):
     """Dock content. Wire it with `set_model(path)` and route dropped images to `open_images`."""
 
     run_finished = Signal(object)  # list[RunOutcome]
+    folder_finished = Signal(object)  # list[FolderRow] (also after a cancel or failure)
     run_failed = Signal(str)
     status_message = Signal(str)
 
@@ -90,6 +128,8 @@ class RunPanel(QWidget):
         self._last: RunRequest | None = None
         self._outcomes: list[RunOutcome] = []
         self._restoring = False
+        self._remembered = False  # the preset shown was restored for this model
+        self._specs: list[TensorSpec] = []
         self._build()
         self._connect()
         self._restore_session_settings()
@@ -103,34 +143,89 @@ class RunPanel(QWidget):
         self._model = Path(path) if path else None
         self.model_label.setText(self._model.name if self._model else "No model open")
         self.model_label.setToolTip(str(self._model or ""))
+        self._specs = model_specs(self._model, model) if self._model else []
         self._clear_results()
         self.hide_error()
         self._restore_model_settings()
+        self._adapt_to_inputs()
         self._update_enabled()
+
+    def _adapt_to_inputs(self) -> None:
+        """Image controls only for an image-shaped input; the dims hint names this model's
+        symbolic dimensions with the sizes random inputs would get."""
+        specs = self._specs
+        image = image_input(specs) is not None or not specs
+        for row in range(4):  # preset, channels, layout, size
+            self.pre_form.setRowVisible(row, image)
+        self.pre_form.setRowVisible(self.resize_combo, image)
+        self.open_button.setVisible(image)
+        self.paste_button.setVisible(image)
+        self.wav_button.setVisible(audio_input(specs) is not None)
+        self.drop_zone.setText("Drop images or a folder here\n(PNG, JPEG, BMP, GIF, TIFF, WebP)"
+                               if image else "Drop a .wav or .npy file here, or run "
+                               "random inputs")
+        defaults = format_dim_sizes(default_dim_sizes(specs))
+        self.dims_edit.setPlaceholderText(defaults or "no symbolic dimensions")
+        self.dims_edit.setToolTip(f"Sizes for symbolic dimensions of random/zero inputs: "
+                                  f"{DIMS_SYNTAX}. Empty: {defaults or 'nothing to set'}")
 
     def model_path(self) -> Path | None:
         return self._model
 
     def open_images(self, paths: Iterable[str | Path]) -> bool:
-        """Run on image files (or .npy files); False (with a message) if none could be used."""
+        """Run on image files, a folder, a .wav or .npy files; False (with a message) if none
+        could be used. A folder or several images fill the folder table."""
         files = [Path(p) for p in paths]
+        folders = [p for p in files if p.is_dir()]
         npys = [p for p in files if p.suffix.lower() == ".npy"]
+        wavs = [p for p in files if p.suffix.lower() == ".wav"]
         pics = [p for p in files if is_image_path(p)]
-        others = [p for p in files if p not in npys and p not in pics]
+        others = [p for p in files if p not in npys + pics + wavs + folders]
         if not self._require_model():
             return False
         if others:
-            self.show_error(f"{others[0].name}: not an image or .npy file "
-                            f"(supported: {', '.join(IMAGE_SUFFIXES)}, .npy)")
-            if not pics and not npys:
+            self.show_error(f"{others[0].name}: not an image, folder, .wav or .npy file "
+                            f"(supported: {', '.join(IMAGE_SUFFIXES)}, .wav, .npy)")
+            if not (pics or npys or wavs or folders):
                 return False
+        if folders or len(pics) > 1:
+            items = [i for f in folders for i in collect(f)]
+            items += [FolderItem(p, p.name, None) for p in pics]
+            return self.run_folder(items, folders[0].name if folders else f"{len(pics)} files")
         if pics:  # decoded on the worker thread: a bad file comes back as a message
             sources = [ImageSource(p.name, p) for p in pics]
             self._submit(RunRequest(self._model, images=sources))  # type: ignore[arg-type]
             return True
+        if wavs:
+            self._submit(RunRequest(self._model, audio=wavs[0]))  # type: ignore[arg-type]
+            return True
         if npys:
             return self.open_npy(npys)
         return False
+
+    def run_folder(self, items: list[FolderItem], where: str) -> bool:
+        """Every image through the model, the table filling as they finish."""
+        if not items:
+            self.show_error(f"{where}: no images found (supported: {', '.join(IMAGE_SUFFIXES)})")
+            return False
+        request = RunRequest(self._model)  # type: ignore[arg-type]
+        self._fill_request(request)
+        self._clear_results()
+        self.folder_view.start(len(items), where)
+        self.hide_error()
+        self.controller.submit(FolderRequest(request, items))
+        return True
+
+    def try_presets(self) -> bool:
+        """The last image under each likely preset, top-1 side by side."""
+        last = self._last
+        shown = self._outcomes[0] if self._outcomes else None
+        pre = shown.preprocessed if shown else None
+        if last is None or not last.images or pre is None or not pre.plan.alternatives:
+            return False
+        self._submit(replace(last, images=last.images[:1], presets=pre.plan.alternatives),
+                     remember=False)
+        return True
 
     def open_npy(self, paths: Sequence[str | Path]) -> bool:
         """.npy inputs: one file feeds the only input; several are matched by file stem."""
@@ -162,7 +257,7 @@ class RunPanel(QWidget):
         self._submit(RunRequest(self._model, images=[src]))  # type: ignore[arg-type]
         return True
 
-    def run_random(self) -> bool:
+    def run_random(self, zeros: bool = False) -> bool:
         if not self._require_model():
             return False
         try:
@@ -171,7 +266,7 @@ class RunPanel(QWidget):
             self.show_error(str(exc))
             return False
         self._submit(RunRequest(self._model, random=True,  # type: ignore[arg-type]
-                                dim_sizes=sizes))
+                                dim_sizes=sizes, zeros=zeros))
         return True
 
     def benchmark(self, runs: int | None = None) -> bool:
@@ -241,10 +336,14 @@ class RunPanel(QWidget):
         self.open_button = QPushButton("Open image…")
         self.paste_button = QPushButton("Paste")
         self.npy_button = QPushButton(".npy…")
+        self.wav_button = QPushButton(".wav…")
+        self.wav_button.setToolTip("A mono clip (integer or float PCM) for the audio input")
         self.random_button = QPushButton("Random inputs")
         self.random_button.setToolTip("Run with random inputs of the model's shapes")
+        self.zeros_button = QPushButton("Zero inputs")
+        self.zeros_button.setToolTip("Run with all-zero inputs of the model's shapes")
         for i, b in enumerate((self.open_button, self.paste_button, self.npy_button,
-                               self.random_button)):
+                               self.wav_button, self.random_button, self.zeros_button)):
             row.addWidget(b, i // 2, i % 2)
         lay.addLayout(row)
 
@@ -252,10 +351,13 @@ class RunPanel(QWidget):
         pre.setToolTip("The model's metadata and input shape decide first; "
                        "anything chosen here overrides them and is remembered per model")
         form = QFormLayout(pre)
+        self.pre_form = form
         self.preset_combo = self._combo([AUTO, *PRESETS])
+        for i, name in enumerate(PRESETS, start=1):
+            self.preset_combo.setItemData(i, PRESET_FORMULAS[name], Qt.ItemDataRole.ToolTipRole)
         self.channels_combo = self._combo([AUTO, *CHANNELS])
         self.layout_combo = self._combo([AUTO, *LAYOUTS])
-        self.resize_combo = self._combo(list(RESIZES))
+        self.resize_combo = self._combo([AUTO, *RESIZES])
         size_row = QHBoxLayout()
         self.height_spin = self._spin(0, 8192, 0, AUTO)
         self.width_spin = self._spin(0, 8192, 0, AUTO)
@@ -269,8 +371,8 @@ class RunPanel(QWidget):
         labels_row.addWidget(self.labels_source, 1)
         labels_row.addWidget(self.labels_button)
         self.dims_edit = QLineEdit()
-        self.dims_edit.setPlaceholderText("e.g. batch=1, seq=16")
-        self.dims_edit.setToolTip("Sizes for symbolic dimensions when running random inputs")
+        self.dims_edit.setPlaceholderText("batch=1, sequence=512")
+        self.dims_edit.setToolTip(f"Sizes for symbolic dimensions: {DIMS_SYNTAX}")
         form.addRow("Preset", self.preset_combo)
         form.addRow("Channels", self.channels_combo)
         form.addRow("Layout", self.layout_combo)
@@ -331,6 +433,31 @@ class RunPanel(QWidget):
         self.latency_label = QLabel()
         lay.addWidget(self.latency_label)
 
+        self.presets_row = QWidget()
+        prow = QHBoxLayout(self.presets_row)
+        prow.setContentsMargins(0, 0, 0, 0)
+        self.presets_label = QLabel()
+        self.presets_label.setWordWrap(True)
+        self.presets_button = QPushButton("Compare presets")
+        self.presets_button.setToolTip("Run this image under each likely preset and show "
+                                       "their top-1 side by side")
+        prow.addWidget(self.presets_label, 1)
+        prow.addWidget(self.presets_button)
+        self.presets_row.hide()
+        lay.addWidget(self.presets_row)
+        self.presets_table = QTableWidget(0, 3)
+        self.presets_table.setObjectName("presets-table")
+        self.presets_table.setHorizontalHeaderLabels(["Preset", "Top-1", "Score"])
+        self._table_setup(self.presets_table)
+        self.presets_table.setToolTip("Double-click a preset to use it for this model")
+        self.presets_table.horizontalHeader().setSectionResizeMode(
+            1, QHeaderView.ResizeMode.Stretch)
+        lay.addWidget(self.presets_table)
+        self.detection_view = DetectionView()
+        lay.addWidget(self.detection_view)
+        self.folder_view = FolderView()
+        lay.addWidget(self.folder_view)
+
         self.top_caption = QLabel()
         self.top_caption.setWordWrap(True)
         lay.addWidget(self.top_caption)
@@ -383,13 +510,20 @@ class RunPanel(QWidget):
         self.open_button.clicked.connect(self._pick_images)
         self.paste_button.clicked.connect(self.paste_image)
         self.npy_button.clicked.connect(self._pick_npy)
+        self.wav_button.clicked.connect(self._pick_wav)
         self.random_button.clicked.connect(self.run_random)
+        self.zeros_button.clicked.connect(lambda: self.run_random(zeros=True))
+        self.presets_button.clicked.connect(self.try_presets)
+        self.presets_table.cellDoubleClicked.connect(self._use_preset_row)
+        self.folder_view.row_activated.connect(
+            lambda row: self.open_images([row.item.path]))
         self.cancel_button.clicked.connect(self.cancel)
         self.bench_button.clicked.connect(lambda: self.benchmark())
         self.labels_button.clicked.connect(self._pick_labels)
         self.outcome_combo.currentIndexChanged.connect(self._show_outcome)
         for w in (self.preset_combo, self.channels_combo, self.layout_combo, self.resize_combo):
             w.currentTextChanged.connect(self._save_model_settings)
+        self.preset_combo.currentTextChanged.connect(self._forget_remembered)
         for s in (self.height_spin, self.width_spin, self.topk_spin):
             s.valueChanged.connect(self._save_model_settings)
         self.dims_edit.editingFinished.connect(self._save_model_settings)
@@ -399,6 +533,7 @@ class RunPanel(QWidget):
         c = self.controller
         c.started.connect(self._on_started)
         c.progress.connect(self._on_progress)
+        c.row.connect(self.folder_view.add_row)
         c.finished.connect(self._on_finished)
         c.failed.connect(self._on_failed)
         c.cancelled.connect(self._on_cancelled)
@@ -435,9 +570,10 @@ class RunPanel(QWidget):
                 return str(s.value(group + key, default)) if group else default
 
             self.preset_combo.setCurrentText(get("preset", AUTO))
+            self._remembered = self.preset_combo.currentText() != AUTO
             self.channels_combo.setCurrentText(get("channels", AUTO))
             self.layout_combo.setCurrentText(get("layout", AUTO))
-            self.resize_combo.setCurrentText(get("resize", "crop"))
+            self.resize_combo.setCurrentText(get("resize", AUTO))
             self.height_spin.setValue(int(get("height", "0") or 0))
             self.width_spin.setValue(int(get("width", "0") or 0))
             self.topk_spin.setValue(int(get("top_k", "5") or 5))
@@ -476,22 +612,22 @@ class RunPanel(QWidget):
                                  channels=pick(self.channels_combo),
                                  layout=pick(self.layout_combo),
                                  size=(h or w or 224, w or h or 224) if (h or w) else None,
-                                 resize=self.resize_combo.currentText())
+                                 resize=pick(self.resize_combo),
+                                 source=REMEMBERED if self._remembered else "")
+
+    def _forget_remembered(self) -> None:
+        if not self._restoring:
+            self._remembered = False
 
     def session_config(self) -> SessionConfig:
         return SessionConfig(self.provider_combo.currentText(),
                              self.optimization_combo.currentText(), self.threads_spin.value())
 
     def _dim_sizes(self) -> dict[str, int]:
-        sizes: dict[str, int] = {}
-        for part in self.dims_edit.text().replace(";", ",").split(","):
-            if not part.strip():
-                continue
-            name, _, value = part.partition("=")
-            if not value.strip().isdigit():
-                raise ValueError(f"Dims: expected NAME=SIZE, got {part.strip()!r}")
-            sizes[name.strip()] = int(value)
-        return sizes
+        try:
+            return parse_dims(self.dims_edit.text())
+        except InputError as exc:
+            raise ValueError(str(exc).replace("dims:", "Dims:")) from exc
 
     def _require_model(self) -> bool:
         if self._model is None:
@@ -499,11 +635,16 @@ class RunPanel(QWidget):
             return False
         return True
 
-    def _submit(self, request: RunRequest, remember: bool = True) -> None:
+    def _fill_request(self, request: RunRequest) -> None:
         request.options = self.options()
         request.config = self.session_config()
         request.top_k = self.topk_spin.value()
         request.labels_file = self._labels_file
+        request.threshold = self.detection_view.threshold() if self.detection_view.isVisible() \
+            else request.threshold
+
+    def _submit(self, request: RunRequest, remember: bool = True) -> None:
+        self._fill_request(request)
         if remember:
             self._last = request
         self.hide_error()
@@ -520,6 +661,19 @@ class RunPanel(QWidget):
                                                 "", "NumPy arrays (*.npy)")
         if files:
             self.open_npy(files)
+
+    def _pick_wav(self) -> None:
+        file, _ = QFileDialog.getOpenFileName(self, "Open an audio clip", "",
+                                              "WAV audio (*.wav)")
+        if file:
+            self.open_images([file])
+
+    def _use_preset_row(self, row: int, _column: int) -> None:
+        item = self.presets_table.item(row, 0)
+        if item is not None:
+            self.preset_combo.setCurrentText(item.text())
+            self.status_label.setText(f"Preset {item.text()} chosen for this model "
+                                      "(remembered)")
 
     def _pick_labels(self) -> None:
         file, _ = QFileDialog.getOpenFileName(self, "Labels file (one class per line)", "",
@@ -570,7 +724,8 @@ class RunPanel(QWidget):
     def _update_enabled(self) -> None:
         busy = self.controller.busy
         has_model = self._model is not None
-        for b in (self.open_button, self.paste_button, self.npy_button, self.random_button):
+        for b in (self.open_button, self.paste_button, self.npy_button, self.wav_button,
+                  self.random_button, self.zeros_button, self.presets_button):
             b.setEnabled(has_model)
         self.cancel_button.setEnabled(busy)
         self.bench_button.setEnabled(has_model and not busy)
@@ -590,14 +745,30 @@ class RunPanel(QWidget):
             self.progress.setValue(done)
 
     def _on_failed(self, message: str) -> None:
+        """A failed run leaves no earlier answer on screen to be mistaken for this one."""
+        folder = self.folder_view.isVisible()
+        self._clear_results(keep_last=True)
+        if folder:
+            self.folder_view.show()
+            self.folder_view.finish(cancelled=True)
         self.status_label.setText("Failed")
         self.show_error(message)
         self.run_failed.emit(message)
 
     def _on_cancelled(self) -> None:
         self.status_label.setText("Cancelled")
+        if self.folder_view.isVisible():
+            self.folder_view.finish(cancelled=True)
+            self.folder_finished.emit(self.folder_view.rows())
 
-    def _on_finished(self, outcomes: list[RunOutcome]) -> None:
+    def _on_finished(self, outcomes: list[Any]) -> None:
+        if self.folder_view.isVisible() and (not outcomes or isinstance(outcomes[0], FolderRow)):
+            self.folder_view.finish()
+            self.status_label.setText("Done")
+            self.folder_finished.emit(self.folder_view.rows())
+            return
+        self.folder_view.hide()
+        self._show_presets_table(outcomes)
         self._outcomes = list(outcomes)
         self.outcome_combo.blockSignals(True)
         self.outcome_combo.clear()
@@ -608,16 +779,21 @@ class RunPanel(QWidget):
         self.status_label.setText("Done")
         self.run_finished.emit(outcomes)
 
-    def _clear_results(self) -> None:
+    def _clear_results(self, keep_last: bool = False) -> None:
         self._outcomes = []
-        self._last = None
+        if not keep_last:
+            self._last = None
+        self.detection_view.show_outcome(None)
+        self.folder_view.hide()
+        self.presets_row.hide()
         self.outcome_combo.clear()
         self.outcome_combo.hide()
         self.thumbnail.clear()
+        self.thumbnail.hide()
         self.fed_label.clear()
         self.latency_label.clear()
         self.top_caption.clear()
-        for t in (self.top_table, self.outputs_table, self.values_table):
+        for t in (self.top_table, self.outputs_table, self.values_table, self.presets_table):
             t.setRowCount(0)
             t.hide()
         self._clear_images()
@@ -637,6 +813,7 @@ class RunPanel(QWidget):
         pre = out.preprocessed
         if pre is not None:
             pix = QPixmap.fromImage(qimage_from_array(pre.preview))
+            self.thumbnail.show()
             self.thumbnail.setPixmap(pix.scaled(THUMB, THUMB, Qt.AspectRatioMode.KeepAspectRatio,
                                                 Qt.TransformationMode.SmoothTransformation))
             reasons = "\n".join(pre.plan.reasons)
@@ -657,6 +834,30 @@ class RunPanel(QWidget):
         self._show_top(out.classification())
         self._show_images([v for v in out.views if v.image is not None])
         self._show_outputs(out.views)
+        self.detection_view.show_outcome(out)
+        alternatives = pre.plan.alternatives if pre is not None else ()
+        self.presets_row.setVisible(bool(alternatives) and not self.presets_table.isVisible())
+        if alternatives:
+            self.presets_label.setText("The preprocessing is a guess here. Try: "
+                                       + ", ".join(f"{a} ({PRESET_FORMULAS[a]})"
+                                                   for a in alternatives))
+
+    def _show_presets_table(self, outcomes: list[RunOutcome]) -> None:
+        """Outcomes of a side-by-side preset run ("caffe: cat.png", ...): their top-1."""
+        tried = [o for o in outcomes if ": " in o.source and o.source.split(": ", 1)[0]
+                 in PRESETS]
+        t = self.presets_table
+        if not tried or len(tried) != len(outcomes):
+            t.setRowCount(0)
+            t.hide()
+            return
+        t.setRowCount(len(tried))
+        for row, o in enumerate(tried):
+            label, score = o.top1() or ("—", 0.0)
+            for col, text in enumerate((o.source.split(": ", 1)[0], label, f"{score:.3f}")):
+                t.setItem(row, col, QTableWidgetItem(text))
+        t.setMinimumHeight(min(200, 30 + 26 * len(tried)))
+        t.show()
 
     def _show_top(self, view: OutputView | None) -> None:
         t = self.top_table
