@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from onnxstudio.runner.compare import Comparison
     from onnxstudio.runner.profile import ProfileResult
 
-OverlayKind = Literal["profile", "divergence"]
+OverlayKind = Literal["profile", "divergence", "stages"]
 
 # Sequential yellow -> dark red (ColorBrewer YlOrRd): hot is dark, like a thermal map.
 HEAT = ("#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a1c",
@@ -31,6 +31,10 @@ HEAT = ("#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a
 # Diverging green -> yellow -> red for "how far past the tolerance".
 AGREE = ("#1a9850", "#66bd63", "#a6d96a", "#fee08b", "#fdae61", "#f46d43", "#d73027")
 NO_VALUE = "#d9d9d9"  # boxes the run did not time / compare (folded constants, io)
+# Pipeline stages: ColorBrewer Set3, light enough for dark text in either theme.
+STAGE_FILLS = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+               "#b3de69", "#fccde5", "#ccebc5", "#ffed6f")
+MIXED_STAGES = -1.0
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,8 @@ def build_overlay(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     """Colours for every box of ``layout`` that a measured node falls in."""
     if data.kind == "profile":
         return _profile(layout, graph, data)
+    if data.kind == "stages":
+        return _stages(layout, graph, data)
     return _divergence(layout, graph, data)
 
 
@@ -152,6 +158,41 @@ def _divergence(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
                    for r, label in ((1e-4, "≤ 1e-4 × tol"), (1e-2, "1e-2 × tol"),
                                     (1.0, "= tolerance"), (100.0, "≥ 100 × tol")))
     return Overlay(data, fills, badges, tips, legend)
+
+
+def stage_fill(number: int) -> str:
+    return STAGE_FILLS[(number - 1) % len(STAGE_FILLS)]
+
+
+def _stages(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
+    """Each box in its stage's colour; a collapsed group spanning several says so."""
+    per_box = box_values(layout, graph, data.values,
+                         lambda a, b: a if a == b else MIXED_STAGES)
+    fills, badges, tips = {}, {}, {}
+    for box_id, number in per_box.items():
+        if number == MIXED_STAGES:
+            badges[box_id] = "stages"
+            tips[box_id] = "spans several stages: expand it to see the cut"
+            continue
+        fills[box_id] = stage_fill(int(number))
+        badges[box_id] = f"S{int(number)}"
+        tips[box_id] = data.tips.get(f"stage {int(number)}", f"Stage {int(number)}")
+    count = int(max(data.values.values(), default=0))
+    legend = tuple((stage_fill(k), data.tips.get(f"legend {k}", str(k)))
+                   for k in range(1, count + 1))
+    return Overlay(data, fills, badges, tips, legend)
+
+
+def stages_overlay(stages: Sequence[tuple[Sequence[str], str, str]], title: str
+                   ) -> OverlayData:
+    """Stage k's node ids, its legend caption and its tooltip line, as an overlay."""
+    values: dict[str, float] = {}
+    tips: dict[str, str] = {}
+    for number, (node_ids, caption, tip) in enumerate(stages, 1):
+        values.update(dict.fromkeys(node_ids, float(number)))
+        tips[f"legend {number}"] = caption
+        tips[f"stage {number}"] = tip
+    return OverlayData("stages", title, values, tips)
 
 
 def _divergence_position(ratio: float) -> float:

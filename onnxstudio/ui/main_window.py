@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, Qt, QUrl
 from PySide6.QtGui import (
@@ -34,12 +35,16 @@ from onnxstudio.layout.types import Layout
 from onnxstudio.model import Model
 from onnxstudio.model.schemas import display_domain
 from onnxstudio.model.summary import model_summary
+from onnxstudio.render.overlay import OverlayData
 from onnxstudio.resources import resource
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.ui import appearance, panels
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
 from onnxstudio.ui.welcome import WelcomePage
+
+if TYPE_CHECKING:
+    from onnxstudio.ui.dialogs.split_dialog import SplitDialog
 
 MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
@@ -199,6 +204,8 @@ class MainWindow(QMainWindow):
                                    tip="Plain category colours on the canvas again")
         self.act_extract = a("E&xtract Selection…", self.extract_selection, "Ctrl+Shift+X",
                              tip="Save the selected nodes as a new model")
+        self.act_split = a("S&plit into Stages…", self.split_into_stages,
+                           tip="Cut the model into N pipeline stages: preview, then write")
         self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
         self.act_about = a("&About onnxstudio", self.show_about)
 
@@ -239,6 +246,7 @@ class MainWindow(QMainWindow):
         model.addAction(self.act_convert)
         model.addAction(self.act_find)
         model.addAction(self.act_extract)
+        model.addAction(self.act_split)
         self.model_menu = model
 
         run = bar.addMenu("&Run")
@@ -587,6 +595,25 @@ class MainWindow(QMainWindow):
         if tab is not None:
             start_extract(self, tab.model, tab.view.selected_ids(),
                           last_input=self._last_run_input)
+
+    def split_into_stages(self) -> SplitDialog | None:
+        """Model → Split into Stages…: a non-modal preview, so the canvas stays in view."""
+        from onnxstudio.ui.dialogs.split_dialog import SplitDialog
+
+        tab = self.current_tab()
+        if tab is None or tab.model is None:
+            return None
+        profile = tab.run_results.get("profile")
+        times = {n.index: n.time_ms for n in profile.nodes} if profile is not None else None
+        before = tab.overlay_data
+
+        def preview(data: OverlayData | None, cut: set[str]) -> None:
+            tab.set_overlay(data if data is not None else before)
+            tab.view.mark_values(cut)
+
+        dialog = SplitDialog(self, tab.model, preview, times)
+        dialog.show()
+        return dialog
 
     def _last_run_input(self) -> RunRequest | None:
         """The input the run panel last ran on the current model (None: nothing yet)."""

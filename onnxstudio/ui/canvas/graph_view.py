@@ -234,6 +234,14 @@ class GraphView(QGraphicsView):
         self._state.highlighted = frozenset(ids)
         self.viewport().update()
 
+    def mark_values(self, values: set[str]) -> None:
+        """Draw the edges carrying these tensors as selected (a split's cut lines)."""
+        layout = self._layout
+        self._state.selected_edges = frozenset(
+            i for i, edge in enumerate(layout.edges) if edge.value in values
+        ) if layout is not None and values else frozenset()
+        self.viewport().update()
+
     def highlighted_ids(self) -> set[str]:
         return set(self._state.highlighted)
 

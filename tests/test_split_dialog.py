@@ -1,0 +1,77 @@
+"""Model → Split into Stages…: the plan shows on the canvas before anything is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from onnxstudio.ui.dialogs.split_dialog import SplitDialog, handed_over
+from onnxstudio.ui.main_window import MainWindow
+from onnxstudio.ui.tasks import TaskRunner
+from tests.builders import save
+from tests.test_main_window import wait_open
+from tests.test_split import skip_mlp
+
+
+@pytest.fixture(autouse=True)
+def _drain_workers():
+    yield
+    TaskRunner.wait_all()
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path) -> MainWindow:
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    wait_open(qtbot, w.open_paths([str(save(skip_mlp(), tmp_path / "skip.onnx"))])[0])
+    return w
+
+
+def _open_dialog(window: MainWindow, qtbot) -> SplitDialog:
+    dialog = window.split_into_stages()
+    assert dialog is not None
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.plan is not None, timeout=30000)
+    return dialog
+
+
+def test_preview_colours_stages_and_marks_the_cut(window: MainWindow, qtbot) -> None:
+    dialog = _open_dialog(window, qtbot)
+    tab = window.current_tab()
+    assert dialog.table.rowCount() == 4
+    shares = [dialog.table.cellWidget(r, 1).format() for r in range(4)]  # type: ignore[union-attr]
+    assert all(s.endswith("%") for s in shares)
+    overlay = tab.view.overlay()
+    assert overlay is not None and overlay.data.kind == "stages"
+    assert {b for b in overlay.badges.values()} >= {"S1", "S4"}
+    layout = tab.view.graph_layout()
+    marked = {layout.edges[i].value for i in tab.view.paint_state().selected_edges}
+    assert dialog.plan is not None and marked == handed_over(dialog.plan) and marked
+    assert "Time" in dialog.cost_combo.itemText(2)
+    assert not dialog.cost_combo.model().item(2).isEnabled()  # no profile yet
+    with qtbot.waitSignal(dialog.planned, timeout=30000):
+        dialog.stages_spin.setValue(3)
+    assert dialog.table.rowCount() == 3
+    dialog.close()
+    assert tab.view.overlay() is None  # the canvas is the user's again
+    assert not tab.view.paint_state().selected_edges
+
+
+def test_write_stages_writes_the_manifest_and_checks_the_chain(window: MainWindow, qtbot,
+                                                               tmp_path: Path) -> None:
+    dialog = _open_dialog(window, qtbot)
+    dialog.hide()  # no message box in a test
+    out = tmp_path / "stages"
+    assert not out.exists()  # planning wrote nothing
+    with qtbot.waitSignal(dialog.written, timeout=60000) as blocker:
+        dialog.write_to(out)
+    written, check = blocker.args[0]
+    assert written.manifest == out / "manifest.json"
+    assert check.ok
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [s["file"] for s in manifest["stages"]] == [f"stage_{k}.onnx" for k in range(1, 5)]
+    assert "match the whole model" in dialog.summary.text()
