@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QWheelEvent
@@ -235,25 +233,23 @@ def test_minimap_shows_when_zoomed_and_click_moves_view(view: GraphView) -> None
     assert centre.y() > view.graph_layout().height * 0.6  # type: ignore[union-attr]
 
 
-def test_big_graph_paints_fast(qtbot) -> None:
+def test_big_graph_paints_only_what_is_visible(qtbot) -> None:
+    """A 100k-box graph close up draws a screenful (its speed lives in the benchmark)."""
     v = GraphView()
     qtbot.addWidget(v)
     v.resize(1000, 800)
     v.show()
     qtbot.waitExposed(v)
-    layout = grid_layout(100_000)
-    t0 = time.perf_counter()
-    v.set_layout(layout, keep_view=False)
+    v.set_layout(grid_layout(100_000), keep_view=False)
     v.fit()
-    v.viewport().grab()
-    fit_paint = time.perf_counter() - t0
+    assert not v.viewport().grab().isNull()
     v.centerOn("n50000")
-    t1 = time.perf_counter()
-    v.viewport().grab()
-    close_paint = time.perf_counter() - t1
-    assert len(v.visible_box_ids()) < 200
-    assert close_paint < 0.5
-    assert fit_paint < 6.0
+    image = v.viewport().grab().toImage()
+    assert 0 < len(v.visible_box_ids()) < 200
+    assert "n50000" in v.visible_box_ids()
+    background = image.pixelColor(2, 2)
+    centre = image.pixelColor(image.width() // 2, image.height() // 2)
+    assert centre != background  # the centred box is really painted
 
 
 def test_none_returning_qt_calls_do_not_abort(qapp) -> None:
