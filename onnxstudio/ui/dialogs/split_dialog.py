@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHeaderView,
     QLabel,
+    QLayout,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -90,6 +91,7 @@ class SplitDialog(QDialog):
 
     def _build(self) -> None:
         layout = QVBoxLayout(self)
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)  # never squashed
         form = QFormLayout()
         self.stages_spin = QSpinBox()
         self.stages_spin.setRange(2, 16)
@@ -116,7 +118,7 @@ class SplitDialog(QDialog):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(4, QHeaderView.ResizeMode.Stretch)
-        layout.addWidget(self.table, 1)
+        layout.addWidget(self.table)
         self.summary = QLabel("Planning…")
         self.summary.setWordWrap(True)
         layout.addWidget(self.summary)
@@ -127,7 +129,7 @@ class SplitDialog(QDialog):
         self.write_button.clicked.connect(self.choose_folder)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
-        self.resize(760, 420)
+        self.resize(680, 320)
 
     def cost(self) -> CostKind:
         kind: CostKind = self.cost_combo.currentData()
@@ -163,6 +165,9 @@ class SplitDialog(QDialog):
             item = QTableWidgetItem(fed)
             item.setToolTip("\n".join(f"{i.name} ← {i.source}" for i in stage.inputs))
             self.table.setItem(row, 4, item)
+        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        self.table.setFixedHeight(rows + self.table.horizontalHeader().height()
+                                  + 2 * self.table.frameWidth())
         handed = ", ".join(human_size(b) for b in plan.cut_bytes)
         self.summary.setText(
             f"The costliest stage is {plan.imbalance:.2f}× the ideal share. Handed over "
