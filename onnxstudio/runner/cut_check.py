@@ -41,12 +41,13 @@ class PartCheck:
                 f"(max |Δ| = {self.max_abs_diff:.3g}{tol})")
 
 
-def cpu_session(model: bytes | str) -> ort.InferenceSession:
+def cpu_session(model: bytes | str, name: str) -> ort.InferenceSession:
+    """A plain CPU session; ``name`` (the file) leads the one-line error."""
     try:
         return ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own several types
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RunError(f"onnxruntime refused the model: {first}") from exc
+        raise RunError(f"{name}: onnxruntime refused the model: {first}") from exc
 
 
 def full_model_values(model_path: str | Path, names: list[str],
@@ -64,7 +65,7 @@ def full_model_values(model_path: str | Path, names: list[str],
         raise RunError(f"{path.name} has no tensor '{unknown[0]}': is this part cut from it?")
     declared = {o.name for o in g.output}
     proto.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
-    session = cpu_session(proto.SerializeToString())
+    session = cpu_session(proto.SerializeToString(), path.name)
     if feeds is None:
         feeds = synthetic_feeds(read_model_info(path).inputs, seed=seed)
     wanted = [o.name for o in session.get_outputs()]
@@ -94,7 +95,7 @@ def run_part(model_path: str | Path, part_path: str | Path, seed: int = 0,
     ``feeds``: the full model's inputs (see :func:`request_input`); seeded random inputs
     of the right types when None.
     """
-    part = cpu_session(str(part_path))
+    part = cpu_session(str(part_path), Path(part_path).name)
     inputs = [i.name for i in part.get_inputs()]
     outputs = [o.name for o in part.get_outputs()]
     full = full_model_values(model_path, [*inputs, *outputs], feeds=feeds, seed=seed)

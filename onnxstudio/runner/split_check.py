@@ -18,10 +18,7 @@ import numpy as np
 from onnxstudio.errors import RunError
 from onnxstudio.runner.compare import Difference, difference
 from onnxstudio.runner.cut_check import cpu_session, full_model_values
-
-FLOAT16_TOLERANCE = 1e-2
-"""fp16 keeps ~3 significant digits: one rounding step apart is not a divergence."""
-TOLERANCE = 1e-4
+from onnxstudio.runner.tolerance import coarsest, relative_for
 
 
 @dataclass(frozen=True)
@@ -73,8 +70,8 @@ class ChainCheck:
 
 
 def _tolerance(values: Mapping[str, Any]) -> float:
-    half = any(np.asarray(v).dtype == np.float16 for v in values.values())
-    return FLOAT16_TOLERANCE if half else TOLERANCE
+    """The tolerance of the lowest-precision float handed over (fp16 keeps ~3 digits)."""
+    return relative_for(coarsest(*(np.asarray(v).dtype for v in values.values())))
 
 
 def check_chain(model_path: str | Path, folder: str | Path,
@@ -86,7 +83,7 @@ def check_chain(model_path: str | Path, folder: str | Path,
     values: dict[str, Any] = {}  # what the chain itself computed so far, and the feeds
     results = []
     for stage in stages:
-        session = cpu_session(str(Path(folder) / stage["file"]))
+        session = cpu_session(str(Path(folder) / stage["file"]), stage["file"])
         feeds = {}
         for item in stage["inputs"]:
             source = values if item["from"] != "model" else whole
