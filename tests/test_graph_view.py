@@ -147,7 +147,7 @@ def test_hover_highlights_node_edges_and_neighbours(view: GraphView, qtbot) -> N
     assert view.hovered_id() is None
 
 
-def test_drag_on_empty_space_pans(view: GraphView) -> None:
+def test_space_drag_on_empty_space_pans(view: GraphView) -> None:
     for _ in range(6):
         view.zoom_in()
     view.centerOn("n5")
@@ -155,12 +155,56 @@ def test_drag_on_empty_space_pans(view: GraphView) -> None:
     start = QPoint(20, 20)
     assert view.box_at_view(start) is None
     vp = view.viewport()
+    QTest.keyPress(view, Qt.Key.Key_Space)
     QTest.mousePress(vp, Qt.MouseButton.LeftButton, pos=start)
     for step in range(1, 6):
         QTest.mouseMove(vp, start + QPoint(step * 20, step * 15))
     QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, pos=start + QPoint(100, 75))
+    QTest.keyRelease(view, Qt.Key.Key_Space)
     assert view.horizontalScrollBar().value() == h - 100
     assert view.verticalScrollBar().value() == v - 75
+    assert view.selected_ids() == []
+
+
+def _band(view: GraphView, a: str, b: str, modifiers=Qt.KeyboardModifier.NoModifier) -> None:
+    """Drag a band from just left of/above box ``a`` to just right of/below box ``b``."""
+    layout = view.graph_layout()
+    first, last = layout.box(a), layout.box(b)  # type: ignore[union-attr]
+    top_left = view.mapFromScene(QPointF(first.x - 6, first.y - 6))
+    bottom_right = view.mapFromScene(QPointF(last.x + last.width + 6, last.y + last.height + 6))
+    vp = view.viewport()
+    assert view.box_at_view(top_left) is None  # the drag starts on empty canvas
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, modifiers, top_left)
+    for step in range(1, 6):
+        QTest.mouseMove(vp, top_left + (bottom_right - top_left) * step / 5)
+    assert view.band.active()
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, modifiers, bottom_right)
+    assert not view.band.active()
+
+
+def test_rubber_band_selects_what_it_touches(view: GraphView, qtbot) -> None:
+    view.fit()
+    h = view.horizontalScrollBar().value()
+    with qtbot.waitSignal(view.selectionChanged) as blocker:
+        _band(view, "n0", "n1")
+    assert set(blocker.args[0]) == {"n0", "n1"}
+    assert view.horizontalScrollBar().value() == h  # a band does not pan
+    _band(view, "n2", "n2", Qt.KeyboardModifier.ShiftModifier)  # Shift adds
+    assert set(view.selected_ids()) == {"n0", "n1", "n2"}
+    _band(view, "n1", "n2", Qt.KeyboardModifier.ControlModifier)  # Ctrl toggles
+    assert view.selected_ids() == ["n0"]
+    _band(view, "n1", "n1")  # alone, a band replaces
+    assert view.selected_ids() == ["n1"]
+
+
+def test_click_on_a_group_title_selects_the_group(view: GraphView, qtbot) -> None:
+    view.fit()
+    layout = view.graph_layout()
+    frame = next(g for g in layout.groups if g.id == "/model/block1")  # type: ignore[union-attr]
+    title = view.mapFromScene(QPointF(frame.x + frame.width / 2, frame.y + 6))
+    assert view.box_at_view(title) is None
+    QTest.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=title)
+    assert set(view.selected_ids()) == set(frame.members) and view.selected_ids()
 
 
 def test_center_on_box_flashes_and_set_layout_keeps_view(view: GraphView, qtbot) -> None:

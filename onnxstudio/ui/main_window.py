@@ -204,6 +204,9 @@ class MainWindow(QMainWindow):
                                    tip="Plain category colours on the canvas again")
         self.act_extract = a("E&xtract Selection…", self.extract_selection, "Ctrl+Shift+X",
                              tip="Save the selected nodes as a new model")
+        self.act_between = a("Select &Between", self.select_between, "Ctrl+Shift+B",
+                             tip="With two nodes selected: select every node on the paths "
+                                 "from one to the other")
         self.act_split = a("S&plit into Stages…", self.split_into_stages,
                            tip="Cut the model into N pipeline stages: preview, then write")
         self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
@@ -245,6 +248,7 @@ class MainWindow(QMainWindow):
         model.addAction(self.act_opsets)
         model.addAction(self.act_convert)
         model.addAction(self.act_find)
+        model.addAction(self.act_between)
         model.addAction(self.act_extract)
         model.addAction(self.act_split)
         self.model_menu = model
@@ -596,6 +600,32 @@ class MainWindow(QMainWindow):
             start_extract(self, tab.model, tab.view.selected_ids(),
                           last_input=self._last_run_input)
 
+    def select_between(self) -> None:
+        """Select every node on the paths joining the two selected nodes (to cut there)."""
+        from onnxstudio.model.cut import nodes_between
+        from onnxstudio.ui.canvas.band_select import drawn_boxes
+
+        tab = self.current_tab()
+        if tab is None or tab.model is None or tab.layout_data is None:
+            return
+        graph = tab.model.graph
+        ends = [n.index for n in (tab.model.node_by_id(i) for i in tab.view.selected_ids())
+                if n is not None and "/" not in n.id]
+        if len(ends) != 2:
+            self.statusBar().showMessage("Select Between: select exactly two nodes of the "
+                                         "main graph first (Ctrl-click adds one)", 8000)
+            return
+        between = nodes_between(graph, *ends)
+        if not between:
+            names = " and ".join(graph.nodes[i].label for i in ends)
+            self.statusBar().showMessage(f"No path joins {names}", 8000)
+            return
+        ids = [graph.nodes[i].id for i in sorted(between)]
+        tab.view.set_selection(drawn_boxes(tab.layout_data, graph, ids))
+        self.statusBar().showMessage(f"Selected {len(between):,} nodes between "
+                                     f"{graph.nodes[min(ends)].label} and "
+                                     f"{graph.nodes[max(ends)].label}", 8000)
+
     def split_into_stages(self) -> SplitDialog | None:
         """Model → Split into Stages…: a non-modal preview, so the canvas stays in view."""
         from onnxstudio.ui.dialogs.split_dialog import SplitDialog
@@ -642,8 +672,11 @@ class MainWindow(QMainWindow):
                     text = act.text().replace("&", "").rstrip("…")
                     key = act.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
                     rows.append(f"<tr><td>{text}</td><td><b>{key}</b></td></tr>")
-        canvas = [("Zoom", "Mouse wheel, pinch, + / −"), ("Pan", "Drag, scroll bars, arrow keys"),
+        canvas = [("Zoom", "Mouse wheel, pinch, + / −"),
+                  ("Pan", "Space+drag, middle drag, drag from a node, scroll bars, arrows"),
                   ("Select / add to selection", "Click / Ctrl+click"),
+                  ("Select an area", "Drag on empty canvas (Shift adds, Ctrl toggles)"),
+                  ("Select a whole group", "Click its title"),
                   ("Expand or collapse a group", "Double-click"),
                   ("Next / previous search hit", "F3 / Shift+F3"),
                   ("Clear selection", "Esc")]

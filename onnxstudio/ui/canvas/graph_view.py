@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QKeyEvent,
@@ -41,6 +41,7 @@ from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import QtSurface
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import LIGHT, Theme
+from onnxstudio.ui.canvas.band_select import RubberBand, combine, group_members
 from onnxstudio.ui.canvas.overlay_legend import OverlayLegend
 
 SCENE_MARGIN = 40.0
@@ -86,6 +87,7 @@ class GraphView(QGraphicsView):
         self._panning = False
         self._press_on_box = False
         self._last_pan: QPoint | None = None
+        self._space_held = False  # Space + drag pans, as in drawing tools
         self._pinch_scale = 1.0
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
@@ -107,6 +109,7 @@ class GraphView(QGraphicsView):
 
         from onnxstudio.ui.canvas.minimap import Minimap  # local: minimap imports this module
 
+        self.band = RubberBand(self.viewport())
         self.minimap = Minimap(self)
         self.legend = OverlayLegend(self)
         self.legend.closed.connect(self.overlayClosed)
@@ -589,10 +592,34 @@ class GraphView(QGraphicsView):
             self.reset_zoom()
         elif key == Qt.Key.Key_Escape:
             self.clear_selection()
+        elif key == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space_held = True
+            self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
         else:
             super().keyPressEvent(event)
             return
         event.accept()
+
+    def keyReleaseEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space_held = False
+            self.viewport().unsetCursor()
+        super().keyReleaseEvent(event)
+
+    def select_in_view_rect(self, rect: QRect, modifiers: Qt.KeyboardModifier) -> None:
+        """Select the boxes a viewport rectangle touches (replace, Shift adds, Ctrl toggles)."""
+        index = self.index()
+        if index is None:
+            return
+        r = self.mapToScene(rect).boundingRect()
+        hits = index.boxes_in((r.x(), r.y(), r.width(), r.height()))
+        self.set_selection(combine(self._selected, hits, modifiers))
+
+    def select_group(self, group_id: str, modifiers: Qt.KeyboardModifier) -> None:
+        """Select every box drawn inside an expanded group (a click on its title)."""
+        if self._layout is not None:
+            members = group_members(self._layout, group_id)
+            self.set_selection(combine(self._selected, members, modifiers))
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         pos = event.position().toPoint()
@@ -602,7 +629,9 @@ class GraphView(QGraphicsView):
         self._panning = False
         self._press_on_box = False
         self.setFocus(Qt.FocusReason.MouseFocusReason)
-        if event.button() == Qt.MouseButton.MiddleButton:
+        if event.button() == Qt.MouseButton.MiddleButton or (
+            event.button() == Qt.MouseButton.LeftButton and self._space_held
+        ):
             self._start_pan()
             event.accept()
             return
@@ -625,6 +654,8 @@ class GraphView(QGraphicsView):
             else:
                 self.set_selection([box_id])
         self._press_on_box = box_id is not None
+        if box_id is None:
+            self.band.press(pos, event.modifiers())
         event.accept()
 
     def _start_pan(self) -> None:
@@ -634,6 +665,10 @@ class GraphView(QGraphicsView):
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
         pos = event.position().toPoint()
         buttons = event.buttons()
+        if self.band.pending() and buttons & Qt.MouseButton.LeftButton:
+            self.band.move(pos)
+            event.accept()
+            return
         if self._press_pos is not None and buttons & (
             Qt.MouseButton.LeftButton | Qt.MouseButton.MiddleButton
         ):
@@ -650,8 +685,13 @@ class GraphView(QGraphicsView):
         event.accept()
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if self._panning:
+        band = self.band.release() if self.band.pending() else None
+        if band is not None:
+            self.select_in_view_rect(band, self.band.modifiers)
+        elif self._panning:
             self.viewport().unsetCursor()
+            if self._space_held:
+                self.viewport().setCursor(Qt.CursorShape.OpenHandCursor)
         elif (
             self._press_pos is not None
             and not self._press_on_box
@@ -660,12 +700,23 @@ class GraphView(QGraphicsView):
             and not event.modifiers()
             & (Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
         ):
-            self.clear_selection()  # a plain click on empty canvas
-            self._click_edge(event.position().toPoint())
+            self._click_empty(event.position().toPoint())
         self._panning = False
         self._press_pos = None
         self._last_pan = None
         event.accept()
+
+    def _click_empty(self, pos: QPoint) -> None:
+        """A plain click off the boxes: a group's title selects the group, else an edge
+        is marked (to show its values), else the selection is cleared."""
+        index = self.index()
+        p = self.mapToScene(pos)
+        group = index.group_label_at(p.x(), p.y()) if index is not None else None
+        if group is not None:
+            self.select_group(group, Qt.KeyboardModifier.NoModifier)
+            return
+        self.clear_selection()
+        self._click_edge(pos)
 
     def _click_edge(self, pos: QPoint) -> None:
         """A click on an edge marks it and names its tensor (to show its values)."""
