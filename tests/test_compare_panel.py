@@ -76,6 +76,7 @@ def test_sample_model_agrees_between_ort_and_reference(panel: ComparePanel) -> N
     panel.set_result(result)
     assert panel.verdict_state() == "ok"
     assert panel.verdict_text() == ("The output and 12 intermediate values agree within 1e-3 "
+                                    "for float32 — the default for the dtype "
                                     "(A: ort:cpu:all, B: reference)")
     assert not panel.jump_button.isEnabled()
     graph = onnx.load(str(SAMPLE)).graph
@@ -213,7 +214,8 @@ def test_defaults_and_compare_emits_the_chosen_configs(qtbot, panel: ComparePane
     assert {"onnxruntime CPU · all optimisations", "onnxruntime CPU · no optimisations",
             "onnx reference evaluator"} <= set(labels)
     assert panel.options() == CompareOptions(parse_config("ort:cpu:all"),
-                                             parse_config("ort:cpu:disabled"), 1e-3, None)
+                                             parse_config("ort:cpu:disabled"), None, None)
+    assert panel.tolerance_edit.text() == "auto"  # each value's dtype decides
     assert not panel.compare_button.isEnabled()  # no model yet
     panel.set_model(SAMPLE)
     panel.a_combo.setCurrentText("onnx reference evaluator")

@@ -124,5 +124,16 @@ def test_tolerance_follows_the_dtype_and_says_which() -> None:
     assert relative_for("float16") == 2e-3 and relative_for("float32") == 1e-3
     assert relative_for(np.float16, 1e-5) == 1e-5
     note = describe(["float16", "float32"])
-    assert "2e-3 for float16" in note.replace("0.002", "2e-3") and "significant" in note
+    assert "2e-3 for float16" in note and "1e-3 for float32" in note and "significant" in note
     assert "yours" in describe(["float16"], 1e-4)
+
+
+def test_one_fp16_ulp_is_not_a_divergence_but_a_real_difference_is() -> None:
+    from onnxstudio.runner.compare import difference
+
+    a = np.array([4.0, 5.5, -6.25], np.float16)
+    ulp = np.nextafter(a, np.float16(np.inf)).astype(np.float16)  # 4.0 -> 4.0039
+    assert float(ulp[0] - a[0]) == pytest.approx(0.0039, abs=1e-4)
+    assert not difference("y", a, ulp).exceeds  # default: 2e-3 × max(1, 6.25)
+    assert difference("y", a.astype(np.float32), ulp.astype(np.float32), 1e-4).exceeds
+    assert difference("y", a, a + np.float16(0.25)).exceeds

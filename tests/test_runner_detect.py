@@ -151,3 +151,47 @@ def test_segmenter_mask_lands_on_the_original_pixels(tmp_path: Path) -> None:
     assert seg is not None and seg.classes.shape == (300, 200)
     assert (seg.classes[110:190, 60:140] == 1).all() and (seg.classes[:90] == 0).all()
     assert seg.areas[0][1] == "class 0" and seg.areas[1][2] == pytest.approx(1 / 6, abs=0.02)
+
+
+def _spec(name: str, shape: tuple, dtype: str = "float32"):
+    from onnxstudio.runner.inputs import TensorSpec
+    return TensorSpec(name, "tensor", dtype, shape)
+
+
+def test_every_output_convention_is_recognised_and_decoded_to_input_pixels() -> None:
+    from onnxstudio.runner.detect_formats import decode, recognise
+
+    image = (1, 3, 640, 640)
+    # YOLOv5: [1, N, 5+C] centre/size/objectness/classes, in input pixels
+    v5 = np.zeros((1, 1000, 85), np.float32)
+    v5[0, 7, :4] = (320, 240, 100, 50)
+    v5[0, 7, 4], v5[0, 7, 5 + 16] = 0.9, 0.8
+    assert recognise([_spec("output0", v5.shape)], image) == "yolo_n5c"
+    c = decode("yolo_n5c", {"output0": v5}, (640, 640))
+    assert c.classes[7] == 16 and c.scores[7] == pytest.approx(0.72)
+    np.testing.assert_allclose(c.boxes[7], (270, 215, 370, 265))
+    # YOLOv8: [1, 4+C, N]
+    v8 = np.ascontiguousarray(np.delete(v5, 4, axis=2).transpose(0, 2, 1))
+    assert recognise([_spec("output0", v8.shape)], image) == "yolo_4cn"
+    c = decode("yolo_4cn", {"output0": v8}, (640, 640))
+    assert c.classes[7] == 16 and c.scores[7] == pytest.approx(0.8)
+    # TF Object Detection API: normalised (ymin, xmin, ymax, xmax), classes, a count
+    tf = {"detection_boxes": np.array([[[0.25, 0.5, 0.75, 1.0]]], np.float32),
+          "detection_scores": np.array([[0.6]], np.float32),
+          "detection_classes": np.array([[3]], np.float32),
+          "num_detections": np.array([1], np.float32)}
+    assert recognise([_spec(n, v.shape) for n, v in tf.items()], image) == "tf_od"
+    c = decode("tf_od", tf, (480, 640))
+    np.testing.assert_allclose(c.boxes[0], (320, 120, 640, 360))
+    # Caffe SSD DetectionOutput [1, 1, N, 7]
+    ssd = np.array([[[[0, 2, 0.7, 0.1, 0.2, 0.3, 0.4], [-1, 0, 0, 0, 0, 0, 0]]]], np.float32)
+    assert recognise([_spec("detection_out", ssd.shape)], image) == "ssd7"
+    c = decode("ssd7", {"detection_out": ssd}, (300, 300))
+    assert len(c.scores) == 1 and c.classes[0] == 2
+    np.testing.assert_allclose(c.boxes[0], (30, 60, 90, 120))
+    # a per-pixel class map the size of the input; a feature map of another size is not one
+    assert recognise([_spec("out", (1, 21, 640, 640))], image) == "seg_scores"
+    assert recognise([_spec("out", (1, 640, 640), "int64")], image) == "seg_map"
+    assert recognise([_spec("feat", (1, 16, 112, 112))], (1, 3, 224, 224)) == ""
+    assert recognise([_spec("logits", (1, 1000))], image) == ""
+    assert recognise([_spec("vit", (1, 197, 768))], (1, 3, 224, 224)) == ""

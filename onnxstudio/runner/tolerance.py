@@ -4,6 +4,7 @@ it used."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -42,11 +43,22 @@ def close_for(dtype: object) -> tuple[float, float]:
     return CLOSE[coarsest(dtype)]
 
 
+def format_tolerance(value: float) -> str:
+    """1e-3 rather than 0.001: tolerances are read as orders of magnitude."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.3e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    power = int(exponent)
+    return f"{mantissa}e{power}" if abs(power) >= 3 else f"{value:g}"
+
+
 def describe(dtypes: Iterable[str], user: float | None = None) -> str:
     """One line naming the tolerance(s) used, e.g. "2e-3 for float16 (… ~3 significant …)"."""
     if user is not None:
-        return f"tolerance {user:g} (yours, for every dtype)"
+        return f"tolerance {format_tolerance(user)} (yours, for every dtype)"
     seen = sorted({coarsest(d) for d in dtypes} or {"float32"}, key=lambda n: RELATIVE[n])
-    parts = [f"{RELATIVE[n]:g} for {n}" + (f" ({WHY[n]})" if n in ("float16", "bfloat16")
-                                            else "") for n in seen]
+    low = ("float16", "bfloat16")
+    parts = [f"{format_tolerance(RELATIVE[n])} for {n}" + (f" ({WHY[n]})" if n in low else "")
+             for n in seen]
     return "tolerance " + ", ".join(parts) + " — the default for the dtype"

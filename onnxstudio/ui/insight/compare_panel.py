@@ -44,12 +44,13 @@ from onnxstudio.errors import InputError
 from onnxstudio.model.graph import Model
 from onnxstudio.runner.compare import Comparison, Difference, RunConfig, parse_config
 from onnxstudio.runner.session import CPU, available_providers
+from onnxstudio.runner.tolerance import format_tolerance
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.widgets.banner import ErrorBanner
 from onnxstudio.ui.widgets.responsive import SideBySide
 from onnxstudio.ui.widgets.wrapping import breakable, plain
 
-DEFAULT_TOLERANCE = "1e-3"
+DEFAULT_TOLERANCE = "auto"  # by dtype: 1e-3 for float32, 2e-3 for float16
 DEFAULT_A = "ort:cpu:all"
 DEFAULT_B = "ort:cpu:disabled"
 COMBO_CAP = 300  # widest the A / B combos get, however wide the dock
@@ -69,7 +70,9 @@ BAD = QColor(190, 40, 30)
 TOLERANCE_HELP = (
     "A value differs when max |a − b| > tolerance × max(1, max |a|): an absolute bound for "
     "small values, a relative one for large values, so one threshold serves logits and raw "
-    "activations alike. Scientific notation works (1e-3, 5e-5); 0 asks for bit-exact equality.")
+    "activations alike. Scientific notation works (1e-3, 5e-5); 0 asks for bit-exact equality; "
+    "auto follows each value's dtype (1e-3 for float32, 2e-3 for float16, which keeps ~3 "
+    "significant digits).")
 EMPTY_HINT = (
     "Compare runs the same input through two configurations, A and B (two execution "
     "providers, optimised vs unoptimised, or onnxruntime vs onnx's reference evaluator; "
@@ -94,7 +97,7 @@ class CompareOptions:
 
     a: RunConfig
     b: RunConfig
-    tolerance: float
+    tolerance: float | None  # None: the default for each value's dtype
     model_b: Path | None = None  # side B runs this copy of the model; None: the same model
 
 
@@ -124,16 +127,6 @@ def format_number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def format_tolerance(value: float) -> str:
-    """1e-3 rather than 0.001: tolerances are read as orders of magnitude."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g}"
-    mantissa, exponent = f"{value:.3e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    power = int(exponent)
-    return f"{mantissa}e{power}" if abs(power) >= 3 else f"{value:g}"
-
-
 def parse_tolerance(text: str) -> float:
     """A finite number ≥ 0 (``1e-3``, ``0.0005``); InputError naming the problem otherwise."""
     try:
@@ -144,6 +137,11 @@ def parse_tolerance(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise InputError(f"Tolerance: {text.strip()!r} must be a finite number ≥ 0")
     return value
+
+
+def tolerance_choice(text: str) -> float | None:
+    """``auto``: follow each value's dtype; otherwise a tolerance as parse_tolerance."""
+    return None if text.strip().lower() == "auto" else parse_tolerance(text)
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -435,7 +433,7 @@ class ComparePanel(QWidget):
     def options(self) -> CompareOptions:
         """The current choices; InputError when the tolerance text is not a number ≥ 0."""
         return CompareOptions(self._config(self.a_combo), self._config(self.b_combo),
-                              parse_tolerance(self.tolerance_edit.text()), self._model_b)
+                              tolerance_choice(self.tolerance_edit.text()), self._model_b)
 
     def colour_by_divergence(self) -> bool:
         return self.colour_check.isChecked()
@@ -490,7 +488,7 @@ class ComparePanel(QWidget):
         model_row.addWidget(self.clear_model_b_button)
         self.tolerance_edit = QLineEdit(DEFAULT_TOLERANCE)
         self.tolerance_edit.setToolTip(TOLERANCE_HELP)
-        self.tolerance_edit.setPlaceholderText("e.g. 1e-3")
+        self.tolerance_edit.setPlaceholderText("auto, or e.g. 1e-3")
         self.tolerance_edit.setMaximumWidth(TOLERANCE_CAP)
         form.addRow("A", self.a_combo)
         form.addRow("B", self.b_combo)
@@ -644,7 +642,7 @@ class ComparePanel(QWidget):
             self._select(self.b_combo, str(s.value("compare/b", DEFAULT_B)), DEFAULT_B)
             text = str(s.value("compare/tolerance", DEFAULT_TOLERANCE))
             try:
-                parse_tolerance(text)
+                tolerance_choice(text)
             except InputError:
                 text = DEFAULT_TOLERANCE
             self.tolerance_edit.setText(text)
@@ -660,7 +658,7 @@ class ComparePanel(QWidget):
         s.setValue("compare/a", self.a_combo.currentData())
         s.setValue("compare/b", self.b_combo.currentData())
         try:
-            parse_tolerance(self.tolerance_edit.text())
+            tolerance_choice(self.tolerance_edit.text())
             s.setValue("compare/tolerance", self.tolerance_edit.text().strip())
         except InputError:
             pass  # keep the last good value
@@ -700,7 +698,7 @@ class ComparePanel(QWidget):
 
     def _mark_tolerance(self) -> None:
         try:
-            parse_tolerance(self.tolerance_edit.text())
+            tolerance_choice(self.tolerance_edit.text())
             self.tolerance_edit.setStyleSheet("")
         except InputError:
             self.tolerance_edit.setStyleSheet("QLineEdit { background: #fde2e1; "
@@ -797,7 +795,7 @@ class ComparePanel(QWidget):
     def _verdict(self, r: Comparison) -> tuple[str, str]:
         model_b = self._requested.model_b if self._requested else self._model_b
         sides = f"A: {r.a.label}, B: {r.b.label}" + (f" on {model_b.name}" if model_b else "")
-        tol = format_tolerance(r.tolerance)
+        tol = r.tolerance_note.removeprefix("tolerance ") or format_tolerance(r.tolerance)
         fd = r.first_divergence
         if fd is not None:
             d = next((x for x in r.intermediates if x.name == fd.value), None)
