@@ -195,3 +195,14 @@ def test_every_output_convention_is_recognised_and_decoded_to_input_pixels() -> 
     assert recognise([_spec("feat", (1, 16, 112, 112))], (1, 3, 224, 224)) == ""
     assert recognise([_spec("logits", (1, 1000))], image) == ""
     assert recognise([_spec("vit", (1, 197, 768))], (1, 3, 224, 224)) == ""
+
+
+def test_face_detector_keeps_its_familys_threshold_unless_the_user_sets_one() -> None:
+    model = shared_model("ortdata/examples/Ultraface.version-RFB-320.onnx")
+    cat = shared_model("images/chelsea.png")
+    pipeline = Pipeline()
+    (out,) = pipeline.execute(RunRequest(model, images=[ImageSource(cat.name, cat)]))
+    assert out.detections.threshold == 0.7 and len(out.detections.above()) == 1  # its face
+    (low,) = pipeline.execute(RunRequest(model, images=[ImageSource(cat.name, cat)],
+                                         threshold=0.3))
+    assert len(low.detections.above()) == 3

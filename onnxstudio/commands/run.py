@@ -47,8 +47,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--top", type=int, default=5, metavar="K")
     p.add_argument("--benchmark", type=int, default=0, metavar="N",
                    help="also time N runs and report median and p90")
-    p.add_argument("--threshold", type=float, default=0.5, metavar="S",
-                   help="detectors: lowest score kept (default 0.5)")
+    p.add_argument("--threshold", type=float, default=None, metavar="S",
+                   help="detectors: lowest score kept (default: the family's own, 0.7 for "
+                        "face detectors, 0.25 for YOLO, else 0.5)")
     p.add_argument("--iou", type=float, default=0.45, metavar="R",
                    help="detectors: NMS overlap above which the weaker box goes (default 0.45)")
     p.add_argument("--save-outputs", type=Path, metavar="DIR",
@@ -129,7 +130,7 @@ def base_request(args: argparse.Namespace) -> Any:
     return RunRequest(args.model, options=options, config=config,
                       top_k=getattr(args, "top", 5), labels_file=getattr(args, "labels", None),
                       benchmark_runs=getattr(args, "benchmark", 0),
-                      threshold=getattr(args, "threshold", 0.5), iou=getattr(args, "iou", 0.45),
+                      threshold=getattr(args, "threshold", None), iou=getattr(args, "iou", 0.45),
                       dim_sizes=parse_dim_sizes(",".join(getattr(args, "dim", []))),
                       zeros=getattr(args, "zeros", False))
 

@@ -25,9 +25,12 @@ class Evidence:
     reason: str = ""
     strong: bool = False
     alternatives: tuple[str, ...] = ()
+    threshold: float | None = None  # the detector family's usual lowest score
 
 
 _WEAK_DEFAULT = ("imagenet", "unit", "caffe")
+# The score the family's own demos keep (Ultra-Light face detectors 0.7, Ultralytics 0.25).
+_THRESHOLDS = {"face": 0.7, "yolo_n5c": 0.25, "yolo_n4c": 0.25, "yolo_4cn": 0.25}
 
 
 def _family_defaults(fmt: str, outputs: list[TensorSpec]) -> tuple[str, str, str, bool]:
@@ -83,5 +86,6 @@ def gather(info: ModelInfo, image_spec: TensorSpec | None, *,
         preset, resize, reason, strong = _family_defaults(fmt, info.outputs)
         family = "segmenter" if fmt.startswith("seg") else "detector"
         alts = tuple(dict.fromkeys((preset, *p_alts)))[:3]
-        return Evidence(family, fmt, preset, resize, p_layout, reason, strong, alts)
+        return Evidence(family, fmt, preset, resize, p_layout, reason, strong, alts,
+                        _THRESHOLDS.get("face" if preset == "centred128" else fmt))
     return Evidence("classifier", "", p_preset, None, p_layout, p_reason, p_strong, p_alts)

@@ -77,7 +77,7 @@ class RunRequest:
     top_k: int = 5
     labels_file: Path | None = None
     benchmark_runs: int = 0
-    threshold: float = DEFAULT_THRESHOLD  # detectors: the lowest score shown
+    threshold: float | None = None  # detectors: the lowest score shown (None: the family's)
     presets: tuple[str, ...] = ()  # run the first image under each, side by side
     iou: float = DEFAULT_IOU  # detectors: NMS overlap
 
@@ -361,6 +361,8 @@ class Pipeline:
         if fmt.startswith("seg"):
             outcome.segmentation = segment(fmt, outputs, fed_image, labels)
         else:
-            outcome.detections = detect(fmt, outputs, fed_image, labels, request.threshold,
+            threshold = request.threshold if request.threshold is not None else \
+                self.evidence().threshold or DEFAULT_THRESHOLD
+            outcome.detections = detect(fmt, outputs, fed_image, labels, threshold,
                                         request.iou)
         return outcome

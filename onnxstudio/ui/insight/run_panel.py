@@ -640,8 +640,8 @@ class RunPanel(QWidget):
         request.config = self.session_config()
         request.top_k = self.topk_spin.value()
         request.labels_file = self._labels_file
-        request.threshold = self.detection_view.threshold() if self.detection_view.isVisible() \
-            else request.threshold
+        if self.detection_view.isVisible():  # the user's threshold, once they have seen one
+            request.threshold = self.detection_view.threshold()
 
     def _submit(self, request: RunRequest, remember: bool = True) -> None:
         self._fill_request(request)
