@@ -1,6 +1,6 @@
 """Plain, Qt-free description of an ONNX model that every other layer reads.
 
-Built once from a ``ModelProto`` by :mod:`onnxstudio.model.extract`; nothing here
+Built once from a ``ModelProto`` by :mod:`onnxstudio.model.reader`; nothing here
 refers back to protobuf objects, so layout, rendering and export can run on it in a
 worker thread without touching onnx.
 """

@@ -1,4 +1,4 @@
-"""The one call the app and the CLI use to open a model: parse, infer shapes, extract."""
+"""The one call the app and the CLI use to open a model: parse, infer shapes, build."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from pathlib import Path
 import onnx
 
 from onnxstudio.errors import ModelLoadError
-from onnxstudio.model.extract import extract_model
 from onnxstudio.model.graph import Model
 from onnxstudio.model.infer_child import infer_shapes_isolated
 from onnxstudio.model.load import read_model_proto
+from onnxstudio.model.reader import build_model
 
 Progress = Callable[[str, float], None]
 
@@ -65,7 +65,7 @@ def load_model(
             warnings.append(problem)
     report("Building graph", 0.6)
     try:
-        model = extract_model(
+        model = build_model(
             proto, path, inferred=inferred, external_data=external,
             warnings=warnings)
     except RecursionError as exc:
