@@ -121,8 +121,8 @@ def untangle(root: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
             continue
         for b in outs:
             gb = group_of.get(b)
-            if gb is None:
-                continue
+            if gb is None or gb is ga:
+                continue  # two operators side by side: cannot close a cycle alone
             key = (id(ga), id(gb))
             hit = split.get(key)
             if hit is None:
@@ -155,6 +155,8 @@ def untangle(root: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
 
 def _dissolve_cycles(group: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
     for _ in range(64):
+        if not any(isinstance(child, ScopeGroup) for child in group.children):
+            return  # only operators left: nothing that could be dissolved
         rep: dict[str, int] = {}
         for i, child in enumerate(group.children):
             if isinstance(child, ScopeGroup):

@@ -213,6 +213,22 @@ def build_scope_tree(
     return ScopeTree(root, group_of, by_id)
 
 
+def _scope_paths(nodes: list[Node]) -> list[tuple[str, tuple[str, ...]]]:
+    """``(id, scope_path)`` per node; thousands of nodes share each ``/a/b/`` prefix, so
+    the path of a prefix is computed once (names without one still go the full way)."""
+    by_head: dict[str, tuple[str, ...]] = {}
+    out = []
+    for node in nodes:
+        head, slash, _ = node.name.rpartition("/")
+        path = by_head.get(head) if slash else None
+        if path is None:
+            path = scope_path(node.name, node.metadata)
+            if slash and path:
+                by_head[head] = path
+        out.append((node.id, path))
+    return out
+
+
 _CACHE: dict[int, tuple[Graph, ScopeTree]] = {}  # a few recent graphs (Graph has no weakref)
 _CACHE_LOCK = threading.Lock()
 
@@ -228,7 +244,7 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
     folded = folded_constants(graph)
     nodes = boxed if boxed is not None else [
         n for n in graph.nodes if not is_folded(n, folded)]
-    pairs = [(n.id, scope_path(n.name, n.metadata)) for n in nodes]
+    pairs = _scope_paths(nodes)
     prefix = graph.id_prefix
     succ: dict[str, list[str]] = {}
     values = graph.values
