@@ -1,21 +1,26 @@
 """Shape inference in a child process, for graphs large enough to freeze a window.
 
 onnx's C++ inference holds the GIL for its whole run (230 ms on a 100k-node graph),
-which no worker thread can hide from the GUI thread; a child process can. The child
-reads the model itself (read-only) and hands back the inferred proto through a file.
+which no worker thread can hide from the GUI thread; a child process can, and on a
+multi-core machine it runs while the parent builds and draws the graph. The child reads
+the model itself (read-only) and hands back only the value types it found, as one flat
+list of ValueInfoProtos: no nodes, no weights, so the parent parses little.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import onnx
+from onnx import AttributeProto
 
 CHILD_COMMAND = "_infer-shapes"
+TIMEOUT_S = 600
 
 
 def _command(model: Path, out: Path) -> list[str]:
@@ -24,26 +29,69 @@ def _command(model: Path, out: Path) -> list[str]:
     return [sys.executable, "-m", "onnxstudio", CHILD_COMMAND, str(model), str(out)]
 
 
-def infer_shapes_isolated(model: Path) -> tuple[onnx.ModelProto | None, str | None]:
-    """Run :func:`onnxstudio.model.open.infer_shapes` on ``model`` in a child process."""
-    with tempfile.TemporaryDirectory(prefix="onnxstudio-infer-") as tmp:
-        out = Path(tmp) / "inferred.onnx"
+class ChildInference:
+    """One child process inferring ``model``'s shapes; ``result()`` waits for it."""
+
+    def __init__(self, model: Path) -> None:
+        self._folder = Path(tempfile.mkdtemp(prefix="onnxstudio-infer-"))
+        self._out = self._folder / "types.pb"
+        self._process: subprocess.Popen[str] | None = None
         try:
-            result = subprocess.run(_command(model, out), capture_output=True, text=True,
-                                    timeout=600, stdin=subprocess.DEVNULL)
-            report = json.loads(result.stdout.strip().splitlines()[-1])
-        except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
-            return None, f"shape inference could not run ({type(exc).__name__})"
-        problem = report.get("problem")
-        if not report.get("ok") or not out.exists():
-            return None, problem or "shape inference failed"
-        inferred = onnx.ModelProto()
-        inferred.ParseFromString(out.read_bytes())
-        return inferred, problem
+            self._process = subprocess.Popen(
+                _command(model, self._out), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except OSError as exc:
+            self._problem: str | None = f"shape inference could not run ({type(exc).__name__})"
+        else:
+            self._problem = None
+
+    def result(self) -> tuple[onnx.ModelProto | None, str | None]:
+        """(types-only model, problem or None), as :func:`infer_shapes` returns."""
+        try:
+            if self._process is None:
+                return None, self._problem
+            try:
+                stdout, _ = self._process.communicate(timeout=TIMEOUT_S)
+                report = json.loads(stdout.strip().splitlines()[-1])
+            except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+                self.cancel()
+                return None, f"shape inference could not run ({type(exc).__name__})"
+            problem = report.get("problem")
+            if not report.get("ok") or not self._out.exists():
+                return None, problem or "shape inference failed"
+            types = onnx.ModelProto()
+            types.ParseFromString(self._out.read_bytes())
+            return types, problem
+        finally:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+    def cancel(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def types_only(inferred: onnx.ModelProto) -> onnx.ModelProto:
+    """Every ValueInfoProto of the main graph and nested bodies, in one flat graph."""
+    out = onnx.ModelProto()
+    found = out.graph.value_info
+    stack = [inferred.graph]
+    while stack:
+        g = stack.pop()
+        found.extend(g.value_info)
+        found.extend(g.output)
+        for node in g.node:
+            for attr in node.attribute:
+                if attr.type == AttributeProto.GRAPH:
+                    stack.append(attr.g)
+                elif attr.type == AttributeProto.GRAPHS:
+                    stack.extend(attr.graphs)
+    return out
 
 
 def child_main(argv: list[str]) -> int:
-    """Entry point of the child: infer, write the proto, print one JSON line."""
+    """Entry point of the child: infer, write the types, print one JSON line."""
     from onnxstudio.model.load import read_model_proto
     from onnxstudio.model.open import infer_shapes
 
@@ -55,6 +103,6 @@ def child_main(argv: list[str]) -> int:
         return 0
     inferred, problem = infer_shapes(proto)
     if inferred is not None:
-        out.write_bytes(inferred.SerializeToString())
+        out.write_bytes(types_only(inferred).SerializeToString())
     print(json.dumps({"ok": inferred is not None, "problem": problem}))
     return 0

@@ -1,17 +1,23 @@
-"""The one call the app and the CLI use to open a model: parse, infer shapes, build."""
+"""The one way the app and the CLI open a model: parse, infer shapes, build.
+
+``load_model`` does all three; the window uses ``open_model``, which builds and returns
+the graph without shapes and a ``PendingShapes`` to apply once the graph is drawn
+(for large graphs the inference already runs in a child process meanwhile).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.graph import Model
-from onnxstudio.model.infer_child import infer_shapes_isolated
+from onnxstudio.model.infer_child import ChildInference
 from onnxstudio.model.load import read_model_proto
-from onnxstudio.model.reader import build_model
+from onnxstudio.model.reader import apply_inferred_types, build_model
 
 Progress = Callable[[str, float], None]
 
@@ -33,22 +39,18 @@ def infer_shapes(proto: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str | 
         return None, problem
 
 
-# Above this many nodes, a GUI caller runs inference in a child process (see infer_child).
-ISOLATE_INFERENCE_NODES = 5000
+# Above this many nodes, a GUI caller runs inference in a child process (see infer_child):
+# in-process, onnx would hold the GIL (and freeze the window) for more than ~20 ms.
+ISOLATE_INFERENCE_NODES = 400
 
 
 def load_model(
     path: str | Path,
     *,
     shape_inference: bool = True,
-    isolate_inference: bool = False,
     progress: Progress | None = None,
 ) -> Model:
-    """Open ``path`` read-only; raise ModelLoadError naming the file and the reason.
-
-    ``isolate_inference``: the caller is a GUI, so large graphs infer in a child process
-    rather than holding the GIL (and so the event loop) for hundreds of milliseconds.
-    """
+    """Open ``path`` read-only; raise ModelLoadError naming the file and the reason."""
     path = Path(path)
     report = progress or (lambda _stage, _fraction: None)
     report("Reading", 0.0)
@@ -57,10 +59,7 @@ def load_model(
     inferred = None
     if shape_inference:
         report("Inferring shapes", 0.3)
-        if isolate_inference and len(proto.graph.node) > ISOLATE_INFERENCE_NODES:
-            inferred, problem = infer_shapes_isolated(path)
-        else:
-            inferred, problem = infer_shapes(proto)
+        inferred, problem = infer_shapes(proto)
         if problem:
             warnings.append(problem)
     report("Building graph", 0.6)
@@ -72,3 +71,54 @@ def load_model(
         raise ModelLoadError(path, "graph nesting is too deep to show") from exc
     report("Done", 1.0)
     return model
+
+
+@dataclass(eq=False)
+class PendingShapes:
+    """Shape inference of an opened model, applied to it later by ``apply``."""
+
+    proto: onnx.ModelProto | None  # small graphs infer in-process, from this
+    child: ChildInference | None  # large ones in a child process started at open
+
+    def apply(self, model: Model) -> int:
+        """Wait for the inferred types and give them to ``model``'s values (in place);
+        a problem becomes one of the model's warnings. Returns how many values changed."""
+        if self.child is not None:
+            inferred, problem = self.child.result()
+        elif self.proto is not None:
+            inferred, problem = infer_shapes(self.proto)
+        else:
+            return 0
+        self.proto = self.child = None
+        if problem and problem not in model.warnings:
+            model.warnings.append(problem)
+            model.derived.pop("summary", None)  # it lists the warnings
+        return apply_inferred_types(model, inferred) if inferred is not None else 0
+
+    def cancel(self) -> None:
+        if self.child is not None:
+            self.child.cancel()
+        self.proto = self.child = None
+
+
+def open_model(path: str | Path, *, progress: Progress | None = None
+               ) -> tuple[Model, PendingShapes]:
+    """Open ``path`` like ``load_model`` but without waiting for shapes: the Model's
+    inferred types arrive with ``PendingShapes.apply`` (declared ones are there now)."""
+    path = Path(path)
+    report = progress or (lambda _stage, _fraction: None)
+    report("Reading", 0.0)
+    proto, external = read_model_proto(path)
+    large = len(proto.graph.node) > ISOLATE_INFERENCE_NODES
+    pending = PendingShapes(None if large else proto, ChildInference(path) if large else None)
+    report("Building graph", 0.5)
+    try:
+        model = build_model(proto, path, external_data=external)
+    except RecursionError as exc:
+        pending.cancel()
+        raise ModelLoadError(path, "graph nesting is too deep to show") from exc
+    except BaseException:
+        pending.cancel()
+        raise
+    report("Done", 1.0)
+    return model, pending

@@ -344,7 +344,7 @@ class MainWindow(QMainWindow):
         self._shut_down = True
         self.save_window_state()
         for tab in self.model_tabs():
-            tab.cancel()
+            tab.shutdown()
         for _title, widget, _area in self.panels.values():
             if hasattr(widget, "shutdown"):
                 widget.shutdown()
@@ -387,6 +387,7 @@ class MainWindow(QMainWindow):
             tab = ModelTab(path, self.direction, self.theme)
             tab.view.show_names = self.show_names
             tab.loaded.connect(lambda _m, t=tab: self._on_tab_loaded(t))
+            tab.shapes_ready.connect(lambda _m, t=tab: self._on_tab_shapes(t))
             tab.failed.connect(lambda msg, t=tab: self._on_tab_failed(t, msg))
             tab.layout_changed.connect(lambda layout, t=tab: self._on_layout_changed(t, layout))
             tab.busy_changed.connect(lambda busy, t=tab: self._on_busy(t, busy))
@@ -408,7 +409,7 @@ class MainWindow(QMainWindow):
             return
         tab = self.tabs.widget(index)
         if isinstance(tab, ModelTab):
-            tab.cancel()
+            tab.shutdown()
         self.tabs.removeTab(index)
         if tab is not None:
             tab.deleteLater()
@@ -424,6 +425,10 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(
             f"Opened {tab.path.name} in {tab.timings.get('load', 0):.2f} s, laid out in "
             f"{tab.timings.get('layout', 0):.2f} s", 8000)
+
+    def _on_tab_shapes(self, tab: ModelTab) -> None:
+        if tab is self.current_tab() and tab.model is not None:
+            self.inspector.refresh(tab.model, tab.view.selected_ids())
 
     def _on_tab_failed(self, tab: ModelTab, message: str) -> None:
         self.statusBar().showMessage(message, 10000)

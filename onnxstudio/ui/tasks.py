@@ -106,7 +106,8 @@ class TaskRunner(QObject):
     def pool(cls) -> QThreadPool:
         if cls._pool is None:
             cls._pool = QThreadPool()
-            cls._pool.setMaxThreadCount(max(2, QThreadPool.globalInstance().maxThreadCount()))
+            # one thread may wait seconds on a shape-inference child: keep two for work
+            cls._pool.setMaxThreadCount(max(3, QThreadPool.globalInstance().maxThreadCount()))
         return cls._pool
 
     @property

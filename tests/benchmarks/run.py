@@ -57,6 +57,7 @@ COLUMNS = [
     ("paint_s", "paint", "{:.3f}"),
     ("total_s", "sum", "{:.3f}"),
     ("window_s", "window", "{:.3f}"),
+    ("shaped_s", "shaped", "{:.3f}"),
     ("target_s", "target", "{:.2f}"),
     ("stall_ms", "stall_ms", "{:.0f}"),
     ("peak_mb", "peak_MB", "{:,.0f}"),
@@ -71,7 +72,7 @@ QUALITY = [
     ("full_cross_routes", "full_route", "{:,}"),
 ]
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
-         "stall_ms", "full_layout_s"}
+         "shaped_s", "stall_ms", "full_layout_s"}
 
 
 def _hook(module: str, name: str) -> Callable[..., Any] | None:

@@ -2,7 +2,9 @@
 
 The tab owns the model's view state (what is expanded, the direction) and re-lays the
 graph out in the background whenever that changes; a newer request supersedes an older
-one, so fast clicking never queues stale layouts.
+one, so fast clicking never queues stale layouts. The graph is drawn before its shapes
+are known: inferred shapes arrive a moment later (``shapes_ready``) and the edges are
+re-labelled then.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.layered import LayoutCancelled
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
-from onnxstudio.model import Graph, Model, load_model
+from onnxstudio.model import Graph, Model
+from onnxstudio.model.open import PendingShapes, open_model
 from onnxstudio.model.operators import prepare_model_views
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.scene_painter import GraphPainter
@@ -51,6 +54,7 @@ class Opened:
     """What the background open hands back to the GUI thread."""
 
     model: Model
+    shapes: PendingShapes
     state: ExpandState
     drawing: Drawing
     load_seconds: float
@@ -144,6 +148,7 @@ class ModelTab(QWidget):
     """A tab holding one model file."""
 
     loaded = Signal(object)  # Model, once, when the first layout is shown
+    shapes_ready = Signal(object)  # Model, once its inferred shapes are in (after loaded)
     failed = Signal(str)  # the user-facing reason
     layout_changed = Signal(object)  # Layout, after every (re)layout
     busy_changed = Signal(bool)
@@ -187,12 +192,18 @@ class ModelTab(QWidget):
         self._opener.progress.connect(self._on_progress)
         self._opener.finished.connect(self._on_opened)
         self._opener.failed.connect(self._on_failed)
-        self._opener.busy_changed.connect(self.busy_changed)
+        self._opener.busy_changed.connect(self._on_busy)
         self._layouter = TaskRunner(self)
         self._layouter.progress.connect(self.progress)
         self._layouter.finished.connect(self._on_laid_out)
         self._layouter.failed.connect(self._on_failed)
-        self._layouter.busy_changed.connect(self.busy_changed)
+        self._layouter.busy_changed.connect(self._on_busy)
+        self._shaper = TaskRunner(self)
+        self._shaper.progress.connect(self.progress)
+        self._shaper.finished.connect(self._on_shapes)
+        self._shaper.failed.connect(self._on_failed)
+        self._shaper.busy_changed.connect(self._on_busy)
+        self._pending_shapes: PendingShapes | None = None
 
     # -- opening --------------------------------------------------------------------
     def start(self) -> None:
@@ -201,21 +212,29 @@ class ModelTab(QWidget):
         started = time.perf_counter()
 
         def work(context: TaskContext) -> Opened:
-            model = load_model(path, isolate_inference=True,
-                               progress=lambda stage, f: context.progress(stage, f / 2))
-            context.check()
-            loaded = time.perf_counter()
-            prepare_model_views(model)  # includes the node index toggle() uses
-            state = default_state(model.graph)
-            drawing = _draw(model, state, direction, theme, context)
-            return Opened(model, state, drawing, loaded - started,
+            model, shapes = open_model(
+                path, progress=lambda stage, f: context.progress(stage, f / 2))
+            try:
+                context.check()
+                loaded = time.perf_counter()
+                prepare_model_views(model)  # includes the node index toggle() uses
+                state = default_state(model.graph)
+                drawing = _draw(model, state, direction, theme, context)
+            except BaseException:
+                shapes.cancel()
+                raise
+            return Opened(model, shapes, state, drawing, loaded - started,
                           time.perf_counter() - loaded)
 
         self._opener.start(work, quiet_gc=True)
 
     @property
     def busy(self) -> bool:
-        return self._opener.busy or self._layouter.busy
+        """Opening, laying out, or still inferring shapes."""
+        return self._opener.busy or self._layouter.busy or self._shaper.busy
+
+    def _on_busy(self, _busy: bool) -> None:
+        self.busy_changed.emit(self.busy)
 
     def cancel(self) -> None:
         """Stop opening (closes nothing: the tab shows why it is empty) or a relayout."""
@@ -237,6 +256,26 @@ class ModelTab(QWidget):
         self._stack.setCurrentWidget(self.view)
         self._show(opened.drawing, keep_view=False)
         self.loaded.emit(opened.model)
+        self._pending_shapes = shapes = opened.shapes
+
+        def infer(context: TaskContext) -> int:
+            context.progress("Inferring shapes", 0.5)
+            return shapes.apply(opened.model)
+
+        self._shaper.start(infer)
+
+    def _on_shapes(self, _changed: int) -> None:
+        self._pending_shapes = None
+        self.relayout()  # the edges' shape labels
+        self.shapes_ready.emit(self.model)
+
+    def shutdown(self) -> None:
+        """Stop all background work before the tab goes (a shape-inference child too)."""
+        self.cancel()
+        self._shaper.cancel()
+        if self._pending_shapes is not None:
+            self._pending_shapes.cancel()
+            self._pending_shapes = None
 
     def _on_failed(self, message: str) -> None:
         if self.model is None:

@@ -77,6 +77,14 @@ class Inspector(QObject):
         self.weights.set_model(model)
         self.search.set_model(model)
 
+    def refresh(self, model: Model, box_ids: list[str]) -> None:
+        """``model`` changed in place (its inferred shapes arrived): re-show what shows
+        value types or warnings."""
+        if model is not self._model:
+            return
+        self.model.set_model(model)
+        self.show_selection(model, box_ids)
+
     def show_selection(self, model: Model | None, box_ids: list[str]) -> None:
         self.show_model(model)
         if model is None or not box_ids:

@@ -1,0 +1,112 @@
+"""Opening draws before shapes are known; inferred shapes arrive afterwards, in place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto, helper
+
+from onnxstudio.layout.build import build_layout
+from onnxstudio.model import load_model
+from onnxstudio.model.open import ISOLATE_INFERENCE_NODES, open_model
+from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.inspector.inspector import Inspector
+from tests.builders import make_model, save, tiny_mlp
+
+
+def relu_chain(count: int, bad: bool = False) -> onnx.ModelProto:
+    """x[2,8] -> Relu ×count (scoped names) -> y; ``bad``: a final Add of mismatched shapes."""
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"/block.{i // 20}/Relu_{i}")
+             for i in range(count)]
+    nodes[0].input[0] = "x"
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])]
+    if bad:
+        inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [3, 5]))
+        nodes.append(helper.make_node("Add", [f"v{count}", "z"], ["sum"], name="/head/Add"))
+    out = "sum" if bad else f"v{count}"
+    graph = helper.make_graph(nodes, "chain", inputs,
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+    return make_model(graph)
+
+
+def test_open_model_gives_the_graph_first_and_its_shapes_after(tmp_path: Path) -> None:
+    path = save(tiny_mlp(), tmp_path / "m.onnx")
+    model, shapes = open_model(path)
+    assert model.graph.values["h1"].type.shape is None  # not inferred yet
+    assert model.graph.values["x"].type.shape == ("batch", 4)  # declared: there at once
+    assert shapes.apply(model) > 0
+    assert model.graph.values["h1"].type.describe() == "float32[batch×8]"
+    # the same types as opening with shapes in one go
+    whole = load_model(path)
+    assert {n: v.type for n, v in model.graph.values.items()} == {
+        n: v.type for n, v in whole.graph.values.items()}
+
+
+def test_large_graph_infers_in_a_child_process(tmp_path: Path) -> None:
+    count = ISOLATE_INFERENCE_NODES + 50
+    model, shapes = open_model(save(relu_chain(count), tmp_path / "chain.onnx"))
+    assert shapes.child is not None and shapes.proto is None
+    assert shapes.apply(model) == count - 1  # every intermediate (the output is declared)
+    assert model.graph.values[f"v{count // 2}"].type.describe() == "float32[2×8]"
+
+
+def test_child_inference_failure_becomes_a_warning(tmp_path: Path) -> None:
+    model, shapes = open_model(save(relu_chain(ISOLATE_INFERENCE_NODES + 10, bad=True),
+                                    tmp_path / "bad.onnx"))
+    assert not any("shape inference" in w for w in model.warnings)
+    shapes.apply(model)
+    assert any("shape inference failed" in w for w in model.warnings)
+    # lenient inference still gave the shapes it could
+    assert model.graph.values["v5"].type.describe() == "float32[2×8]"
+
+
+def test_cancelled_inference_leaves_the_model_as_it_was(tmp_path: Path) -> None:
+    model, shapes = open_model(save(relu_chain(ISOLATE_INFERENCE_NODES + 10),
+                                    tmp_path / "chain.onnx"))
+    shapes.cancel()
+    assert shapes.apply(model) == 0
+    assert model.graph.values["v5"].type.shape is None
+
+
+def test_tab_relabels_edges_and_node_panel_when_shapes_arrive(qtbot, tmp_path: Path) -> None:
+    path = save(relu_chain(ISOLATE_INFERENCE_NODES + 20), tmp_path / "chain.onnx")
+    tab = ModelTab(path)
+    qtbot.addWidget(tab)
+    tab.resize(900, 700)
+    tab.show()
+    inspector = Inspector(lambda: tab)
+    tab.loaded.connect(inspector.show_model)
+    tab.shapes_ready.connect(lambda model: inspector.refresh(model, tab.view.selected_ids()))
+    with qtbot.waitSignal(tab.shapes_ready, timeout=120000):
+        tab.start()
+    qtbot.waitUntil(lambda: not tab.busy, timeout=60000)
+    labels = {e.value: e.label for e in tab.layout_data.edges}
+    assert labels["v7"] == "2×8"
+    node = next(n for n in tab.model.graph.nodes if n.name.endswith("/Relu_7"))
+    tab.view.set_selection([node.id])
+    inspector.show_selection(tab.model, [node.id])
+    shown = inspector.node.tree.find_row("Y", "Outputs")
+    assert shown is not None and shown.text(1) == "v8\nfloat32[2×8]"
+
+
+def test_closing_a_tab_mid_inference_stops_the_child(qtbot, tmp_path: Path) -> None:
+    tab = ModelTab(save(relu_chain(ISOLATE_INFERENCE_NODES + 20), tmp_path / "chain.onnx"))
+    qtbot.addWidget(tab)
+    with qtbot.waitSignal(tab.loaded, timeout=120000):
+        tab.start()
+    child = tab._pending_shapes.child if tab._pending_shapes else None
+    tab.shutdown()
+    assert child is None or child._process is None or child._process.poll() is not None
+    assert not tab.busy
+
+
+def test_layout_without_shapes_has_the_same_geometry(tmp_path: Path) -> None:
+    """Drawing first and labelling later must not move anything."""
+    path = save(tiny_mlp(), tmp_path / "m.onnx")
+    bare, _ = open_model(path)
+    shaped = load_model(path)
+    a, b = build_layout(bare), build_layout(shaped)
+    assert [(x.id, x.x, x.y, x.width, x.height) for x in a.boxes] == [
+        (x.id, x.x, x.y, x.width, x.height) for x in b.boxes]
+    assert [e.points for e in a.edges] == [e.points for e in b.edges]
