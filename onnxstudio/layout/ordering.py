@@ -1,0 +1,228 @@
+"""Ordering within layers: fewer crossings by weighted-median sweeps and transpositions.
+
+Gansner et al. (1993): start from a depth-first order, sweep down and up placing each
+item at the median of its neighbours in the layer just fixed, swap adjacent items while
+that removes crossings, and keep the best ordering seen. Edges attached at fixed ports
+(an expanded group's entry or exit for a tensor) count at their port's position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from onnxstudio.layout.ranking import Dag, Link
+
+ORDER_SWEEPS = 6
+TRANSPOSE_MAX = 1500  # items; beyond this, transpositions cost more than they gain
+
+Ports = dict[tuple[int, int], tuple[float, float]]
+_NONE = (0.0, 0.0)
+
+
+class LayoutCancelled(Exception):
+    """Raised when the caller's cancel() returned True mid-layout."""
+
+
+def _count_pair(edges: list[tuple[float, float, float]]) -> float:
+    """Weighted crossings between two layers; edges: (upper key, lower key, weight).
+
+    Keys are slot positions plus port offsets (in [-0.5, 0.5)), so edges entering a
+    group at different ports are ordered as drawn; equal keys never cross.
+    """
+    if len(edges) < 2:
+        return 0.0
+    items = sorted(edges)
+    ranks = {k: i for i, k in enumerate(sorted({lk for _, lk, _ in items}))}
+    size = len(ranks)
+    tree = [0.0] * (size + 1)
+    total = 0.0
+    seen = 0.0
+    for _, lk, w in items:
+        r = ranks[lk]
+        i = r + 1
+        le = 0.0
+        while i > 0:
+            le += tree[i]
+            i -= i & -i
+        total += w * (seen - le)  # weight already inserted with a greater lower key
+        seen += w
+        i = r + 1
+        while i <= size:
+            tree[i] += w
+            i += i & -i
+    return total
+
+
+class _Ordering:
+    """Layer orderings with median sweeps and transpositions."""
+
+    def __init__(self, layers: list[list[int]], up: list[list[Link]],
+                 down: list[list[Link]], pos: list[int], ports: Ports) -> None:
+        self.layers = layers
+        self.up = up  # node -> [(neighbour in layer above, weight)]
+        self.down = down
+        self.pos = pos
+        self.ports = ports  # link (a, b) -> port offsets at a's bottom, b's top (in slots)
+
+    def crossings(self) -> float:
+        total = 0.0
+        pos, down, ports = self.pos, self.down, self.ports
+        for layer in self.layers[:-1]:
+            edges = []
+            for v in layer:
+                for w, wt in down[v]:
+                    fa, fb = ports.get((v, w), _NONE)
+                    edges.append((pos[v] + fa, pos[w] + fb, wt))
+            total += _count_pair(edges)
+        return total
+
+    def _medians(self, layer: list[int], downward: bool) -> list[tuple[float, int, int]]:
+        """(key, 1 if it has no neighbour there else 0, item) for each item of ``layer``."""
+        pos, ports = self.pos, self.ports
+        nbrs = self.up if downward else self.down
+        keyed = []
+        for v in layer:
+            nb = nbrs[v]
+            if not nb:
+                keyed.append((float(pos[v]), 1, v))
+                continue
+            if downward:
+                ps = sorted(pos[w] + ports.get((w, v), _NONE)[0] for w, _ in nb)
+            else:
+                ps = sorted(pos[w] + ports.get((v, w), _NONE)[1] for w, _ in nb)
+            m = len(ps)
+            med = ps[m // 2] if m % 2 else (ps[m // 2 - 1] + ps[m // 2]) / 2.0
+            keyed.append((med, 0, v))
+        return keyed
+
+    def sweep(self, downward: bool) -> None:
+        layers = self.layers
+        pos = self.pos
+        seq = range(1, len(layers)) if downward else range(len(layers) - 2, -1, -1)
+        for li in seq:
+            layer = layers[li]
+            keyed = self._medians(layer, downward)
+            # nodes without neighbours keep their slot: place them by current position
+            fixed = {k[2]: k[0] for k in keyed if k[1]}
+            movable = sorted((k for k in keyed if not k[1]), key=lambda k: k[0])
+            if fixed:
+                new: list[int] = [0] * len(layer)
+                taken = set()
+                for v, p in fixed.items():
+                    new[int(p)] = v
+                    taken.add(int(p))
+                it = iter(movable)
+                for i in range(len(layer)):
+                    if i not in taken:
+                        new[i] = next(it)[2]
+                layer[:] = new
+            else:
+                layer[:] = [k[2] for k in movable]
+            for i, v in enumerate(layer):
+                pos[v] = i
+
+    def _cross(self, a: int, b: int) -> float:
+        """Crossings among the edges of ``a`` and ``b`` if ``a`` is left of ``b``."""
+        pos, up, down, ports = self.pos, self.up, self.down, self.ports
+        c = 0.0
+        for wa, xa in up[a]:
+            pa = pos[wa] + ports.get((wa, a), _NONE)[0]
+            for wb, xb in up[b]:
+                if pos[wb] + ports.get((wb, b), _NONE)[0] < pa:
+                    c += xa * xb
+        for wa, xa in down[a]:
+            pa = pos[wa] + ports.get((a, wa), _NONE)[1]
+            for wb, xb in down[b]:
+                if pos[wb] + ports.get((b, wb), _NONE)[1] < pa:
+                    c += xa * xb
+        return c
+
+    def transpose(self, rounds: int = 2) -> None:
+        """Swap adjacent nodes while it removes crossings with both neighbouring layers."""
+        pos, cross = self.pos, self._cross
+        for _ in range(rounds):
+            improved = False
+            for layer in self.layers:
+                for i in range(len(layer) - 1):
+                    a, b = layer[i], layer[i + 1]
+                    if cross(a, b) > cross(b, a):
+                        layer[i], layer[i + 1] = b, a
+                        pos[a], pos[b] = i + 1, i
+                        improved = True
+            if not improved:
+                break
+
+
+def initial_layers(g: Dag) -> list[list[int]]:
+    """Depth-first from the sources in index order: related items start side by side."""
+    layers: list[list[int]] = [[] for _ in range(g.nranks)]
+    size, rank, up, down = g.size, g.rank, g.up, g.down
+    seen = [False] * size
+    for s in [v for v in range(g.n) if not up[v]] + list(range(size)):
+        if seen[s]:
+            continue
+        stack = [s]
+        while stack:
+            v = stack.pop()
+            if seen[v]:
+                continue
+            seen[v] = True
+            layers[rank[v]].append(v)
+            stack.extend(w for w, _ in reversed(down[v]) if not seen[w])
+    return layers
+
+
+def port_slots(g: Dag, edges: Sequence[tuple[int, int]], widths: Sequence[float],
+               src_off: Sequence[float | None] | None,
+               dst_off: Sequence[float | None] | None) -> Ports:
+    """Where fixed ports sit on their box, as a fraction of a slot, per first/last link."""
+    ports: Ports = {}
+    if src_off is None and dst_off is None:
+        return ports
+    acc: dict[tuple[int, int], list[list[float]]] = {}
+    for e, (u, v) in enumerate(edges):
+        if (u, v) not in g.dag or (u, v) in g.straight:
+            continue
+        so = src_off[e] if src_off is not None else None
+        do = dst_off[e] if dst_off is not None else None
+        slot = acc.setdefault((u, v), [[], []])
+        if so is not None and widths[u] > 0:
+            slot[0].append(min(0.49, max(-0.49, so / widths[u] - 0.5)))
+        if do is not None and widths[v] > 0:
+            slot[1].append(min(0.49, max(-0.49, do / widths[v] - 0.5)))
+    for (u, v), (fs, fd) in acc.items():
+        path = [u, *g.chains.get((u, v), ()), v]
+        if fs:
+            old = ports.get((u, path[1]), _NONE)
+            ports[(u, path[1])] = (sum(fs) / len(fs), old[1])
+        if fd:
+            old = ports.get((path[-2], v), _NONE)
+            ports[(path[-2], v)] = (old[0], sum(fd) / len(fd))
+    return ports
+
+
+def order_layers(g: Dag, ports: Ports, cancel: Callable[[], bool] | None
+                 ) -> list[list[int]]:
+    """The best ordering found (items of each layer, left to right)."""
+    layers = initial_layers(g)
+    pos = [0] * g.size
+    for layer in layers:
+        for i, v in enumerate(layer):
+            pos[v] = i
+    ordering = _Ordering(layers, g.up, g.down, pos, ports)
+    best = ordering.crossings()
+    best_layers = [list(layer) for layer in layers]
+    small = g.size <= TRANSPOSE_MAX
+    for it in range(ORDER_SWEEPS if best > 0 else 0):
+        if cancel is not None and cancel():
+            raise LayoutCancelled
+        ordering.sweep(downward=it % 2 == 0)
+        if small:
+            ordering.transpose()
+        c = ordering.crossings()
+        if c < best:
+            best = c
+            best_layers = [list(layer) for layer in layers]
+        if best == 0:
+            break
+    return best_layers
