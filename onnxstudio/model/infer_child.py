@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 
 import onnx
-from onnx import AttributeProto
 
 CHILD_COMMAND = "_infer-shapes"
 TIMEOUT_S = 600
@@ -74,19 +73,10 @@ class ChildInference:
 
 def types_only(inferred: onnx.ModelProto) -> onnx.ModelProto:
     """Every ValueInfoProto of the main graph and nested bodies, in one flat graph."""
+    from onnxstudio.model.reader import value_infos
+
     out = onnx.ModelProto()
-    found = out.graph.value_info
-    stack = [inferred.graph]
-    while stack:
-        g = stack.pop()
-        found.extend(g.value_info)
-        found.extend(g.output)
-        for node in g.node:
-            for attr in node.attribute:
-                if attr.type == AttributeProto.GRAPH:
-                    stack.append(attr.g)
-                elif attr.type == AttributeProto.GRAPHS:
-                    stack.extend(attr.graphs)
+    out.graph.value_info.extend(value_infos(inferred.graph))
     return out
 
 

@@ -10,7 +10,7 @@ the graph before onnx's shape inference has finished.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from math import prod
 from pathlib import Path
@@ -290,15 +290,13 @@ def _function(proto: onnx.FunctionProto, ctx: _Context) -> Function:
     )
 
 
-def _inferred_types(inferred: onnx.ModelProto, ctx: _Context) -> dict[str, TensorType]:
-    """Every value type shape inference found, across the main graph and nested bodies."""
-    types: dict[str, TensorType] = {}
-    type_of = ctx.type_of
-    stack = [inferred.graph]
+def value_infos(graph: onnx.GraphProto) -> Iterator[onnx.ValueInfoProto]:
+    """The value_info and outputs of ``graph`` and of every body nested in it."""
+    stack = [graph]
     while stack:
         g = stack.pop()
-        for vi in (*g.value_info, *g.output):
-            types[vi.name] = type_of(vi.type)
+        yield from g.value_info
+        yield from g.output
         for node in g.node:
             if not len(node.attribute):
                 continue
@@ -307,7 +305,6 @@ def _inferred_types(inferred: onnx.ModelProto, ctx: _Context) -> dict[str, Tenso
                     stack.append(attr.g)
                 elif attr.type == AttributeProto.GRAPHS:
                     stack.extend(attr.graphs)
-    return types
 
 
 def _graphs(model: Model) -> list[Graph]:
@@ -328,7 +325,8 @@ def apply_inferred_types(model: Model, inferred: onnx.ModelProto) -> int:
     Declared types (value_info, inputs, outputs, weights) win. Safe to call once the
     model is shown: only ``Value.type`` attributes are replaced. Returns how many changed.
     """
-    types = _inferred_types(inferred, _Context({}, set()))
+    type_of = _Context({}, set()).type_of
+    types = {vi.name: type_of(vi.type) for vi in value_infos(inferred.graph)}
     changed = 0
     for graph in _graphs(model):
         for name, value in graph.values.items():
