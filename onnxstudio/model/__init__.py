@@ -1,5 +1,7 @@
 """Qt-free model core: open a file, describe its graph, resolve operator schemas."""
 
+from typing import TYPE_CHECKING, Any
+
 from onnxstudio.model.graph import (
     Attribute,
     Function,
@@ -12,7 +14,6 @@ from onnxstudio.model.graph import (
     TensorType,
     Value,
 )
-from onnxstudio.model.open import load_model
 
 __all__ = [
     "Attribute",
@@ -27,3 +28,15 @@ __all__ = [
     "Value",
     "load_model",
 ]
+
+if TYPE_CHECKING:
+    from onnxstudio.model.open import load_model
+
+
+def __getattr__(name: str) -> Any:
+    """``load_model`` imports onnx (half a second): only when it is first asked for."""
+    if name == "load_model":
+        from onnxstudio.model.open import load_model
+
+        return load_model
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

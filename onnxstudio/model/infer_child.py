@@ -15,8 +15,10 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import onnx
+if TYPE_CHECKING:
+    import onnx
 
 CHILD_COMMAND = "_infer-shapes"
 TIMEOUT_S = 600
@@ -58,6 +60,8 @@ class ChildInference:
             problem = report.get("problem")
             if not report.get("ok") or not self._out.exists():
                 return None, problem or "shape inference failed"
+            import onnx
+
             types = onnx.ModelProto()
             types.ParseFromString(self._out.read_bytes())
             return types, problem
@@ -73,6 +77,8 @@ class ChildInference:
 
 def types_only(inferred: onnx.ModelProto) -> onnx.ModelProto:
     """Every ValueInfoProto of the main graph and nested bodies, in one flat graph."""
+    import onnx
+
     from onnxstudio.model.reader import value_infos
 
     out = onnx.ModelProto()
