@@ -24,12 +24,22 @@ from onnxstudio.render.drawing import (
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_XML_SPECIAL = re.compile(r"[&<>\"'\n\r\t]")
 
 
 def _n(v: float) -> str:
     """Compact number: two decimals, no trailing zeros."""
     s = f"{v:.2f}".rstrip("0").rstrip(".")
     return "0" if s in ("-0", "") else s
+
+
+# saxutils' escapes cost microseconds each; most names need none (one regex search)
+def _escape(text: str) -> str:
+    return escape(text) if _XML_SPECIAL.search(text) else text
+
+
+def _quoteattr(text: str) -> str:
+    return quoteattr(text) if _XML_SPECIAL.search(text) else f'"{text}"'
 
 
 def svg_id(item_id: str) -> str:
@@ -76,13 +86,13 @@ class SvgSurface(Surface):
                 k += 1
             sid = f"{sid}-{k}"
         self._ids.add(sid)
-        attrs = f' id="{sid}" class="{kind}" data-id={quoteattr(item_id)}'
+        attrs = f' id="{sid}" class="{kind}" data-id={_quoteattr(item_id)}'
         if name:
-            attrs += f" data-name={quoteattr(name)}"
+            attrs += f" data-name={_quoteattr(name)}"
         if op_type:
-            attrs += f" data-op-type={quoteattr(op_type)}"
+            attrs += f" data-op-type={_quoteattr(op_type)}"
         title = " ".join(p for p in (op_type, name or item_id) if p)
-        self.parts.append(f"<g{attrs}><title>{escape(title)}</title>")
+        self.parts.append(f"<g{attrs}><title>{_escape(title)}</title>")
         self._depth += 1
 
     def end_item(self) -> None:
@@ -134,7 +144,7 @@ class SvgSurface(Surface):
             attrs += ' font-family="DejaVu Sans Mono, monospace"'
         if anchor != "start":
             attrs += f' text-anchor="{anchor}"'
-        self.parts.append(f"<text {attrs}{self._fill(color)}>{escape(text)}</text>")
+        self.parts.append(f"<text {attrs}{self._fill(color)}>{_escape(text)}</text>")
 
     # -- document -----------------------------------------------------------------------
 
