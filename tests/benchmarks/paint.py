@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,40 +48,101 @@ def measure_paint(model: Any, layout: Any) -> float:
     return seconds
 
 
-def measure_window(path: Path) -> dict[str, float]:
-    """Open ``path`` through the main window; time to painted, and the worst stall."""
-    app = _app()
-    from PySide6.QtCore import QTimer
+class _Ticker:
+    """A 5 ms timer on the GUI thread; the longest gap between its ticks is the stall."""
 
+    def __init__(self, app: Any) -> None:
+        from PySide6.QtCore import QTimer
+
+        self.app = app
+        self.ticks: list[float] = []
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(lambda: self.ticks.append(time.perf_counter()))
+
+    def run(self, start: Callable[[], Any], done: Callable[[], bool],
+            limit_s: float = 300.0) -> tuple[float, float]:
+        """Call ``start``, spin the event loop until ``done()``; (seconds, worst stall ms)."""
+        self.ticks = [time.perf_counter()]
+        self.timer.start()
+        t0 = self.ticks[0]
+        start()
+        while not done() and time.perf_counter() - t0 < limit_s:
+            self.app.processEvents()
+            time.sleep(0.001)
+        seconds = time.perf_counter() - t0
+        self.ticks.append(time.perf_counter())
+        self.timer.stop()
+        gaps = [b - a for a, b in itertools.pairwise(self.ticks)]
+        return seconds, max(gaps) * 1000 if gaps else 0.0
+
+
+PROFILE_MAX_NODES = 10_000  # onnxruntime takes over 10 s to create larger sessions
+
+
+def measure_window(path: Path) -> dict[str, float]:
+    """Open ``path`` through the main window (to the first paint, then until the inferred
+    shapes are drawn), export what is shown as SVG, profile one run, expand everything;
+    the time of each and the longest the event loop stalled during each."""
+    app = _app()
     from onnxstudio.ui.main_window import MainWindow
 
     window = MainWindow()
     window.resize(*VIEWPORT)
     window.show()
     app.processEvents()
-    ticks: list[float] = []
-    timer = QTimer()
-    timer.setInterval(5)
-    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
-    timer.start()
-    t0 = time.perf_counter()
-    ticks.append(t0)
-    tab = window.open_paths([str(path)])[0]
-    while tab.layout_data is None and not tab.error:
-        app.processEvents()
-        time.sleep(0.001)
-    tab.view.viewport().repaint()
-    painted = time.perf_counter() - t0
-    # opening goes on until the inferred shapes are in and their labels drawn
-    while tab.busy and not tab.error:
-        app.processEvents()
-        time.sleep(0.001)
-    tab.view.viewport().repaint()
-    shaped = time.perf_counter() - t0
-    ticks.append(time.perf_counter())
-    timer.stop()
-    gaps = [b - a for a, b in itertools.pairwise(ticks)]
+    ticker = _Ticker(app)
+    row: dict[str, float] = {}
+    tabs: list[Any] = []
+
+    def painted() -> bool:
+        tab = tabs[0] if tabs else None
+        if tab is None or (tab.layout_data is None and not tab.error):
+            return False
+        tab.view.viewport().repaint()
+        return True
+
+    row["window_s"], first_stall = ticker.run(
+        lambda: tabs.extend(window.open_paths([str(path)])), painted)
+    tab = tabs[0]
+    row["shaped_s"], shape_stall = ticker.run(lambda: None, lambda: not tab.busy or tab.error)
+    row["shaped_s"] += row["window_s"]
+    row["stall_ms"] = max(first_stall, shape_stall)
+    if tab.error:
+        window.shutdown()
+        return row
+    row.update(_export_stall(ticker, tab, path))
+    if len(tab.model.graph.nodes) <= PROFILE_MAX_NODES:
+        row.update(_profile_stall(ticker, window, tab))
+    before = tab.layout_data
+    row["expand_s"], row["expand_stall_ms"] = ticker.run(
+        tab.expand_all, lambda: tab.layout_data is not before and not tab.busy)
     window.shutdown()
     window.close()
-    return {"window_s": painted, "shaped_s": shaped,
-            "stall_ms": max(gaps) * 1000 if gaps else 0.0}
+    return row
+
+
+def _export_stall(ticker: _Ticker, tab: Any, path: Path) -> dict[str, float]:
+    from onnxstudio.export.options import ExportOptions
+    from onnxstudio.ui.dialogs import export_dialog
+
+    flows: list[Any] = []
+    with tempfile.TemporaryDirectory() as folder:
+        seconds, stall = ticker.run(
+            lambda: flows.append(export_dialog.start_export(
+                None, tab.model, tab.layout_data, tab.view,
+                path=Path(folder) / f"{path.stem}.svg", options=ExportOptions())),
+            lambda: bool(flows) and (flows[0] is None or flows[0].result is not None
+                                     or flows[0].error is not None))
+    return {"export_s": seconds, "export_stall_ms": stall}
+
+
+def _profile_stall(ticker: _Ticker, window: Any, tab: Any) -> dict[str, float]:
+    from onnxstudio.ui.insight.profile_panel import ProfileOptions
+
+    insight = window.insight
+    panel = insight.profile_panel
+    seconds, stall = ticker.run(
+        lambda: insight.start_profile(ProfileOptions("disable", 1, 0)),
+        lambda: panel.result() is not None and not tab.busy, limit_s=120.0)
+    return {"profile_s": seconds, "profile_stall_ms": stall}

@@ -60,6 +60,10 @@ COLUMNS = [
     ("shaped_s", "shaped", "{:.3f}"),
     ("target_s", "target", "{:.2f}"),
     ("stall_ms", "stall_ms", "{:.0f}"),
+    ("export_stall_ms", "export_stall", "{:.0f}"),
+    ("profile_stall_ms", "profile_stall", "{:.0f}"),
+    ("expand_s", "expand_all", "{:.3f}"),
+    ("expand_stall_ms", "expand_stall", "{:.0f}"),
     ("peak_mb", "peak_MB", "{:,.0f}"),
 ]
 QUALITY = [
@@ -72,7 +76,8 @@ QUALITY = [
     ("full_cross_routes", "full_route", "{:,}"),
 ]
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
-         "shaped_s", "stall_ms", "full_layout_s"}
+         "shaped_s", "stall_ms", "export_stall_ms", "profile_stall_ms", "expand_s",
+         "expand_stall_ms", "full_layout_s"}
 
 
 def _hook(module: str, name: str) -> Callable[..., Any] | None:
@@ -280,8 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ladder: {files[0].parent if files else '-'}; seconds, best of {args.repeat}. "
           "parse → graph → shapes → layout → paint, one after the other (sum); window: "
           "open to first complete paint through the real window, in a fresh process; "
-          "stall_ms: the longest the window's event loop went without a 5 ms timer tick "
-          "meanwhile; peak_MB: the process's peak resident memory")
+          "shaped: until the inferred shapes are drawn; stall_ms: the longest the window's "
+          "event loop went without a 5 ms timer tick meanwhile; *_stall: the same while "
+          "exporting what is shown as SVG, profiling one run, expanding all; "
+          "peak_MB: the process's peak resident memory once the model is shown")
     print(format_table(rows))
     if not args.no_crossings:
         print()
