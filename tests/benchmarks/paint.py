@@ -108,6 +108,9 @@ def measure_window(path: Path) -> dict[str, float]:
     row["shaped_s"], shape_stall = ticker.run(lambda: None, lambda: not tab.busy or tab.error)
     row["shaped_s"] += row["window_s"]
     row["stall_ms"] = max(first_stall, shape_stall)
+    from tests.benchmarks.run import peak_mb
+
+    row["peak_mb"] = peak_mb()  # what showing the model took, before the extras below
     if tab.error:
         window.shutdown()
         return row

@@ -116,8 +116,7 @@ def measure_one(path: Path, crossings: bool = True) -> dict[str, Any]:
     row: dict[str, Any] = {"model": path.name}
     window = _hook("paint", "measure_window")
     if window is not None:  # first, cold: the user's open-to-painted through the window
-        row.update(window(path))
-        row["peak_mb"] = peak_mb()  # what the app needs to show the model
+        row.update(window(path))  # with peak_mb: what the app needs to show the model
     proto, external = _timed(row, "parse_s", lambda: read_model_proto(path))
     model = _timed(row, "graph_s", lambda: build_model(proto, path, external_data=external))
     _timed(row, "shapes_s", lambda: apply_inferred_types(model, infer_shapes(proto)[0]))
