@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -37,11 +38,15 @@ def run(args: argparse.Namespace) -> int:
     a = load_model(args.a, shape_inference=False)
     b = load_model(args.b, shape_inference=False)
     result = diff_models(a, b, weights=not args.no_weights)
-    if args.json:
-        json.dump(_json_safe(result.as_json()), sys.stdout, indent=1)
-        sys.stdout.write("\n")
-    else:
-        _print_text(result, max(0, args.limit))
+    try:
+        if args.json:
+            json.dump(_json_safe(result.as_json()), sys.stdout, indent=1)
+            sys.stdout.write("\n")
+        else:
+            _print_text(result, max(0, args.limit))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `onnxstudio diff a b | head`: the reader has seen enough
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stream
     return 0 if result.identical else 1
 
 

@@ -158,7 +158,9 @@ class _Side:
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self.wiring = _wiring(graph)
-        self.weak = [hash((n.domain, n.op_type)) for n in graph.nodes]
+        # The operator alone: a kernel moved to another domain (onnxruntime's NCHWc Conv)
+        # is still the same operator for pairing; the diff reports the domain change.
+        self.weak = [hash(n.op_type) for n in graph.nodes]
         self._keys: dict[int, list[int]] = {}
 
     def keys(self, level: int) -> list[int]:
@@ -188,7 +190,7 @@ class Matcher:
         steps: list[Callable[[], None]] = [
             *(self._anchoring(level, ties=False) for level in range(_Side.LEVELS)),
             *(self._anchoring(level, ties=True) for level in range(_Side.LEVELS)),
-            self._by_name, self._squeezed]
+            self._by_name, self._squeezed, self._by_output_name]
         for step in steps:
             if self._done():
                 break
@@ -261,6 +263,23 @@ class Matcher:
                 found = names_b.get((node.name, self.a.weak[i]))
                 if found and len(found) == 1 and self.b_to_a[found[0]] < 0:
                     self._pair(i, found[0])
+
+    def _by_output_name(self) -> None:
+        """Last resort, whatever the operators: the nodes that make a same-named tensor
+        (a fused kernel keeps the name of the value its chain produced; onnxruntime's
+        NCHWc kernels append ``_nchwc`` to it, in their output or their own name)."""
+        made_b: dict[str, int] = {}
+        for j, node in enumerate(self.b.graph.nodes):
+            if self.b_to_a[j] < 0:
+                for name in (*node.outputs, node.name):
+                    if name:
+                        made_b.setdefault(name.removesuffix("_nchwc"), j)
+        for i, node in enumerate(self.a.graph.nodes):
+            if self.a_to_b[i] >= 0:
+                continue
+            j = next((made_b[n] for n in node.outputs if n in made_b), -1)
+            if j >= 0 and self.b_to_a[j] < 0:
+                self._pair(i, j)
 
     def _squeezed(self) -> None:
         """An unmatched node whose matched producers and matched readers all map to the

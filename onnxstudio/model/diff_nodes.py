@@ -149,11 +149,13 @@ def node_changes(a: Node, b: Node, ctx: PairContext) -> list[Change]:
     """Every difference between node ``a`` of graph A and its match ``b`` in graph B."""
     changes: list[Change] = []
     if (a.domain, a.op_type) != (b.domain, b.op_type):
+        # Another operator: its attributes mean other things, so only the swap is told.
         changes.append(Change("op_type", "op_type", _op(a), _op(b)))
-    elif a.schema.since_version != b.schema.since_version:
-        changes.append(Change("version", a.op_type, a.schema.since_version,
-                              b.schema.since_version))
-    changes.extend(_attribute_changes(a, b))
+    else:
+        if a.schema.since_version != b.schema.since_version:
+            changes.append(Change("version", a.op_type, a.schema.since_version,
+                                  b.schema.since_version))
+        changes.extend(_attribute_changes(a, b))
     changes.extend(_input_changes(a, b, ctx))
     changes.extend(_output_changes(a, b, ctx))
     return changes
