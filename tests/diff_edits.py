@@ -7,7 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
+
+from tests.builders import make_model
+from tests.builders import save as save_model
 
 
 def load(path: Path) -> onnx.ModelProto:
@@ -87,3 +90,27 @@ def insert_after(model: onnx.ModelProto, op_type: str, new_op: str, nth: int = 0
     inserted = helper.make_node(new_op, [out], [fresh], name="inserted_" + new_op)
     graph.node.insert(index + 1, inserted)
     return inserted.name
+
+
+def conv_bn_relu(path: Path) -> Path:
+    """x → Conv → BatchNormalization → Relu → y: onnxruntime folds the BN into the Conv."""
+    rng = np.random.default_rng(1)
+    weights = [
+        numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "W"),
+        numpy_helper.from_array(np.ones(4, np.float32), "scale"),
+        numpy_helper.from_array(np.zeros(4, np.float32), "bias"),
+        numpy_helper.from_array(np.full(4, 0.1, np.float32), "mean"),
+        numpy_helper.from_array(np.full(4, 2.0, np.float32), "var"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"],
+                         name="bn"),
+        helper.make_node("Relu", ["b"], ["y"], name="relu"),
+    ]
+    graph = helper.make_graph(
+        nodes, "conv_bn_relu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        initializer=weights)
+    return save_model(make_model(graph, opset=17), path)

@@ -6,9 +6,8 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from onnxstudio.errors import RunError
 from onnxstudio.model import load_model
@@ -16,33 +15,11 @@ from onnxstudio.model.diff import diff_models
 from onnxstudio.runner.optimised import discard, save_optimised
 from onnxstudio.runner.session import SessionConfig
 from tests.builders import make_model, save
-
-
-def _conv_bn_relu(path: Path) -> Path:
-    rng = np.random.default_rng(1)
-    weights = [
-        numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "W"),
-        numpy_helper.from_array(np.ones(4, np.float32), "scale"),
-        numpy_helper.from_array(np.zeros(4, np.float32), "bias"),
-        numpy_helper.from_array(np.full(4, 0.1, np.float32), "mean"),
-        numpy_helper.from_array(np.full(4, 2.0, np.float32), "var"),
-    ]
-    nodes = [
-        helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-        helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["b"],
-                         name="bn"),
-        helper.make_node("Relu", ["b"], ["y"], name="relu"),
-    ]
-    graph = helper.make_graph(
-        nodes, "conv_bn_relu",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
-        initializer=weights)
-    return save(make_model(graph, opset=17), path)
+from tests.diff_edits import conv_bn_relu
 
 
 def test_optimised_graph_goes_to_a_temporary_folder_and_shows_the_fusion(tmp_path):
-    source = _conv_bn_relu(tmp_path / "net.onnx")
+    source = conv_bn_relu(tmp_path / "net.onnx")
     optimised = save_optimised(source, SessionConfig(optimization="basic"))
     try:
         assert optimised.parent.parent == Path(tempfile.gettempdir())

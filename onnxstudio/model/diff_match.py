@@ -229,10 +229,23 @@ class Matcher:
         while self._queue:
             i, j = self._queue.pop()
             for (p, k), (q, m) in zip(wa.sources[i], wb.sources[j], strict=False):
-                if (p >= 0 and q >= 0 and k == m and self.a_to_b[p] < 0 and self.b_to_a[q] < 0
-                        and self.a.weak[p] == self.b.weak[q]):
-                    self._pair(p, q)
+                if p >= 0 and q >= 0 and k == m and self.a_to_b[p] < 0 and self.b_to_a[q] < 0:
+                    if self.a.weak[p] == self.b.weak[q]:
+                        self._pair(p, q)
+                    else:
+                        self._look_through(p, q)
             self._spread_readers(wa.readers[i], wb.readers[j])
+
+    def _look_through(self, p: int, q: int) -> None:
+        """Producers that differ: one side may have a node inserted (or the other one
+        removed) right there, so try the producer just above it."""
+        above_q = self.b.wiring.sources[q][0][0] if self.b.wiring.sources[q] else -1
+        above_p = self.a.wiring.sources[p][0][0] if self.a.wiring.sources[p] else -1
+        for x, y in ((p, above_q), (above_p, q)):
+            if (x >= 0 and y >= 0 and self.a_to_b[x] < 0 and self.b_to_a[y] < 0
+                    and self.a.weak[x] == self.b.weak[y]):
+                self._pair(x, y)
+                return
 
     def _spread_readers(self, readers_a: Iterable[tuple[int, int, int]],
                         readers_b: Iterable[tuple[int, int, int]]) -> None:

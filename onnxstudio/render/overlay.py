@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from onnxstudio.runner.compare import Comparison
     from onnxstudio.runner.profile import ProfileResult
 
-OverlayKind = Literal["profile", "divergence", "stages"]
+OverlayKind = Literal["profile", "divergence", "stages", "diff"]
 
 # Sequential yellow -> dark red (ColorBrewer YlOrRd): hot is dark, like a thermal map.
 HEAT = ("#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a1c",
@@ -35,6 +35,10 @@ NO_VALUE = "#d9d9d9"  # boxes the run did not time / compare (folded constants, 
 STAGE_FILLS = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
                "#b3de69", "#fccde5", "#ccebc5", "#ffed6f")
 MIXED_STAGES = -1.0
+# A model diff: one fixed colour per status, readable on light and dark canvases alike.
+DIFF_STATUS = ("matched", "changed", "added", "removed")
+DIFF_FILLS = ("#d3d7dc", "#f5b324", "#43a047", "#e53935")
+DIFF_BADGES = ("", "~", "+", "−")
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,8 @@ def build_overlay(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
         return _profile(layout, graph, data)
     if data.kind == "stages":
         return _stages(layout, graph, data)
+    if data.kind == "diff":
+        return _diff(layout, graph, data)
     return _divergence(layout, graph, data)
 
 
@@ -193,6 +199,28 @@ def stages_overlay(stages: Sequence[tuple[Sequence[str], str, str]], title: str
         tips[f"legend {number}"] = caption
         tips[f"stage {number}"] = tip
     return OverlayData("stages", title, values, tips)
+
+
+def _diff(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
+    """Status colours; a group showing nodes of different statuses counts as changed."""
+    per_box = box_values(layout, graph, data.values, lambda a, b: a if a == b else 1.0)
+    fills, badges, tips = {}, {}, {}
+    for box_id, code in per_box.items():
+        i = int(code)
+        fills[box_id] = DIFF_FILLS[i]
+        if DIFF_BADGES[i]:
+            badges[box_id] = DIFF_BADGES[i]
+        tip = data.tips.get(box_id, "")
+        tips[box_id] = DIFF_STATUS[i] + (f"<br>{tip}" if tip else "")
+    legend = tuple(zip(DIFF_FILLS, DIFF_STATUS, strict=True))
+    return Overlay(data, fills, badges, tips, legend, missing_fill=DIFF_FILLS[0])
+
+
+def diff_overlay(title: str, statuses: Mapping[str, str],
+                 tips: Mapping[str, str] | None = None) -> OverlayData:
+    """Node id -> matched/changed/added/removed as an overlay for one side of a diff."""
+    values = {node_id: float(DIFF_STATUS.index(status)) for node_id, status in statuses.items()}
+    return OverlayData("diff", title, values, dict(tips or {}))
 
 
 def _divergence_position(ratio: float) -> float:

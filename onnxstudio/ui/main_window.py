@@ -38,8 +38,9 @@ from onnxstudio.model.summary import model_summary
 from onnxstudio.render.overlay import OverlayData
 from onnxstudio.resources import resource
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.ui import appearance, panels
+from onnxstudio.ui import appearance, diffing, panels
 from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
 from onnxstudio.ui.welcome import WelcomePage
 
@@ -92,6 +93,7 @@ class MainWindow(QMainWindow):
         self._build_panels()
         self._build_actions()
         self._build_menus()
+        diffing.install(self)
         self._build_toolbar()
         self._build_status_bar()
         self._refresh_recent()
@@ -356,11 +358,21 @@ class MainWindow(QMainWindow):
 
     # -- opening --------------------------------------------------------------------
     def model_tabs(self) -> list[ModelTab]:
-        return [t for i in range(self.tabs.count())
-                if isinstance(t := self.tabs.widget(i), ModelTab)]
+        """Every canvas: model tabs, and each side of the diff tabs."""
+        found: list[ModelTab] = []
+        for i in range(self.tabs.count()):
+            tab = self.tabs.widget(i)
+            if isinstance(tab, ModelTab):
+                found.append(tab)
+            elif isinstance(tab, DiffTab):
+                found.extend(tab.tabs())
+        return found
 
     def current_tab(self) -> ModelTab | None:
+        """The canvas the user works on (in a diff tab: the side last clicked)."""
         tab = self.tabs.currentWidget()
+        if isinstance(tab, DiffTab):
+            return tab.active_tab()
         return tab if isinstance(tab, ModelTab) else None
 
     def open_dialog(self) -> None:
@@ -379,7 +391,9 @@ class MainWindow(QMainWindow):
         opened = []
         for raw in paths:
             path = Path(raw).expanduser().absolute()
-            existing = next((t for t in self.model_tabs() if t.path == path), None)
+            existing = next((t for i in range(self.tabs.count())
+                             if isinstance(t := self.tabs.widget(i), ModelTab)
+                             and t.path == path), None)
             if existing is not None and existing.error is None:
                 self.tabs.setCurrentWidget(existing)
                 opened.append(existing)
@@ -408,8 +422,10 @@ class MainWindow(QMainWindow):
         if index < 0:
             return
         tab = self.tabs.widget(index)
-        if isinstance(tab, ModelTab):
+        if isinstance(tab, ModelTab | DiffTab):
             tab.shutdown()
+        if isinstance(tab, DiffTab) and tab.cleanup is not None:
+            tab.cleanup()  # e.g. the optimised graph's temporary folder
         self.tabs.removeTab(index)
         if tab is not None:
             tab.deleteLater()
@@ -482,6 +498,7 @@ class MainWindow(QMainWindow):
                     self.act_run_random, self.act_benchmark, self.act_properties,
                     self.act_opsets, self.act_convert):
             act.setEnabled(bool(has_model))
+        diffing.update_actions(self, bool(has_model))
 
     def _refresh_recent(self, files: list[str] | None = None) -> None:
         files = recent_files() if files is None else files
@@ -508,6 +525,11 @@ class MainWindow(QMainWindow):
         paths = self._local_paths(event.mimeData().urls())
         models = [str(p) for p in paths if p.suffix.lower() in MODEL_SUFFIXES]
         images = [str(p) for p in paths if p.suffix.lower() in IMAGE_SUFFIXES]
+        current = self.current_tab()
+        if (len(models) == 1 and current is not None and current.model is not None
+                and event.modifiers() & Qt.KeyboardModifier.AltModifier):
+            diffing.open_diff(self, current.path, Path(models[0]))  # Alt+drop: compare
+            models = []
         if models:
             self.open_paths(models)
         if images:

@@ -206,14 +206,20 @@ class ModelTab(QWidget):
         self._pending_shapes: PendingShapes | None = None
 
     # -- opening --------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self, model: Model | None = None) -> None:
+        """Open the file in the background; ``model``: show this one, already loaded
+        (a diff's side, or its merged graph), laying it out in the background only."""
         self._stack.setCurrentWidget(self._progress_page)
         path, direction, theme = self.path, self.direction, self.view.theme
         started = time.perf_counter()
+        given = model
 
         def work(context: TaskContext) -> Opened:
-            model, shapes = open_model(
-                path, progress=lambda stage, f: context.progress(stage, f / 2))
+            if given is not None:  # nothing left to infer: the caller's model is final
+                model, shapes = given, PendingShapes(None, None)
+            else:
+                model, shapes = open_model(
+                    path, progress=lambda stage, f: context.progress(stage, f / 2))
             try:
                 context.check()
                 loaded = time.perf_counter()

@@ -1,0 +1,136 @@
+"""The list of what differs between two models: filter by status and text, click to jump."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGridLayout,
+    QLineEdit,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxstudio.model.diff import ModelDiff, NodeDiff
+from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, text_on
+
+MARKS = {"matched": "=", "changed": "~", "added": "+", "removed": "−"}
+SHOWN_BY_DEFAULT = ("changed", "added", "removed")
+MAX_ROWS = 20000  # a list longer than this is no help; the filter narrows it
+
+
+def describe_changes(entry: NodeDiff) -> str:
+    """One line: what kinds of change a node has, e.g. 'attribute epsilon, weight W'."""
+    if entry.status in ("added", "removed"):
+        return f"only in {'B' if entry.status == 'added' else 'A'}"
+    return ", ".join(f"{c.kind} {c.name}" if c.kind != "op_type" else f"{c.a} → {c.b}"
+                     for c in entry.changes)
+
+
+class ChangesList(QWidget):
+    """Rows of changed, added and removed nodes (matched too, on request)."""
+
+    activated = Signal(object)  # NodeDiff
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: ModelDiff | None = None
+        self.query = QLineEdit()
+        self.query.setPlaceholderText("Filter by name, operator or change…")
+        self.query.setClearButtonEnabled(True)
+        self.query.textChanged.connect(self._refill)
+        self.boxes: dict[str, QCheckBox] = {}
+        row = QGridLayout()  # two by two: the list shares the width with two canvases
+        row.setContentsMargins(0, 0, 0, 0)
+        for i, status in enumerate(DIFF_STATUS):
+            box = QCheckBox(status.capitalize())
+            box.setChecked(status in SHOWN_BY_DEFAULT)
+            box.toggled.connect(self._refill)
+            self.boxes[status] = box
+            row.addWidget(box, i // 2, i % 2)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["", "Operator", "A", "B", "What changed"])
+        self.tree.setRootIsDecorated(False)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setColumnWidth(0, 28)
+        self.tree.setColumnWidth(1, 130)
+        self.tree.setColumnWidth(2, 150)
+        self.tree.setColumnWidth(3, 150)
+        self.tree.setMinimumWidth(200)
+        self.tree.itemActivated.connect(self._on_item)
+        self.tree.itemClicked.connect(self._on_item)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(4, 4, 4, 4)
+        box.addWidget(self.query)
+        box.addLayout(row)
+        box.addWidget(self.tree)
+        self._entries: list[NodeDiff] = []
+
+    def set_result(self, result: ModelDiff) -> None:
+        self.result = result
+        counts = result.summary()
+        for status, box in self.boxes.items():
+            box.setText(f"{status.capitalize()} ({counts[status]:,})")
+        self._refill()
+
+    def rows(self) -> list[NodeDiff]:
+        """The entries listed now, in order (what the user sees)."""
+        return list(self._entries)
+
+    def _refill(self) -> None:
+        self.tree.clear()
+        self._entries = []
+        if self.result is None:
+            return
+        wanted = {s for s, box in self.boxes.items() if box.isChecked()}
+        needle = self.query.text().strip().lower()
+        items = []
+        for entry in self.result.nodes:
+            if entry.status not in wanted:
+                continue
+            what = describe_changes(entry)
+            a = entry.a.label if entry.a is not None else ""
+            b = entry.b.label if entry.b is not None else ""
+            if needle and needle not in f"{entry.op_type} {a} {b} {what}".lower():
+                continue
+            items.append(self._item(entry, a, b, what))
+            self._entries.append(entry)
+            if len(items) >= MAX_ROWS:
+                break
+        self.tree.addTopLevelItems(items)
+
+    @staticmethod
+    def _item(entry: NodeDiff, a: str, b: str, what: str) -> QTreeWidgetItem:
+        item = QTreeWidgetItem([MARKS[entry.status], entry.op_type, a, b, what])
+        fill = DIFF_FILLS[DIFF_STATUS.index(entry.status)]
+        item.setBackground(0, QBrush(QColor(fill)))
+        item.setForeground(0, QBrush(QColor(text_on(fill))))
+        item.setTextAlignment(0, Qt.AlignmentFlag.AlignCenter)
+        item.setToolTip(0, entry.status)
+        for column, text in ((2, a), (3, b), (4, what)):
+            item.setToolTip(column, text)
+        item.setData(0, Qt.ItemDataRole.UserRole, entry)
+        return item
+
+    def _on_item(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        entry = item.data(0, Qt.ItemDataRole.UserRole)
+        if entry is not None:
+            self.activated.emit(entry)
+
+    def select_entry(self, entry: NodeDiff | None) -> None:
+        """Highlight ``entry``'s row (a click on the canvas), without emitting."""
+        self.tree.blockSignals(True)
+        try:
+            self.tree.clearSelection()
+            row = next((i for i, e in enumerate(self._entries) if e is entry), -1)
+            if row >= 0:
+                item = self.tree.topLevelItem(row)
+                if item is not None:
+                    item.setSelected(True)
+                    self.tree.scrollToItem(item)
+        finally:
+            self.tree.blockSignals(False)

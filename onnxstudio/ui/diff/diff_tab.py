@@ -1,0 +1,346 @@
+"""A diff tab: two models side by side (or merged in one canvas), coloured by what changed.
+
+The models are opened and compared off the GUI thread; each side is then an ordinary
+ModelTab given its already loaded model, so zoom, expand, export and the inspector work
+on it as on any tab, with the diff's colours as its overlay. The window asks
+``active_tab()`` which side the user works on.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from onnxstudio.layout.types import Direction
+from onnxstudio.model import Model
+from onnxstudio.model.diff import ModelDiff, NodeDiff, diff_models
+from onnxstudio.model.diff_merge import ADDED_PREFIX, merged_model
+from onnxstudio.model.open import open_model
+from onnxstudio.render.overlay import diff_overlay
+from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.diff.changes_list import ChangesList, describe_changes
+from onnxstudio.ui.diff.pair_details import PairDetails
+from onnxstudio.ui.diff.sync import ViewSync
+from onnxstudio.ui.tasks import TaskContext, TaskRunner
+
+
+@dataclass
+class Computed:
+    """What the background diff hands back: the diff and the merged graph."""
+
+    result: ModelDiff
+    merged: Model
+    merged_status: dict[str, str]
+
+
+def _open(path: Path, side: str, start: float, context: TaskContext) -> Model:
+    """Open one side with its inferred shapes (a large graph infers in a child process,
+    so the event loop never waits on it)."""
+    model, shapes = open_model(
+        path, progress=lambda stage, f: context.progress(f"{side}: {stage}", start + f * 0.2))
+    try:
+        context.check()
+        context.progress(f"{side}: inferring shapes", start + 0.2)
+        shapes.apply(model)
+    finally:
+        shapes.cancel()
+    context.check()
+    return model
+
+
+def compute(path_a: Path, path_b: Path, context: TaskContext) -> Computed:
+    a = _open(path_a, "A", 0.0, context)
+    b = _open(path_b, "B", 0.3, context)
+    result = diff_models(a, b, progress=lambda stage, f: context.progress(stage, 0.6 + f * 0.35))
+    merged, status = merged_model(result)
+    return Computed(result, merged, status)
+
+
+def _captioned(tab: ModelTab, caption: str) -> QWidget:
+    holder = QWidget()
+    label = QLabel(caption)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setStyleSheet("font-weight: 600; padding: 2px 6px;")
+    label.setToolTip(str(tab.path))
+    box = QVBoxLayout(holder)
+    box.setContentsMargins(0, 0, 0, 0)
+    box.setSpacing(0)
+    box.addWidget(label)
+    box.addWidget(tab, 1)
+    return holder
+
+
+class DiffTab(QWidget):
+    """One tab comparing model A with model B."""
+
+    loaded = Signal()  # the diff is computed and shown
+    failed = Signal(str)
+    active_changed = Signal()  # the side the user works on changed
+    canvas_added = Signal(object)  # ModelTab: the merged canvas, made on first use
+    close_requested = Signal()
+
+    def __init__(self, path_a: str | Path, path_b: str | Path, direction: Direction = "TB",
+                 theme: str = "light", title: str = "",
+                 cleanup: Callable[[], None] | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.path_a, self.path_b = Path(path_a), Path(path_b)
+        self.path = self.path_a
+        self.title = title or f"{self.path_a.name} ↔ {self.path_b.name}"
+        self.cleanup = cleanup
+        self.direction, self.theme = direction, theme
+        self.result: ModelDiff | None = None
+        self.error: str | None = None
+        self._computed: Computed | None = None
+        self.side_a = ModelTab(self.path_a, direction, theme)
+        self.side_b = ModelTab(self.path_b, direction, theme)
+        self.merged: ModelTab | None = None
+        self._active = self.side_a
+        for side in (self.side_a, self.side_b):
+            side.setMinimumWidth(160)  # two canvases share the width; never widen the window
+
+        self.summary = QLabel("Comparing…")
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # a long summary is elided by the layout, never widening the window
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.summary.setMinimumWidth(120)
+        self.mode_sides = QPushButton("Side by side")
+        self.mode_merged = QPushButton("Merged")
+        modes = QButtonGroup(self)
+        for button in (self.mode_sides, self.mode_merged):
+            button.setCheckable(True)
+            modes.addButton(button)
+        self.mode_sides.setChecked(True)
+        self.mode_merged.toggled.connect(self.set_merged)
+        self.sync_box = QCheckBox("Synchronise views")
+        self.sync_box.setChecked(True)
+        self.sync_box.setToolTip("Pan, zoom and selection on one side follow on the other")
+        header = QHBoxLayout()
+        header.setContentsMargins(6, 4, 6, 4)
+        header.addWidget(self.summary, 1)
+        header.addWidget(self.sync_box)
+        header.addWidget(self.mode_sides)
+        header.addWidget(self.mode_merged)
+
+        self.sides = QSplitter(Qt.Orientation.Horizontal)
+        self.sides.addWidget(_captioned(self.side_a, f"A · {self.path_a.name}"))
+        self.sides.addWidget(_captioned(self.side_b, f"B · {self.path_b.name}"))
+        self._merged_holder = QWidget()
+        QVBoxLayout(self._merged_holder).setContentsMargins(0, 0, 0, 0)
+        self._waiting = self._progress_page()
+        self.canvas = QStackedWidget()
+        for page in (self._waiting, self.sides, self._merged_holder):
+            self.canvas.addWidget(page)
+
+        self.changes = ChangesList()
+        self.changes.activated.connect(self.jump_to)
+        self.details = PairDetails()
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.changes)
+        right.addWidget(self.details)
+        right.setSizes([300, 300])
+        body = QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(self.canvas)
+        body.addWidget(right)
+        body.setStretchFactor(0, 3)
+        body.setStretchFactor(1, 1)
+        body.setSizes([900, 380])
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        box.addLayout(header)
+        box.addWidget(body, 1)
+        self._body = body
+
+        self.sync = ViewSync(self.side_a.view, self.side_b.view, self._to_b, self._to_a, self)
+        self.sync_box.toggled.connect(lambda on: setattr(self.sync, "enabled", on))
+        self.side_a.view.selectionChanged.connect(lambda ids: self._selected(self.side_a, ids))
+        self.side_b.view.selectionChanged.connect(lambda ids: self._selected(self.side_b, ids))
+        self._runner = TaskRunner(self)
+        self._runner.progress.connect(self._on_progress)
+        self._runner.finished.connect(self._on_computed)
+        self._runner.failed.connect(self._on_failed)
+
+    def _progress_page(self) -> QWidget:
+        page = QWidget()
+        self._stage = QLabel(f"Comparing {self.path_a.name} with {self.path_b.name}")
+        self._stage.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._stage.setWordWrap(True)
+        self._bar = QProgressBar()
+        self._bar.setRange(0, 100)
+        self._bar.setMaximumWidth(360)
+        box = QVBoxLayout(page)
+        box.addStretch(2)
+        box.addWidget(self._stage)
+        box.addWidget(self._bar)
+        box.addStretch(3)
+        return page
+
+    # -- computing --------------------------------------------------------------------
+    def start(self) -> None:
+        self.canvas.setCurrentWidget(self._waiting)
+        a, b = self.path_a, self.path_b
+        self._runner.start(lambda context: compute(a, b, context), quiet_gc=True)
+
+    @property
+    def busy(self) -> bool:
+        return self._runner.busy or any(t.busy for t in self.tabs())
+
+    def cancel(self) -> None:
+        self._runner.cancel()
+        for tab in self.tabs():
+            tab.cancel()
+
+    def shutdown(self) -> None:
+        """Stop all background work before the tab goes."""
+        self._runner.cancel()
+        for tab in self.tabs():
+            tab.shutdown()
+
+    def _on_progress(self, stage: str, fraction: float) -> None:
+        self._stage.setText(stage)
+        self._bar.setValue(int(fraction * 100))
+
+    def _on_failed(self, message: str) -> None:
+        self.error = message
+        self._stage.setText(f"The comparison failed: {message}")
+        self._bar.hide()
+        self.summary.setText(html.escape(message))
+        self.failed.emit(message)
+
+    def _on_computed(self, computed: Computed) -> None:
+        self._computed = computed
+        result = self.result = computed.result
+        title = f"Diff {self.path_a.name} → {self.path_b.name}"
+        self.side_a.set_overlay(diff_overlay(title, self._statuses("a"), self._tips("a")))
+        self.side_b.set_overlay(diff_overlay(title, self._statuses("b"), self._tips("b")))
+        self.side_a.start(result.a)
+        self.side_b.start(result.b)
+        self.canvas.setCurrentWidget(self.sides)
+        self.changes.set_result(result)
+        counts = result.summary()
+        same = " — identical" if result.identical else ""
+        self.summary.setText(
+            f"<b>{counts['matched']:,}</b> matched · <b>{counts['changed']:,}</b> changed · "
+            f"<b>{counts['added']:,}</b> added · <b>{counts['removed']:,}</b> removed "
+            f"({result.match_ratio():.1%} paired, {result.seconds:.2f} s){same}")
+        self.loaded.emit()
+
+    def _statuses(self, side: str) -> dict[str, str]:
+        assert self.result is not None
+        return {node.id: e.status for e in self.result.nodes
+                if (node := e.a if side == "a" else e.b) is not None}
+
+    def _tips(self, side: str) -> dict[str, str]:
+        assert self.result is not None
+        return {node.id: html.escape(describe_changes(e)) for e in self.result.nodes
+                if e.status == "changed" and (node := e.a if side == "a" else e.b) is not None}
+
+    # -- sides and selection ----------------------------------------------------------
+    def tabs(self) -> list[ModelTab]:
+        """Every canvas of this diff (A, B and the merged one once made)."""
+        return [self.side_a, self.side_b, *([self.merged] if self.merged else [])]
+
+    def active_tab(self) -> ModelTab:
+        """The canvas the user works on: the side last clicked, or the merged one."""
+        return self._active
+
+    def _set_active(self, tab: ModelTab) -> None:
+        if tab is not self._active:
+            self._active = tab
+            self.active_changed.emit()
+
+    def entry_for(self, tab: ModelTab, box_id: str) -> NodeDiff | None:
+        if self.result is None:
+            return None
+        if tab is self.side_b:
+            return self.result.by_b.get(box_id)
+        if box_id.startswith(ADDED_PREFIX):
+            return self.result.by_b.get(box_id[len(ADDED_PREFIX):])
+        return self.result.by_a.get(box_id)
+
+    def _to_b(self, box_id: str) -> str | None:
+        entry = self.result.by_a.get(box_id) if self.result else None
+        if entry is None:
+            return box_id  # groups and graph inputs/outputs keep their ids
+        return entry.b.id if entry.b is not None else None
+
+    def _to_a(self, box_id: str) -> str | None:
+        entry = self.result.by_b.get(box_id) if self.result else None
+        if entry is None:
+            return box_id
+        return entry.a.id if entry.a is not None else None
+
+    def _selected(self, tab: ModelTab, ids: list[str]) -> None:
+        self._set_active(tab)
+        entry = next((e for e in (self.entry_for(tab, i) for i in ids) if e is not None), None)
+        self.details.show_entry(entry)
+        self.changes.select_entry(entry)
+
+    def jump_to(self, entry: NodeDiff) -> None:
+        """Centre and select ``entry`` on every canvas that shows it (a list click)."""
+        self.details.show_entry(entry)
+        wanted = {self.side_a: entry.a.id if entry.a else None,
+                  self.side_b: entry.b.id if entry.b else None}
+        if self.merged is not None:
+            wanted[self.merged] = (entry.a.id if entry.a else
+                                   ADDED_PREFIX + entry.b.id if entry.b else None)
+        syncing, self.sync.enabled = self.sync.enabled, False
+        try:
+            for tab, node_id in wanted.items():
+                if node_id is None:
+                    tab.view.set_selection([], emit=False)
+                    continue
+                tab.reveal(node_id)
+                tab.view.set_selection([node_id], emit=False)
+        finally:
+            self.sync.enabled = syncing
+
+    # -- merged view -----------------------------------------------------------------
+    def set_merged(self, merged: bool) -> None:
+        """Show both models in one canvas (True) or side by side."""
+        if self._computed is None:
+            return
+        if merged and self.merged is None:
+            tab = self.merged = ModelTab(self.path_a, self.direction, self.theme)
+            tab.setMinimumWidth(160)
+            tab.view.show_names = self.side_a.view.show_names
+            tab.set_overlay(diff_overlay(f"Diff {self.path_a.name} + {self.path_b.name}",
+                                         self._computed.merged_status))
+            tab.view.selectionChanged.connect(lambda ids: self._selected(tab, ids))
+            holder = self._merged_holder.layout()
+            holder.addWidget(_captioned(
+                tab, f"A + B · {self.path_a.name} with what {self.path_b.name} adds"))
+            tab.start(self._computed.merged)
+            self.canvas_added.emit(tab)
+        self.mode_merged.setChecked(merged)
+        self.sync_box.setEnabled(not merged)
+        self.canvas.setCurrentWidget(self._merged_holder if merged else self.sides)
+        self._set_active(self.merged if merged and self.merged else self.side_a)
+
+    def set_theme(self, theme: str) -> None:
+        self.theme = theme
+        for tab in self.tabs():
+            tab.set_theme(theme)
+
+    def set_direction(self, direction: Direction) -> None:
+        self.direction = direction
+        for tab in self.tabs():
+            tab.set_direction(direction)

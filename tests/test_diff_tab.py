@@ -1,0 +1,185 @@
+"""The diff tab driven as a user drives it: File → Diff With…, Alt+drop, the changes
+list, synchronised selection, the merged canvas, the optimised graph, export colours."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication
+
+from onnxstudio.export.options import ExportOptions
+from onnxstudio.render.overlay import DIFF_FILLS
+from onnxstudio.ui import diffing
+from onnxstudio.ui.dialogs.export_dialog import snapshot_view, start_export
+from onnxstudio.ui.diff.diff_tab import DiffTab
+from onnxstudio.ui.main_window import MainWindow
+from tests import diff_edits
+from tests.builders import save, tiny_mlp
+from tests.conftest import shared_model
+
+MATCHED, CHANGED, ADDED, REMOVED = DIFF_FILLS
+
+
+@pytest.fixture
+def window(qtbot) -> MainWindow:
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    return w
+
+
+def wait_diff(qtbot, tab: DiffTab) -> DiffTab:
+    qtbot.waitUntil(lambda: tab.error is not None or (
+        tab.result is not None and all(t.layout_data is not None and not t.busy
+                                       for t in tab.tabs())), timeout=60000)
+    assert tab.error is None
+    return tab
+
+
+@pytest.fixture
+def edited_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """tiny_mlp and a renamed copy with Softmax's axis changed, the Relu removed and a
+    Sigmoid inserted before the Softmax."""
+    edited = tiny_mlp()
+    diff_edits.change_attribute(edited, "Softmax", "axis", 1)
+    diff_edits.remove_node(edited, "Relu")
+    diff_edits.insert_after(edited, "MatMul", "Sigmoid", nth=1)
+    diff_edits.rename_everything(edited)
+    return save(tiny_mlp(), tmp_path / "a.onnx"), save(edited, tmp_path / "b.onnx")
+
+
+def test_diff_tab_colours_lists_and_jumps(window, qtbot, edited_pair) -> None:
+    a, b = edited_pair
+    window.open_paths([str(a)])
+    qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
+    assert window.act_diff.isEnabled()
+    tab = wait_diff(qtbot, diffing.open_diff(window, a, b))
+    assert window.tabs.currentWidget() is tab
+    assert "3 matched · 1 changed · 1 added · 1 removed" in tab.summary.text().replace(
+        "<b>", "").replace("</b>", "")
+    listed = [(e.status, e.op_type) for e in tab.changes.rows()]
+    assert listed == [("removed", "Relu"), ("changed", "Softmax"), ("added", "Sigmoid")]
+
+    def node_id(side, op):
+        return next(n.id for n in side.model.graph.nodes if n.op_type == op)
+
+    assert tab.side_a.view.overlay().fill(node_id(tab.side_a, "Softmax")) == CHANGED
+    assert tab.side_a.view.overlay().fill(node_id(tab.side_a, "Relu")) == REMOVED
+    assert tab.side_b.view.overlay().fill(node_id(tab.side_b, "Sigmoid")) == ADDED
+    assert tab.side_b.view.overlay().fill(node_id(tab.side_b, "Add")) == MATCHED
+
+    # a click on the Softmax row selects it on both sides and shows both versions
+    item = tab.changes.tree.topLevelItem(1)
+    tab.changes.tree.itemClicked.emit(item, 0)
+    assert tab.side_a.view.selected_ids() == [node_id(tab.side_a, "Softmax")]
+    assert tab.side_b.view.selected_ids() == [node_id(tab.side_b, "Softmax")]
+    page = tab.details.toPlainText()
+    assert "axis" in page and "-1" in page and "op_4" in page
+    assert tab.details.entry is tab.changes.rows()[1]
+
+    # filtering narrows the list; matched rows on request
+    tab.changes.query.setText("sigm")
+    assert [e.op_type for e in tab.changes.rows()] == ["Sigmoid"]
+    tab.changes.query.clear()
+    tab.changes.boxes["matched"].setChecked(True)
+    assert len(tab.changes.rows()) == 6
+
+
+def test_selection_follows_across_and_the_window_works_on_the_clicked_side(
+        window, qtbot, edited_pair) -> None:
+    a, b = edited_pair
+    tab = wait_diff(qtbot, diffing.open_diff(window, a, b))
+    add_a = next(n.id for n in tab.side_a.model.graph.nodes if n.op_type == "Add")
+    add_b = next(n.id for n in tab.side_b.model.graph.nodes if n.op_type == "Add")
+    tab.side_b.view.set_selection([add_b])
+    assert tab.side_a.view.selected_ids() == [add_a]
+    assert window.current_tab() is tab.side_b  # export, inspector, run act on B now
+    assert tab.details.entry.status == "matched"
+    tab.sync_box.setChecked(False)
+    tab.side_a.view.set_selection([])
+    assert tab.side_b.view.selected_ids() == [add_b]
+
+
+def test_merged_canvas_shows_both_sides_in_one(window, qtbot, edited_pair) -> None:
+    a, b = edited_pair
+    tab = wait_diff(qtbot, diffing.open_diff(window, a, b))
+    tab.mode_merged.click()
+    qtbot.waitUntil(lambda: tab.merged is not None and tab.merged.layout_data is not None,
+                    timeout=60000)
+    merged = tab.merged
+    assert window.current_tab() is merged
+    titles = {box.id: box.title for box in merged.layout_data.boxes}
+    assert sorted(t for t in titles.values() if t in ("Relu", "Sigmoid")) == ["Relu", "Sigmoid"]
+    overlay = merged.view.overlay()
+    sigmoid = next(i for i, t in titles.items() if t == "Sigmoid")
+    relu = next(i for i, t in titles.items() if t == "Relu")
+    assert (overlay.fill(sigmoid), overlay.fill(relu)) == (ADDED, REMOVED)
+    merged.view.set_selection([sigmoid])
+    assert tab.details.entry.status == "added"
+    tab.mode_sides.click()
+    assert tab.canvas.currentWidget() is tab.sides
+
+
+def test_export_keeps_the_diff_colours(window, qtbot, edited_pair, tmp_path) -> None:
+    a, b = edited_pair
+    wait_diff(qtbot, diffing.open_diff(window, a, b))
+    side = window.current_tab()  # side A until another side is clicked
+    snap = snapshot_view(side.view)
+    assert snap.overlay is not None and snap.overlay.kind == "diff"
+    target = tmp_path / "diff.svg"
+    flow = start_export(window, side.model, side.layout_data, snap, path=target,
+                        options=ExportOptions(overlay=snap.overlay))
+    qtbot.waitUntil(lambda: flow.result is not None or flow.error is not None, timeout=60000)
+    assert flow.error is None
+    svg = target.read_text()
+    assert CHANGED in svg and REMOVED in svg and ADDED not in svg  # A has no added node
+
+
+def test_alt_drop_on_a_tab_opens_a_diff(window, qtbot, edited_pair) -> None:
+    a, b = edited_pair
+    window.open_paths([str(a)])
+    qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(b))])
+    args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+            Qt.KeyboardModifier.AltModifier)
+    centre = window.rect().center()
+    QApplication.sendEvent(window, QDragEnterEvent(centre, *args))
+    QApplication.sendEvent(window, QDropEvent(QPointF(centre), *args))
+    tab = window.tabs.currentWidget()
+    assert isinstance(tab, DiffTab) and (tab.path_a, tab.path_b) == (a, b)
+    wait_diff(qtbot, tab)
+    assert window.tabs.count() == 2
+
+
+def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path) -> None:
+    source = diff_edits.conv_bn_relu(tmp_path / "net.onnx")
+    window.open_paths([str(source)])
+    qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
+    window.panels["run"][1].optimization_combo.setCurrentText("basic")
+    window.act_optimised.trigger()
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), DiffTab), timeout=60000)
+    tab = wait_diff(qtbot, window.tabs.currentWidget())
+    assert "as onnxruntime runs it (basic)" in window.tabs.tabText(window.tabs.currentIndex())
+    assert [e.op_type for e in tab.changes.rows()] == ["Conv", "BatchNormalization"]
+    optimised = tab.path_b
+    assert optimised.exists() and optimised.parent != source.parent
+    window.close_tab(window.tabs.currentIndex())
+    assert not optimised.parent.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["net.onnx"]
+
+
+def test_real_model_edits_in_the_window(window, qtbot, tmp_path) -> None:
+    source = shared_model("zoo/style_transfer/fns-candy.onnx")
+    model = diff_edits.load(source)
+    diff_edits.perturb_weight(model, "Conv")
+    tab = wait_diff(qtbot, diffing.open_diff(
+        window, source, diff_edits.save(model, tmp_path / "candy.onnx")))
+    [entry] = tab.changes.rows()
+    tab.jump_to(entry)
+    text = tab.details.toPlainText()
+    assert "max |a − b|" in text and "0.5" in text and "hash" in text
