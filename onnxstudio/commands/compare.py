@@ -25,7 +25,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--b", default="ort:cpu:disabled", metavar="CONFIG",
                    help="second configuration (default ort:cpu:disabled)")
     p.add_argument("--b-model", type=Path, metavar="MODEL",
-                   help="run B on this copy of the model instead (values matched by name)")
+                   help="run B on this copy of the model instead (values paired by "
+                        "structure, then name)")
     p.add_argument("--tolerance", type=float, default=None, metavar="T",
                    help="diverged when max|a-b| > T·max(1, max|a|) (default: by dtype, "
                         "1e-3 for float32, 2e-3 for float16)")

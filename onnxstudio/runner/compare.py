@@ -2,8 +2,9 @@
 
 A configuration is onnxruntime with a provider and an optimisation level
 (``ort:cpu:all``, ``ort:cpu:disabled``) or onnx's ``ReferenceEvaluator`` (``reference``);
-side B may also run another copy of the model (quantised, edited), values matched by
-name. Outputs come from a plain run of each side; intermediates from a capture run
+side B may also run another copy of the model (quantised, edited, re-exported), values
+paired by the model diff's structural matching, names second. Outputs come from a plain
+run of each side; intermediates from a capture run
 (extra outputs block fusions, so on an optimised side they show what the unfused kernels
 compute). The first diverging node, in topological order, is where to look.
 """
@@ -19,7 +20,9 @@ import numpy as np
 import onnx
 
 from onnxstudio.errors import InputError, RunError
+from onnxstudio.model.diff import diff_models
 from onnxstudio.model.load import read_model_proto
+from onnxstudio.model.reader import build_model
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.intermediates import DEFAULT_CAP_BYTES, capture_feeds, node_outputs
 from onnxstudio.runner.pipeline import RunRequest
@@ -200,6 +203,25 @@ def _side(model: Path, proto: onnx.ModelProto, external: bool, feeds: Mapping[st
     return outputs, cap.values, cap.warnings
 
 
+def _io_names(proto: onnx.ModelProto) -> list[str]:
+    return [v.name for v in (*proto.graph.input, *proto.graph.output)]
+
+
+def value_pairs(model_a: Path, proto_a: onnx.ModelProto, model_b: Path,
+                proto_b: onnx.ModelProto) -> dict[str, str]:
+    """A's tensor names to B's: by the model diff's structural pairing (so a re-export
+    with other names still compares node by node), then equal names for the rest."""
+    a = build_model(proto_a, model_a)
+    b = build_model(proto_b, model_b)
+    pairs = diff_models(a, b, weights=False).value_map()
+    taken = set(pairs.values())
+    names_b = set(node_outputs(proto_b.graph)) | set(_io_names(proto_b))
+    for name in (*node_outputs(proto_a.graph), *_io_names(proto_a)):
+        if name not in pairs and name in names_b and name not in taken:
+            pairs[name] = name
+    return pairs
+
+
 def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float | None = None,
             model_b: Path | None = None, cap_bytes: int = DEFAULT_CAP_BYTES) -> Comparison:
     """Compare the request's first input on ``a`` and ``b`` (``b`` on ``model_b`` if given);
@@ -210,18 +232,22 @@ def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float | 
     proto_b, ext_b = (proto_a, ext_a) if model_b == model_a else read_model_proto(model_b)
     # Feeds are prepared once (preprocessing as in `onnxstudio run`), then shared.
     source, feeds = request_feeds(request, Session(model_a, SessionConfig(optimization="disable")))
-    names_b = set(node_outputs(proto_b.graph))
-    names = [n for n in node_outputs(proto_a.graph) if n in names_b]
+    pairs = (value_pairs(model_a, proto_a, model_b, proto_b) if model_b != model_a
+             else {n: n for n in (*node_outputs(proto_a.graph), *_io_names(proto_a))})
+    names = [n for n in node_outputs(proto_a.graph) if n in pairs]
+    feeds_b = {pairs.get(k, k): v for k, v in feeds.items()}
     out_a, mid_a, warn_a = _side(model_a, proto_a, ext_a, feeds, a, names, cap_bytes)
-    out_b, mid_b, warn_b = _side(model_b, proto_b, ext_b, feeds, b, names, cap_bytes)
+    out_b, mid_b, warn_b = _side(model_b, proto_b, ext_b, feeds_b, b,
+                                 [pairs[n] for n in names], cap_bytes)
     producer = {o: i for i, n in enumerate(proto_a.graph.node) for o in n.output if o}
-    outputs = [difference(n, out_a[n], out_b[n], tolerance) for n in out_a if n in out_b]
+    outputs = [difference(n, out_a[n], out_b[pairs[n]], tolerance) for n in out_a
+               if pairs.get(n) in out_b]
     for d in outputs:
         d.producer = producer.get(d.name)
     mids: list[Difference] = []
     for n in names:
-        if n in mid_a and n in mid_b:
-            d = difference(n, mid_a[n], mid_b[n], tolerance)
+        if n in mid_a and pairs[n] in mid_b:
+            d = difference(n, mid_a[n], mid_b[pairs[n]], tolerance)
             d.producer = producer.get(n)
             mids.append(d)
     # A value nothing reads (Dropout's mask in inference, an unused optional output)
