@@ -137,3 +137,15 @@ def test_one_fp16_ulp_is_not_a_divergence_but_a_real_difference_is() -> None:
     assert not difference("y", a, ulp).exceeds  # default: 2e-3 × max(1, 6.25)
     assert difference("y", a.astype(np.float32), ulp.astype(np.float32), 1e-4).exceeds
     assert difference("y", a, a + np.float16(0.25)).exceeds
+
+
+def test_a_long_clip_is_streamed_in_windows_with_the_state_carried(tmp_path: Path) -> None:
+    """silero refuses a 1 s clip whole; it is fed as 31 windows of 512 samples, its state
+    output fed back as the next window's state, one speech probability per window."""
+    model = shared_model(VAD)
+    second = (0.3 * np.sin(np.arange(16000) / 16000 * 2 * np.pi * 220)).astype(np.float32)
+    (out,) = Pipeline().execute(RunRequest(model, audio=_wav(tmp_path / "long.wav", second)))
+    assert out.source == "long.wav — 31 windows of 512 samples, state carried"
+    (prob,) = out.views  # stateN is carried, not shown
+    assert prob.shape == [31, 1, 1] and prob.kind == "tensor" and not prob.top
+    assert 0 <= prob.stats["min"] <= prob.stats["max"] <= 1

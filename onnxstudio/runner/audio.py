@@ -5,8 +5,10 @@ integer PCM, and float WAV is what audio tools write, so the RIFF chunks are rea
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -104,3 +106,40 @@ def shaped(clip: Clip, spec: TensorSpec) -> np.ndarray:
     if isinstance(last, int) and last > 0:
         x = np.pad(x[:last], (0, max(0, last - len(x))))
     return x.reshape((1,) * (len(spec.shape) - 1) + (len(x),)).astype(np.dtype(spec.dtype))
+
+
+def recurrent_pairs(inputs: list[str], outputs: list[str]) -> dict[str, str]:
+    """Input -> the output that carries it to the next call (state -> stateN, h0 -> hn)."""
+    pairs: dict[str, str] = {}
+    for i in inputs:
+        stem = i.lower().rstrip("0")
+        for o in outputs:
+            if o != i and o.lower().startswith(stem) and len(o) - len(stem) <= 3:
+                pairs[i] = o
+    return pairs
+
+
+def run_in_windows(run: Callable[[dict[str, Any]], tuple[dict[str, Any], float]],
+                   feeds: dict[str, Any], name: str, window: int
+                   ) -> tuple[dict[str, np.ndarray], float, int]:
+    """Feed ``feeds[name]`` window by window (a streaming model: silero and the like take
+    one short window per call), carrying recurrent state from each call's outputs to the
+    next; the other outputs are stacked along a new first axis, one entry per window."""
+    clip = feeds[name]
+    count = clip.shape[-1] // window
+    carried: dict[str, str] = {}
+    stacked: dict[str, list[np.ndarray]] = {}
+    total_ms = 0.0
+    feeds = dict(feeds)
+    for k in range(count):
+        feeds[name] = np.ascontiguousarray(clip[..., k * window:(k + 1) * window])
+        outputs, ms = run(feeds)
+        total_ms += ms
+        if k == 0:
+            carried = recurrent_pairs(list(feeds), list(outputs))
+        for i, o in carried.items():
+            feeds[i] = outputs[o]
+        for o, v in outputs.items():
+            if o not in carried.values():
+                stacked.setdefault(o, []).append(np.asarray(v))
+    return {o: np.stack(vs) for o, vs in stacked.items()}, total_ms, count

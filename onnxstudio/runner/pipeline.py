@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from onnxstudio.errors import InputError
+from onnxstudio.errors import InputError, RunError
 from onnxstudio.runner import images
-from onnxstudio.runner.audio import audio_input, read_wav, shaped
+from onnxstudio.runner.audio import audio_input, read_wav, run_in_windows, shaped
 from onnxstudio.runner.detect import (
     DEFAULT_IOU,
     DEFAULT_THRESHOLD,
@@ -38,8 +38,13 @@ from onnxstudio.runner.preprocess import (
     plan,
 )
 from onnxstudio.runner.preprocess import apply as apply_plan
-from onnxstudio.runner.session import BenchmarkResult, Session, SessionConfig
-from onnxstudio.runner.synthetic import default_dim_sizes, dim_key, synthetic_feeds
+from onnxstudio.runner.session import BenchmarkResult, RunCancelled, Session, SessionConfig
+from onnxstudio.runner.synthetic import (
+    AUDIO_SAMPLES,
+    default_dim_sizes,
+    dim_key,
+    synthetic_feeds,
+)
 
 Progress = Callable[[str, int, int], None]  # message, done, total
 Job = tuple[str, dict[str, Any], Preprocessed | None]  # source name, feeds, preprocessing
@@ -321,7 +326,15 @@ class Pipeline:
         for i, (name, feeds, fed_image) in enumerate(jobs):
             if progress:
                 progress(f"Running {name}…", i, len(jobs))
-            result = session.run(feeds)
+            try:
+                result = session.run(feeds)
+            except RunCancelled:
+                raise
+            except RunError:
+                if request.audio is None:
+                    raise
+                outcomes.append(self._windowed(request, name, feeds))  # a streaming model
+                continue
             bench = None
             if request.benchmark_runs > 0:
                 def tick(done: int, total: int, name: str = name) -> None:
@@ -332,6 +345,32 @@ class Pipeline:
             outcomes.append(self.explain(request, name, feeds, result.outputs,
                                          result.latency_ms, fed_image, bench))
         return outcomes
+
+    def _windowed(self, request: RunRequest, name: str, feeds: dict[str, Any]) -> RunOutcome:
+        """A clip the model refused whole, fed as the short windows a streaming model takes
+        (512 samples at 16 kHz, 256 at 8 kHz), its recurrent state carried along."""
+        spec = audio_input(self._specs())
+        session = self.session
+        assert spec is not None and session is not None
+        rate = next((float(np.asarray(v).reshape(-1)[0]) for k, v in feeds.items()
+                     if k.lower() in ("sr", "sample_rate", "sampling_rate")), 16000.0)
+        window = AUDIO_SAMPLES if rate >= 16000 else AUDIO_SAMPLES // 2
+        if feeds[spec.name].shape[-1] < 2 * window:
+            raise RunError(f"{request.model.name}: the model refused the clip "
+                           f"({feeds[spec.name].shape[-1]} samples)")
+
+        def run(f: dict[str, Any]) -> tuple[dict[str, Any], float]:
+            r = session.run(f)
+            return r.outputs, r.latency_ms
+
+        outputs, ms, count = run_in_windows(run, feeds, spec.name, window)
+        source = f"{name} — {count} windows of {window} samples, state carried"
+        outcome = self.explain(request, source, feeds, outputs, ms, None)
+        for view in outcome.views:  # one value per window: a time series, not classes
+            if view.kind == "classification":
+                view.kind, view.top, view.softmax_applied = "tensor", [], False
+            view.summary = f"{view.summary}, one row per {window}-sample window"
+        return outcome
 
     def try_presets(self, request: RunRequest, presets: list[str] | None = None
                     ) -> list[tuple[str, RunOutcome]]:

@@ -275,9 +275,7 @@ class RunPanel(QWidget):
             self.show_error("Run the model once first, then benchmark that input")
             return False
         n = runs or self.bench_runs.value()
-        req = self._last
-        self._submit(RunRequest(req.model, images=req.images, npy=req.npy, random=req.random,
-                                dim_sizes=req.dim_sizes, benchmark_runs=n), remember=False)
+        self._submit(replace(self._last, benchmark_runs=n, presets=()), remember=False)
         return True
 
     def cancel(self) -> None:
