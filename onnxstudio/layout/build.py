@@ -102,6 +102,10 @@ class _Builder:
         self.vis: dict[str, str] = {}  # box id of any node -> visible item standing for it
         self.edges: dict[tuple[str, str, str], str] = {}  # (src, dst, value) -> label
         self.bodies: list[tuple[_Body, dict[str, Node]]] = []  # edges collected at the end
+        # Every layer of a transformer repeats the same boxes and nesting: sizes and
+        # chains of enclosing units are computed once each.
+        self._sizes: dict[tuple[str, tuple[str, ...], bool], tuple[float, float]] = {}
+        self._chains: dict[str, list[tuple[_Unit, str]]] = {}
 
     # -- structure -------------------------------------------------------------------
 
@@ -200,7 +204,11 @@ class _Builder:
             + labels.folded_input_lines(node, body.graph, body.folded))
         expandable = bool(node.subgraphs) or (
             node.function is not None and node.function in self.functions)
-        w, h = sizing.box_size(node.op_type, details, marker=expandable)
+        key = (node.op_type, tuple(details), expandable)
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = sizing.box_size(node.op_type, details, marker=expandable)
+        w, h = size
         return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, details,
                    labels.category(node.op_type, node.domain), expandable)
 
@@ -278,11 +286,11 @@ class _Builder:
 
     def _chain(self, item: str) -> list[tuple[_Unit, str]]:
         """(unit, item of that unit holding ``item``) from innermost to the root."""
-        out = []
-        while item in self.parent:
-            unit = self.parent[item]
-            out.append((unit, item))
-            item = unit.id
+        out = self._chains.get(item)
+        if out is None:
+            unit = self.parent.get(item)
+            out = [] if unit is None else [(unit, item), *self._chain(unit.id)]
+            self._chains[item] = out
         return out
 
     def split_edges(self) -> list[_Piece]:
