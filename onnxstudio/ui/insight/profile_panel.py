@@ -138,7 +138,6 @@ class _Table(QAbstractTableModel):
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[Any] = []
-        self._keys: dict[int, list[tuple[bool, Any]]] = {}
 
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.rows)
@@ -159,18 +158,30 @@ class _Table(QAbstractTableModel):
     def reset(self, rows: list[Any]) -> None:
         self.beginResetModel()
         self.rows = list(rows)
-        self._keys = {}
         self.endResetModel()
 
-    def sort_keys(self, column: int) -> list[tuple[bool, Any]]:
-        """(unmapped, SORT_ROLE value) per row, computed once per column: sorting a
-        thousand rows through ``index.data()`` costs a quarter of a second."""
-        keys = self._keys.get(column)
-        if keys is None:
-            keys = self._keys[column] = [
-                (bool(self.data(i, UNMAPPED_ROLE)), self.data(i, SORT_ROLE))
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Sort the rows themselves, in Python: a proxy's C++ sort calls back into Python
+        twice per comparison, which froze the window for seconds on 8k rows. Kernels no
+        node accounts for stay below the nodes in either order."""
+        if not 0 <= column < len(self.headers):
+            return
+        keys = [(bool(self.data(i, UNMAPPED_ROLE)), self.data(i, SORT_ROLE))
                 for i in (self.index(r, column) for r in range(len(self.rows)))]
-        return keys
+        try:
+            order_ = sorted(range(len(keys)), key=lambda r: keys[r][1],
+                            reverse=order == Qt.SortOrder.DescendingOrder)
+        except TypeError:
+            order_ = sorted(range(len(keys)), key=lambda r: str(keys[r][1]),
+                            reverse=order == Qt.SortOrder.DescendingOrder)
+        order_.sort(key=lambda r: keys[r][0])  # stable: unmapped rows last
+        self.layoutAboutToBeChanged.emit()
+        moved = {old: new for new, old in enumerate(order_)}
+        before = self.persistentIndexList()
+        self.rows = [self.rows[r] for r in order_]
+        self.changePersistentIndexList(
+            before, [self.index(moved[i.row()], i.column()) for i in before])
+        self.layoutChanged.emit()
 
     def _align(self, column: int) -> int:
         if column in self.numeric:
@@ -242,30 +253,18 @@ class OpTypeTableModel(_Table):
 
 
 class ProfileSortProxy(QSortFilterProxyModel):
-    """Numeric sort on SORT_ROLE; unmapped kernels stay below the model's nodes either way."""
+    """Filters rows; sorting is the source table's own (see ``_Table.sort``)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setSortRole(SORT_ROLE)
         self.setFilterRole(FILTER_ROLE)
         self.setFilterKeyColumn(0)
         self.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
 
-    def lessThan(self, left: QModelIndex | QPersistentModelIndex,
-                 right: QModelIndex | QPersistentModelIndex) -> bool:
-        model = self.sourceModel()
-        if isinstance(model, _Table):
-            keys = model.sort_keys(left.column())
-            (a, x), (b, y) = keys[left.row()], keys[right.row()]
-        else:
-            a, b = bool(left.data(UNMAPPED_ROLE)), bool(right.data(UNMAPPED_ROLE))
-            x, y = left.data(SORT_ROLE), right.data(SORT_ROLE)
-        if a != b:  # Qt reverses lessThan for descending order; undo that for this key
-            return a if self.sortOrder() == Qt.SortOrder.DescendingOrder else b
-        try:
-            return bool(x < y)
-        except TypeError:
-            return str(x) < str(y)
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        source = self.sourceModel()
+        if source is not None:
+            source.sort(column, order)
 
 
 class ShareBarDelegate(QStyledItemDelegate):
