@@ -113,6 +113,9 @@ class GraphView(QGraphicsView):
         self.minimap = Minimap(self)
         self.legend = OverlayLegend(self)
         self.legend.closed.connect(self.overlayClosed)
+        # False when the owner shows the overlay's key itself (a diff tab's two narrow
+        # canvases share one key in its header)
+        self.show_legend = True
         self.horizontalScrollBar().valueChanged.connect(self._on_view_changed)
         self.verticalScrollBar().valueChanged.connect(self._on_view_changed)
 
@@ -225,7 +228,7 @@ class GraphView(QGraphicsView):
     def set_overlay(self, overlay: Overlay | None) -> None:
         """Colour boxes by a run's measurements (None: the category colours again)."""
         self._state.overlay = overlay
-        self.legend.show_overlay(overlay)
+        self.legend.show_overlay(overlay if self.show_legend else None)
         self.minimap.layout_changed()
         self.viewport().update()
 

@@ -33,7 +33,7 @@ from onnxstudio.model import Model
 from onnxstudio.model.diff import ModelDiff, NodeDiff, diff_models
 from onnxstudio.model.diff_merge import ADDED_PREFIX, merged_model
 from onnxstudio.model.open import open_model
-from onnxstudio.render.overlay import diff_overlay
+from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, diff_overlay
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.changes_list import ChangesList, describe_changes
 from onnxstudio.ui.diff.pair_details import PairDetails
@@ -115,6 +115,7 @@ class DiffTab(QWidget):
         self._active = self.side_a
         for side in (self.side_a, self.side_b):
             side.setMinimumWidth(160)  # two canvases share the width; never widen the window
+            side.view.show_legend = False  # the header's counts are the key
 
         self.summary = QLabel("Comparing…")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -237,10 +238,12 @@ class DiffTab(QWidget):
         self.changes.set_result(result)
         counts = result.summary()
         same = " — identical" if result.identical else ""
-        self.summary.setText(
-            f"<b>{counts['matched']:,}</b> matched · <b>{counts['changed']:,}</b> changed · "
-            f"<b>{counts['added']:,}</b> added · <b>{counts['removed']:,}</b> removed "
-            f"({result.match_ratio():.1%} paired, {result.seconds:.2f} s){same}")
+        key = " ".join(
+            f"<span style='background:{fill}; color:{fill}'>&nbsp;■&nbsp;</span>"
+            f"&nbsp;<b>{counts[status]:,}</b> {status}&nbsp;&nbsp;"
+            for status, fill in zip(DIFF_STATUS, DIFF_FILLS, strict=True))
+        self.summary.setText(f"{key} ({result.match_ratio():.1%} paired, "
+                             f"{result.seconds:.2f} s){same}")
         self.loaded.emit()
 
     def _statuses(self, side: str) -> dict[str, str]:
@@ -309,7 +312,8 @@ class DiffTab(QWidget):
                     tab.view.set_selection([], emit=False)
                     continue
                 tab.reveal(node_id)
-                tab.view.set_selection([node_id], emit=False)
+                # the side the user works on tells the window (its Node panel) too
+                tab.view.set_selection([node_id], emit=tab is self._active)
         finally:
             self.sync.enabled = syncing
 
@@ -321,6 +325,7 @@ class DiffTab(QWidget):
         if merged and self.merged is None:
             tab = self.merged = ModelTab(self.path_a, self.direction, self.theme)
             tab.setMinimumWidth(160)
+            tab.view.show_legend = False
             tab.view.show_names = self.side_a.view.show_names
             tab.set_overlay(diff_overlay(f"Diff {self.path_a.name} + {self.path_b.name}",
                                          self._computed.merged_status))
