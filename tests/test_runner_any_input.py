@@ -149,3 +149,4 @@ def test_a_long_clip_is_streamed_in_windows_with_the_state_carried(tmp_path: Pat
     (prob,) = out.views  # stateN is carried, not shown
     assert prob.shape == [31, 1, 1] and prob.kind == "tensor" and not prob.top
     assert 0 <= prob.stats["min"] <= prob.stats["max"] <= 1
+    assert len(prob.as_json()["values"]) == 31  # one speech probability per window in --json

@@ -15,6 +15,7 @@ from onnxstudio.runner.preprocess import Preprocessed
 LabelSource = Callable[[int], Labels | None]
 TABLE_ROWS = 50
 TABLE_COLS = 16
+JSON_VALUES = 256  # outputs this small carry their values in `run --json`
 
 
 @dataclass
@@ -38,10 +39,14 @@ class OutputView:
     softmax_applied: bool = False
     labels_source: str = ""
     image: np.ndarray | None = None  # uint8 (H, W, 3)
+    values: list[float] | None = None  # a small numeric tensor, flattened, for --json
     table: list[list[str]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
-        return {"name": self.name, "dtype": self.dtype, "shape": self.shape}
+        data: dict[str, object] = {"name": self.name, "dtype": self.dtype, "shape": self.shape}
+        if self.values is not None:
+            data["values"] = self.values
+        return data
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -194,6 +199,8 @@ def interpret(outputs: Mapping[str, Any], labels_for: LabelSource | None = None,
         arr = np.asarray(value)
         view = OutputView(name, "tensor", str(arr.dtype), [int(d) for d in arr.shape],
                           stats=stats(arr), table=value_table(arr))
+        if arr.dtype.kind in "fiub" and 0 < arr.size <= JSON_VALUES:
+            view.values = [float(v) for v in arr.reshape(-1)]
         view.summary = f"{arr.dtype}{list(arr.shape)}"
         vec = class_vector(arr)
         image = as_image(arr, pre) if vec is None else None
