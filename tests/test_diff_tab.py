@@ -62,7 +62,8 @@ def test_diff_tab_colours_lists_and_jumps(window, qtbot, edited_pair) -> None:
     assert window.tabs.currentWidget() is tab
     shown = re.sub(r"<[^>]+>|&nbsp;|■", " ", tab.summary.text())
     assert re.sub(r"\s+", " ", shown).strip().startswith(
-        "3 matched 1 changed 1 added 1 removed (80.0% paired")
+        "3 matched 1 changed 1 added 1 removed")
+    assert tab.summary.toolTip().startswith("80.0% of the nodes paired")
     # one key in the header, none over the two narrow canvases
     assert not tab.side_a.view.legend.isVisible() and not tab.side_b.view.legend.isVisible()
     listed = [(e.status, e.op_type) for e in tab.changes.rows()]
@@ -170,6 +171,8 @@ def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path
     tab = wait_diff(qtbot, window.tabs.currentWidget())
     assert "as onnxruntime runs it (basic)" in window.tabs.tabText(window.tabs.currentIndex())
     assert [e.op_type for e in tab.changes.rows()] == ["Conv", "BatchNormalization"]
+    folded = tab.changes.tree.topLevelItem(1).text(4)
+    assert folded == "only in A; its result now comes from Conv conv"
     optimised = tab.path_b
     assert optimised.exists() and optimised.parent != source.parent
     window.close_tab(window.tabs.currentIndex())

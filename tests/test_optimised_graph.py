@@ -32,6 +32,9 @@ def test_optimised_graph_goes_to_a_temporary_folder_and_shows_the_fusion(tmp_pat
         assert conv.status == "changed"
         assert Counter(c.kind for c in conv.changes)["weight"] == 1
         assert [e.status for e in result.nodes if e.op_type == "Relu"] == ["matched"]
+        [bn] = [e for e in result.nodes if e.status == "removed"]
+        assert result.absorbed_by(bn) is conv.b  # folded into the Conv before it
+        assert result.absorbed_by(conv) is None  # only removed nodes are absorbed
     finally:
         discard(optimised)
     assert not optimised.parent.exists()

@@ -121,6 +121,40 @@ class ModelDiff:
                 names[e.a["name"]] = e.b["name"]
         return names
 
+    def absorbed_by(self, entry: NodeDiff, hops: int = 8) -> Node | None:
+        """For a removed node, the B node whose output now takes the place of its result
+        (a fusion: BatchNormalization folded into the Conv before it). Found through the
+        first paired reader, following removed readers for up to ``hops`` steps."""
+        if entry.status != "removed" or entry.a is None:
+            return None
+        ga = self.a.graph
+        frontier = [entry.a]
+        for _ in range(hops):
+            nxt: list[Node] = []
+            for node in frontier:
+                for out in node.outputs:
+                    value = ga.values.get(out) if out else None
+                    for reader in value.consumers if value is not None else ():
+                        found = self._source_in_b(ga.nodes[reader], out, nxt)
+                        if found is not None:
+                            return found
+            frontier = nxt
+        return None
+
+    def _source_in_b(self, reader: Node, value: str, removed: list[Node]) -> Node | None:
+        paired = self.by_a.get(reader.id)
+        if paired is None or paired.b is None:
+            if paired is not None and paired.status == "removed":
+                removed.append(reader)
+            return None
+        slot = reader.inputs.index(value)
+        if slot >= len(paired.b.inputs):
+            return None
+        source = self.b.graph.values.get(paired.b.inputs[slot])
+        if source is None or source.producer is None:
+            return None
+        return self.b.graph.nodes[source.producer]
+
     def as_json(self) -> dict[str, Any]:
         keys = {"inputs": "name", "outputs": "name", "opsets": "domain", "metadata": "key"}
         return {

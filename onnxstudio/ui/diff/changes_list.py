@@ -22,8 +22,13 @@ SHOWN_BY_DEFAULT = ("changed", "added", "removed")
 MAX_ROWS = 20000  # a list longer than this is no help; the filter narrows it
 
 
-def describe_changes(entry: NodeDiff) -> str:
-    """One line: what kinds of change a node has, e.g. 'attribute epsilon, weight W'."""
+def describe_changes(entry: NodeDiff, result: ModelDiff | None = None) -> str:
+    """One line: what kinds of change a node has, e.g. 'attribute epsilon, weight W';
+    for a removed node whose result another node now gives (a fusion), which one."""
+    if entry.status == "removed" and result is not None:
+        into = result.absorbed_by(entry)
+        if into is not None:
+            return f"only in A; its result now comes from {into.op_type} {into.label}"
     if entry.status in ("added", "removed"):
         return f"only in {'B' if entry.status == 'added' else 'A'}"
     return ", ".join(f"{c.kind} {c.name}" if c.kind != "op_type" else f"{c.a} → {c.b}"
@@ -92,7 +97,7 @@ class ChangesList(QWidget):
         for entry in self.result.nodes:
             if entry.status not in wanted:
                 continue
-            what = describe_changes(entry)
+            what = describe_changes(entry, self.result)
             a = entry.a.label if entry.a is not None else ""
             b = entry.b.label if entry.b is not None else ""
             if needle and needle not in f"{entry.op_type} {a} {b} {what}".lower():

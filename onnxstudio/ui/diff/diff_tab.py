@@ -242,8 +242,9 @@ class DiffTab(QWidget):
             f"<span style='background:{fill}; color:{fill}'>&nbsp;■&nbsp;</span>"
             f"&nbsp;<b>{counts[status]:,}</b> {status}&nbsp;&nbsp;"
             for status, fill in zip(DIFF_STATUS, DIFF_FILLS, strict=True))
-        self.summary.setText(f"{key} ({result.match_ratio():.1%} paired, "
-                             f"{result.seconds:.2f} s){same}")
+        self.summary.setText(f"{key}{same}")
+        self.summary.setToolTip(f"{result.match_ratio():.1%} of the nodes paired; "
+                                f"compared in {result.seconds:.2f} s")
         self.loaded.emit()
 
     def _statuses(self, side: str) -> dict[str, str]:
@@ -253,8 +254,9 @@ class DiffTab(QWidget):
 
     def _tips(self, side: str) -> dict[str, str]:
         assert self.result is not None
-        return {node.id: html.escape(describe_changes(e)) for e in self.result.nodes
-                if e.status == "changed" and (node := e.a if side == "a" else e.b) is not None}
+        return {node.id: html.escape(describe_changes(e, self.result)) for e in self.result.nodes
+                if e.status in ("changed", "removed")
+                and (node := e.a if side == "a" else e.b) is not None}
 
     # -- sides and selection ----------------------------------------------------------
     def tabs(self) -> list[ModelTab]:
