@@ -32,3 +32,7 @@ class ExportError(OnnxStudioError):
 
 class CutError(OnnxStudioError):
     """A sub-model cannot be cut as asked (unknown tensor, unreachable output, bad target)."""
+
+
+class EditError(OnnxStudioError):
+    """An edit cannot be applied (unknown name, refused removal, wrong dtype...) or saved."""

@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "compare": "compare",
     "diff": "diff",
     "split": "split",
+    "edit": "edit",
 }
 
 
