@@ -10,11 +10,7 @@ cancelled cut must never leave a half-written file, nor touch the user's model.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +22,12 @@ from onnxstudio.errors import CutError
 from onnxstudio.model.dtypes import dtype_name
 from onnxstudio.model.graph import Graph, Model, TensorType
 from onnxstudio.model.load import read_model_proto
-
-EXTERNAL_THRESHOLD = 100 * 2**20
-"""Weights above this many bytes go to ``OUT.onnx.data`` beside the sub-model."""
-_PROTOBUF_SAFE = 1800 * 2**20  # one message must stay below protobuf's 2 GB limit
+from onnxstudio.model.write import (
+    EXTERNAL_THRESHOLD,
+    PROTOBUF_SAFE,
+    check_destination,
+    write_model_file,
+)
 
 
 @dataclass(frozen=True)
@@ -305,13 +303,6 @@ def cut_from_tensors(model: Model, inputs: Sequence[str] | None,
 # ---------------------------------------------------------------- writing
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    with contextlib.suppress(OSError):
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    return a.resolve() == b.resolve()
-
-
 def _protected(model: Model, extra: Iterable[str | Path]) -> list[Path]:
     folder = Path(model.path).parent
     paths = [Path(model.path), *(Path(p) for p in extra)]
@@ -468,49 +459,20 @@ def write_cut(model: Model, cut: Cut, dest: str | Path, *, external: bool | None
     folder beside ``dest`` and checked there; only then renamed into place.
     """
     dest = Path(dest).expanduser()
-    data_name = f"{dest.name}.data"
-    for other in _protected(model, protect):
-        for candidate in (dest, dest.with_name(data_name)):
-            if _same_file(candidate, other):
-                raise CutError(f"{candidate.name}: refusing to write over an open model "
-                               "or its weights; choose another file name")
-    if dest.is_dir():
-        raise CutError(f"{dest}: is a folder, not a file name")
-    parent = dest.parent if str(dest.parent) else Path(".")
-    if not parent.is_dir():
-        raise CutError(f"{dest}: folder {parent} does not exist")
-
+    check_destination(dest, _protected(model, protect), CutError)
     sub = build_cut_proto(model, cut, proto=proto, known=known, inferred=inferred)
     total = sum(t.ByteSize() for t in sub.graph.initializer)
     if external is None:
         external = total > threshold
-    external = external or sub.ByteSize() > _PROTOBUF_SAFE
-    try:
-        tmp_dir = Path(tempfile.mkdtemp(prefix=f".{dest.stem}.cut-", dir=parent))
-    except OSError as exc:
-        raise CutError(f"{dest}: cannot create a file there ({exc.strerror})") from exc
-    try:
-        tmp_model = tmp_dir / dest.name
-        if external:
-            onnx.save_model(sub, tmp_model, save_as_external_data=True,
-                            all_tensors_to_one_file=True, location=data_name,
-                            size_threshold=1024)
-        else:
-            tmp_model.write_bytes(sub.SerializeToString())
-        if check:
-            try:
-                onnx.checker.check_model(str(tmp_model))
-            except onnx.checker.ValidationError as exc:
-                first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
-                raise CutError(f"the sub-model fails onnx.checker: {first}") from exc
-        data_path = None
-        tmp_data = tmp_dir / data_name
-        if external and tmp_data.exists():
-            data_path = dest.with_name(data_name)
-            os.replace(tmp_data, data_path)
-        os.replace(tmp_model, dest)
-    except OSError as exc:
-        raise CutError(f"{dest}: could not be written ({exc.strerror or exc})") from exc
-    finally:
-        shutil.rmtree(tmp_dir, ignore_errors=True)
+    external = external or sub.ByteSize() > PROTOBUF_SAFE
+
+    def checked(path: Path) -> None:
+        try:
+            onnx.checker.check_model(str(path))
+        except onnx.checker.ValidationError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
+            raise CutError(f"the sub-model fails onnx.checker: {first}") from exc
+
+    data_path = write_model_file(sub, dest, external=external, error=CutError,
+                                 check=checked if check else None)
     return WrittenCut(dest, data_path, total)

@@ -2,17 +2,12 @@
 
 Weights kept as external data are read from the original's folder into a copy and written
 again by onnx's external-data helpers beside the new file (``OUT.data``), so the new
-model never points at the old model's data file. Everything is written into a temporary
-folder beside the target, then renamed into place; checking is ``check.py``'s job, done
-before (the saved file must be what the user saw checked).
+model never points at the old model's data file. Writing is atomic
+(``model/write.py``); checking is ``check.py``'s job, done before saving.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,23 +16,18 @@ import onnx
 from onnx import external_data_helper, shape_inference
 
 from onnxstudio.errors import EditError
-
-EXTERNAL_THRESHOLD = 100 * 2**20
-"""Without external data in the original, weights above this go to ``OUT.data`` too."""
-_PROTOBUF_SAFE = 1800 * 2**20
+from onnxstudio.model.write import (
+    EXTERNAL_THRESHOLD,
+    PROTOBUF_SAFE,
+    check_destination,
+    write_model_file,
+)
 
 
 @dataclass(frozen=True)
 class SavedModel:
     path: Path
     data_path: Path | None
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    with contextlib.suppress(OSError):
-        if a.exists() and b.exists():
-            return os.path.samefile(a, b)
-    return a.resolve() == b.resolve()
 
 
 def external_files(model: onnx.ModelProto, source: Path) -> list[Path]:
@@ -50,21 +40,6 @@ def external_files(model: onnx.ModelProto, source: Path) -> list[Path]:
             if info.get("location"):
                 found[folder / info["location"]] = None
     return list(found)
-
-
-def check_target(model: onnx.ModelProto, source: Path, dest: Path,
-                 protect: Iterable[Path] = ()) -> None:
-    """Refuse a destination that is the model, its external data or another open file."""
-    data = dest.with_name(f"{dest.name}.data")
-    for other in (source, *external_files(model, source), *protect):
-        for candidate in (dest, data):
-            if _same_file(candidate, Path(other)):
-                raise EditError(f"{candidate.name}: refusing to write over the model being "
-                                "edited or its weights; choose another file name")
-    if dest.is_dir():
-        raise EditError(f"{dest}: is a folder, not a file name")
-    if not dest.parent.is_dir():
-        raise EditError(f"{dest}: folder {dest.parent} does not exist")
 
 
 def _inline_copy(model: onnx.ModelProto, source: Path) -> onnx.ModelProto:
@@ -105,32 +80,11 @@ def save_edited(model: onnx.ModelProto, source: str | Path, dest: str | Path, *,
                 protect: Iterable[Path] = ()) -> SavedModel:
     """Write ``model`` (an edited copy of ``source``) to ``dest``, atomically."""
     source, dest = Path(source), Path(dest).expanduser().absolute()
-    check_target(model, source, dest, protect)
+    check_destination(dest, [source, *external_files(model, source), *protect], EditError)
     external = bool(external_files(model, source))
     full = _inline_copy(model, source)
     _refresh_value_info(full)
     weights = sum(t.ByteSize() for t in full.graph.initializer)
-    external = external or weights > EXTERNAL_THRESHOLD or full.ByteSize() > _PROTOBUF_SAFE
-    data_name = f"{dest.name}.data"
-    try:
-        tmp_dir = Path(tempfile.mkdtemp(prefix=f".{dest.stem}.edit-", dir=dest.parent))
-    except OSError as exc:
-        raise EditError(f"{dest}: cannot create a file there ({exc.strerror})") from exc
-    try:
-        tmp_model = tmp_dir / dest.name
-        if external:
-            onnx.save_model(full, tmp_model, save_as_external_data=True,
-                            all_tensors_to_one_file=True, location=data_name,
-                            size_threshold=1024)
-        else:
-            tmp_model.write_bytes(full.SerializeToString())
-        data_path = None
-        if (tmp_dir / data_name).exists():
-            data_path = dest.with_name(data_name)
-            os.replace(tmp_dir / data_name, data_path)
-        os.replace(tmp_model, dest)
-    except OSError as exc:
-        raise EditError(f"{dest}: could not be written ({exc.strerror or exc})") from exc
-    finally:
-        shutil.rmtree(tmp_dir, ignore_errors=True)
+    external = external or weights > EXTERNAL_THRESHOLD or full.ByteSize() > PROTOBUF_SAFE
+    data_path = write_model_file(full, dest, external=external, error=EditError)
     return SavedModel(dest, data_path)
