@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import onnx
+from onnx import external_data_helper
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.graph import Model
@@ -122,3 +123,13 @@ def open_model(path: str | Path, *, progress: Progress | None = None
         raise
     report("Done", 1.0)
     return model, pending
+
+
+def model_from_proto(proto: onnx.ModelProto, path: str | Path) -> Model:
+    """The Model of an in-memory proto (an edited copy of ``path``), shapes inferred."""
+    path = Path(path)
+    inferred, problem = infer_shapes(proto)
+    external = any(external_data_helper.uses_external_data(t)
+                   for t in external_data_helper._get_all_tensors(proto))
+    return build_model(proto, path, inferred=inferred, external_data=external,
+                       warnings=[problem] if problem else [])

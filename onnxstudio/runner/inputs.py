@@ -85,13 +85,15 @@ def _spec_from_value_info(vi: Any) -> TensorSpec:
     return TensorSpec(vi.name, kinds.get(kind or "", "other"), None)
 
 
-def read_model_info(path: str | Path) -> ModelInfo:
-    """Read the graph's real inputs (initializers excluded, as old IR-3 models list them too)."""
+def read_model_info(path: str | Path, model_bytes: bytes | None = None) -> ModelInfo:
+    """Read the graph's real inputs (initializers excluded, as old IR-3 models list them too);
+    ``model_bytes``: an edited in-memory copy of ``path`` to read instead."""
     import onnx
 
     p = Path(path)
     try:
-        proto = onnx.load(str(p), load_external_data=False)
+        proto = (onnx.load_from_string(model_bytes) if model_bytes is not None
+                 else onnx.load(str(p), load_external_data=False))
     except Exception as exc:  # parse errors surface when the session is created
         raise InputError(f"{p.name}: cannot read model ({exc})") from exc
     inits = {i.name for i in proto.graph.initializer}

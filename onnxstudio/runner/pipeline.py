@@ -85,6 +85,9 @@ class RunRequest:
     threshold: float | None = None  # detectors: the lowest score shown (None: the family's)
     presets: tuple[str, ...] = ()  # run the first image under each, side by side
     iou: float = DEFAULT_IOU  # detectors: NMS overlap
+    # An edited, unsaved copy of ``model`` to run instead (external data still resolves
+    # next to ``model``); the same bytes object keeps its session between runs.
+    model_bytes: bytes | None = None
 
 
 @dataclass
@@ -173,18 +176,22 @@ class Pipeline:
         self.session: Session | None = None
         self.info: ModelInfo | None = None
         self._evidence: Evidence | None = None
+        self._bytes: bytes | None = None  # the edited copy the session runs, if any
 
     def ensure_session(self, model: Path, config: SessionConfig,
-                       progress: Progress | None = None) -> Session:
+                       progress: Progress | None = None,
+                       model_bytes: bytes | None = None) -> Session:
         s = self.session
-        if s is not None and s.path == Path(model) and s.config == config:
+        if (s is not None and s.path == Path(model) and s.config == config
+                and self._bytes is model_bytes):
             return s
         self.session = None
         self._evidence = None
         if progress:
             progress(f"Creating onnxruntime session for {Path(model).name}…", 0, 0)
-        self.info = read_model_info(model)
-        self.session = Session(model, config)
+        self.info = read_model_info(model, model_bytes)
+        self.session = Session(model, config, model_bytes=model_bytes)
+        self._bytes = model_bytes
         return self.session
 
     def cancel(self) -> None:
@@ -225,12 +232,14 @@ class Pipeline:
     def adopt(self, session: Session) -> None:
         """Prepare feeds for a session made elsewhere (profiling, extra outputs)."""
         self.session = session
+        self._bytes = None
         self.info = read_model_info(session.path)
         self._evidence = None
 
     def prepare(self, request: RunRequest, progress: Progress | None = None) -> list[Job]:
         """The request's feeds, one job per input source, without running anything."""
-        session = self.ensure_session(request.model, request.config, progress)
+        session = self.ensure_session(request.model, request.config, progress,
+                                      request.model_bytes)
         assert self.info is not None
         if request.images:
             return self._image_jobs(request)

@@ -38,7 +38,7 @@ from onnxstudio.model.summary import model_summary
 from onnxstudio.render.overlay import OverlayData
 from onnxstudio.resources import resource
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.ui import appearance, diffing, panels
+from onnxstudio.ui import appearance, diffing, editing, panels
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
-DOCK_STATE_VERSION = 3  # bump when the set of docks changes: old layouts are then ignored
+DOCK_STATE_VERSION = 4  # bump when the set of docks changes: old layouts are then ignored
 RUN_DOCKS = ("profile", "tensor", "compare")  # run inspection, beside the Run panel
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
@@ -113,6 +113,8 @@ class MainWindow(QMainWindow):
     def _build_panels(self) -> None:
         """Docked panels: the inspector's five and the run panel (see ui/panels.py)."""
         self.panels = panels.create_panels(self)
+        self.edits = editing.create_room(self)
+        self.panels["history"] = editing.history_panel(self.edits)
         for key, (title, widget, area) in self.panels.items():
             self._add_dock(key, title, widget, area)
         right = [self.docks[k] for k in ("node", "model", "opsets", "weights", "run")
@@ -225,6 +227,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.act_close)
         file_menu.addAction(self.act_quit)
+        self.edit_menu = editing.add_menus(self, bar, file_menu)
 
         view = bar.addMenu("&View")
         for act in (self.act_zoom_in, self.act_zoom_out, self.act_fit):
@@ -327,8 +330,9 @@ class MainWindow(QMainWindow):
             # First start: panels take a third of the window at most; the graph the rest.
             docks = list(self.docks.values())
             self.resizeDocks(docks, [420] * len(docks), Qt.Orientation.Horizontal)
-            if "search" in self.docks:  # an empty search panel is clutter until Ctrl+F
-                self.docks["search"].hide()
+            for key in ("search", "history"):  # clutter until Ctrl+F / the first edit
+                if key in self.docks:
+                    self.docks[key].hide()
 
     def save_window_state(self) -> None:
         settings = app_settings()
@@ -353,6 +357,9 @@ class MainWindow(QMainWindow):
         self.insight.shutdown()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not editing.confirm_close_all(self):
+            event.ignore()
+            return
         self.shutdown()
         super().closeEvent(event)
 
@@ -409,6 +416,7 @@ class MainWindow(QMainWindow):
             tab.close_requested.connect(lambda t=tab: self.close_tab(self.tabs.indexOf(t)))
             tab.view.selectionChanged.connect(lambda ids, t=tab: self._on_selection(t, ids))
             panels.connect_tab(self, tab)
+            editing.connect_tab(self, tab)
             index = self.tabs.addTab(tab, path.name)
             self.tabs.setTabToolTip(index, str(path))
             self.tabs.setCurrentIndex(index)
@@ -423,6 +431,10 @@ class MainWindow(QMainWindow):
             return
         tab = self.tabs.widget(index)
         if isinstance(tab, ModelTab | DiffTab):
+            if isinstance(tab, ModelTab):
+                if not self.edits.confirm_close(tab):
+                    return
+                self.edits.tab_closed(tab)
             tab.shutdown()
         if isinstance(tab, DiffTab) and tab.cleanup is not None:
             tab.cleanup()  # e.g. the optimised graph's temporary folder
@@ -470,7 +482,8 @@ class MainWindow(QMainWindow):
         self._update_status(tab)
         self._update_actions()
         panels.show_model(self, tab, tab.model if tab is not None else None)
-        self.setWindowTitle(f"{tab.path.name} — onnxstudio" if tab else "onnxstudio")
+        self.edits.tab_activated(tab)
+        editing.update_title(self, tab)
 
     def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
         panels.show_selection(self, tab, ids)

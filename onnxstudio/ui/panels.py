@@ -64,7 +64,8 @@ def connect_tab(window: MainWindow, tab: ModelTab) -> None:
 def show_model(window: MainWindow, tab: ModelTab | None, model: Model | None) -> None:
     window.inspector.show_model(model)
     if model is not None and tab is not None:
-        window.panels["run"][1].set_model(tab.path, model)  # type: ignore[attr-defined]
+        window.panels["run"][1].set_model(  # type: ignore[attr-defined]
+            tab.path, model, model_bytes=tab.model_bytes)
     window.insight.show_model(tab, model)
 
 

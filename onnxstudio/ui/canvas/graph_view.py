@@ -15,6 +15,7 @@ import html
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
+    QContextMenuEvent,
     QKeyEvent,
     QKeySequence,
     QMouseEvent,
@@ -71,6 +72,7 @@ class GraphView(QGraphicsView):
     hoveredChanged = Signal(str)
     viewportChanged = Signal()
     edgeClicked = Signal(str)
+    contextRequested = Signal(str, str, QPoint)  # "box"/"edge", box id/tensor, global pos
     overlayClosed = Signal()
 
     def __init__(self, parent: QWidget | None = None, theme: Theme = LIGHT) -> None:
@@ -733,6 +735,23 @@ class GraphView(QGraphicsView):
         self._state.selected_edges = frozenset({edge})
         self.viewport().update()
         self.edgeClicked.emit(self._layout.edges[edge].value)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        """Right-click: a box (selected first, as file managers do) or an edge's tensor."""
+        index = self.index()
+        if index is None or self._layout is None:
+            return
+        box_id = self.box_at_view(event.pos())
+        if box_id is not None:
+            if box_id not in self._selected:
+                self.set_selection([box_id])
+            self.contextRequested.emit("box", box_id, event.globalPos())
+            return
+        p = self.mapToScene(event.pos())
+        edge = index.edge_near(p.x(), p.y(), 4.0 / max(self.current_scale(), 1e-6))
+        if edge is not None:
+            self.contextRequested.emit("edge", self._layout.edges[edge].value,
+                                       event.globalPos())
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         if event.button() != Qt.MouseButton.LeftButton or self.index() is None:

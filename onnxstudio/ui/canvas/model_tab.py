@@ -171,6 +171,8 @@ class ModelTab(QWidget):
         # What the run-inspection panels last produced for this model (profile,
         # comparison), so switching tabs shows each model's own results.
         self.run_results: dict[str, Any] = {}
+        # The model as edited in memory (unsaved), which runs instead of the file.
+        self.model_bytes: bytes | None = None
 
         self.view = GraphView()
         self.view.set_theme(theme_named(theme))
@@ -292,6 +294,14 @@ class ModelTab(QWidget):
         self.error = message
         self._error_page.message.setText(message)
         self._stack.setCurrentWidget(self._error_page)
+
+    def replace_model(self, model: Model, model_bytes: bytes | None) -> None:
+        """Show an edited version of the model: same expand state, the view kept in place
+        (boxes that survive the edit anchor it)."""
+        self.model, self.model_bytes = model, model_bytes
+        self.run_results.clear()  # measured on the model as it was
+        self.overlay_data = None
+        self.relayout(keep_view=True)
 
     # -- view state -----------------------------------------------------------------
     def relayout(self, keep_view: bool = True) -> None:

@@ -124,6 +124,7 @@ class RunPanel(QWidget):
         self.setAcceptDrops(True)
         self.controller = controller or RunController(self)
         self._model: Path | None = None
+        self._model_bytes: bytes | None = None  # an edited copy that runs instead
         self._labels_file: Path | None = None
         self._last: RunRequest | None = None
         self._outcomes: list[RunOutcome] = []
@@ -136,12 +137,19 @@ class RunPanel(QWidget):
         self._update_enabled()
 
     # ----------------------------------------------------------------- public API
-    def set_model(self, path: str | Path | None, model: Any = None) -> None:
-        """Show this model's remembered choices; its session is created on the first run."""
+    def set_model(self, path: str | Path | None, model: Any = None,
+                  model_bytes: bytes | None = None) -> None:
+        """Show this model's remembered choices; its session is created on the first run.
+
+        ``model_bytes``: the model as edited (unsaved), which runs instead of the file.
+        """
         if self.controller.busy:
             self.controller.cancel()
         self._model = Path(path) if path else None
-        self.model_label.setText(self._model.name if self._model else "No model open")
+        self._model_bytes = model_bytes
+        edited = " (as edited)" if model_bytes is not None else ""
+        self.model_label.setText(f"{self._model.name}{edited}" if self._model
+                                 else "No model open")
         self.model_label.setToolTip(str(self._model or ""))
         self._specs = model_specs(self._model, model) if self._model else []
         self._clear_results()
@@ -640,6 +648,7 @@ class RunPanel(QWidget):
         request.labels_file = self._labels_file
         if self.detection_view.isVisible():  # the user's threshold, once they have seen one
             request.threshold = self.detection_view.threshold()
+        request.model_bytes = self._model_bytes
 
     def _submit(self, request: RunRequest, remember: bool = True) -> None:
         self._fill_request(request)

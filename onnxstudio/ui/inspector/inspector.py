@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
 from onnxstudio.model.graph import Model
@@ -30,6 +30,8 @@ Left = Qt.DockWidgetArea.LeftDockWidgetArea
 
 class Inspector(QObject):
     """Owns the node, model, opset, weights and search panels of one window."""
+
+    editRequested = Signal(str, str)  # a value edited in place: (edit key, new text)
 
     def __init__(self, current_tab: Callable[[], ModelTab | None],
                  open_path: Callable[[str], None] | None = None,
@@ -52,6 +54,8 @@ class Inspector(QObject):
         self.node.openInitializer.connect(self.open_initializer)
         self.search.initializerActivated.connect(self.open_initializer)
         self.search.matchesChanged.connect(self._highlight)
+        self.node.tree.valueEdited.connect(self.editRequested)
+        self.model.tree.valueEdited.connect(self.editRequested)
         if open_path is not None:
             self.opsets.openConverted.connect(open_path)
 

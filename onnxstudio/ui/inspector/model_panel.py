@@ -76,14 +76,16 @@ class ModelPanel(QWidget):
             sec = tree.add_section("Metadata", len(s["metadata"]))
             for key, value in s["metadata"].items():
                 tree.add_row(sec, key or "(empty key)", value or "(empty)",
-                             copy=[("Copy key", key)])
+                             copy=[("Copy key", key)], edit=f"meta:{key}")
 
         for title, kind, rows in (("Inputs", "in", s["inputs"]), ("Outputs", "out", s["outputs"])):
             sec = tree.add_section(title, len(rows))
             for io in rows:
                 tree.add_row(sec, io["name"], f"{io['dtype'] or '?'} {_shape(io['shape'])}",
                              link=f"node:{kind}:{io['name']}",
-                             copy=[("Copy tensor name", io["name"])])
+                             copy=[("Copy tensor name", io["name"])],
+                             edit=f"dims:{kind}:{io['name']}",
+                             edit_name=f"io-name:{kind}:{io['name']}")
 
         sec = tree.add_section("Statistics")
         tree.add_row(sec, "Nodes", f"{s['node_count']:,}",

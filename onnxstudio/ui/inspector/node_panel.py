@@ -155,7 +155,8 @@ class NodePanel(QWidget):
 
         tree = self.tree
         info = tree.add_section("Node")
-        tree.add_row(info, "Name", node.name or "(unnamed)", copy=[("Copy node name", node.name)])
+        tree.add_row(info, "Name", node.name or "(unnamed)", copy=[("Copy node name", node.name)],
+                     edit=f"node-name:{node.id}")
         tree.add_row(info, "Type", node.op_type, copy=[("Copy operator type", node.op_type)])
         tree.add_row(info, "Domain", display_domain(node.domain))
         if schema.known:
@@ -224,10 +225,12 @@ class NodePanel(QWidget):
         for attr in node.attributes:
             link = f"body:{node.id}" if attr.type in ("GRAPH", "GRAPHS") else None
             tree.add_row(section, attr.name, format_attribute(attr), attr.type, link=link,
-                         copy=[("Copy attributes as JSON", as_json)])
+                         copy=[("Copy attributes as JSON", as_json)],
+                         edit=None if link else f"attr:{node.id}:{attr.name}")
         for a in defaults:
             tree.add_row(section, a.name, f"{a.default} (default)", a.type, muted=True,
-                         tooltip=f"Not set on this node; the schema's default is {a.default}")
+                         tooltip=f"Not set on this node; the schema's default is {a.default}",
+                         edit=f"attr:{node.id}:{a.name}")
 
     def _io_row(self, parent: QTreeWidgetItem, graph: Graph, slot: str, name: str,
                 incoming: bool) -> QTreeWidgetItem:
@@ -367,12 +370,15 @@ class NodePanel(QWidget):
             f'<br><span style="color:gray;">{what}</span>')
         tree = self.tree
         section = tree.add_section("Tensor")
-        tree.add_row(section, "Name", name, copy=[("Copy tensor name", name)])
+        side = "in" if is_input else "out"
+        tree.add_row(section, "Name", name, copy=[("Copy tensor name", name)],
+                     edit=f"io-name:{side}:{name}")
         if ref is not None:
             vtype = ref.value.type
             tree.add_row(section, "Type", vtype.dtype or "?", vtype.kind)
             tree.add_row(section, "Shape", "unknown rank" if vtype.shape is None else
-                         "[" + ", ".join("?" if d is None else str(d) for d in vtype.shape) + "]")
+                         "[" + ", ".join("?" if d is None else str(d) for d in vtype.shape) + "]",
+                         edit=f"dims:{side}:{name}")
             if is_input:
                 users = [c for c in ref.consumers if not c.startswith("out:")]
                 sec = tree.add_section("Consumers", len(users))

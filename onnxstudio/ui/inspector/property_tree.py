@@ -3,7 +3,9 @@
 Shared by the node and model panels so they look alike: bold section rows, names on
 the left, values on the right (wrapping), links drawn like links and emitted as
 ``linkActivated(target)``; right-click offers to copy the name, the value and whatever
-extra texts the row was given (a tensor name, attributes as JSON...).
+extra texts the row was given (a tensor name, attributes as JSON...). A row given an
+edit key is edited in place (double-click or F2) and emitted as ``valueEdited(key, text)``;
+what the text means is the listener's business.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from PySide6.QtWidgets import (
 
 LINK_ROLE = Qt.ItemDataRole.UserRole + 1
 COPY_ROLE = Qt.ItemDataRole.UserRole + 2
+EDIT_ROLE = Qt.ItemDataRole.UserRole + 3  # per column: the key emitted when it is edited
 
 
 _BREAK_AFTER = re.compile(r"([/_.,×\[(])(?=\S)")
@@ -66,6 +69,7 @@ class PropertyTree(QTreeWidget):
     """Sections of name/value rows; see the module docstring."""
 
     linkActivated = Signal(str)
+    valueEdited = Signal(str, str)  # edit key, new text
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -89,6 +93,10 @@ class PropertyTree(QTreeWidget):
         self.itemClicked.connect(self._clicked)
         self.itemActivated.connect(self._clicked)
         self.setMouseTracking(True)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.itemDoubleClicked.connect(self._start_edit)
+        self.itemChanged.connect(self._edited)
+        self._editing: tuple[QTreeWidgetItem, int, str] | None = None
 
     # --- building ---------------------------------------------------------------
 
@@ -106,12 +114,19 @@ class PropertyTree(QTreeWidget):
     def add_row(self, parent: QTreeWidgetItem | None, name: str, value: str = "",
                 kind: str = "", *, link: str | None = None, tooltip: str | None = None,
                 copy: list[tuple[str, str]] | None = None,
-                muted: bool = False) -> QTreeWidgetItem:
-        """A name/value/type row; ``link`` makes it clickable, ``copy`` adds menu entries."""
+                muted: bool = False, edit: str | None = None,
+                edit_name: str | None = None) -> QTreeWidgetItem:
+        """A name/value/type row; ``link`` makes it clickable, ``copy`` adds menu entries,
+        ``edit`` / ``edit_name`` make the value / the name editable under that key."""
         item = QTreeWidgetItem(parent if parent is not None else self, [name, value, kind])
         item.setToolTip(0, tooltip or name)
         item.setToolTip(1, tooltip or value)
         item.setToolTip(2, tooltip or kind)
+        for column, key in ((1, edit), (0, edit_name)):
+            if key:
+                item.setData(column, EDIT_ROLE, key)
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
+                item.setToolTip(column, f"{item.toolTip(column)}\n(double-click to edit)")
         palette = self.palette()
         muted_brush = QBrush(palette.color(QPalette.ColorRole.PlaceholderText))
         item.setForeground(2, muted_brush)
@@ -139,6 +154,30 @@ class PropertyTree(QTreeWidget):
         link = item.data(0, LINK_ROLE)
         if link:
             self.linkActivated.emit(str(link))
+
+    def _start_edit(self, item: QTreeWidgetItem, column: int) -> None:
+        column = column if item.data(column, EDIT_ROLE) else (
+            1 if item.data(1, EDIT_ROLE) else 0 if item.data(0, EDIT_ROLE) else -1)
+        if column < 0:
+            return
+        self._editing = (item, column, item.text(column))
+        self.editItem(item, column)
+
+    def keyPressEvent(self, event) -> None:
+        item = self.currentItem()
+        if event.key() == Qt.Key.Key_F2 and item is not None:
+            self._start_edit(item, 1)
+            return
+        super().keyPressEvent(event)
+
+    def _edited(self, item: QTreeWidgetItem, column: int) -> None:
+        if self._editing is None or self._editing[:2] != (item, column):
+            return
+        before = self._editing[2]
+        self._editing = None
+        key, text = item.data(column, EDIT_ROLE), item.text(column).strip()
+        if key and text and text != before:
+            self.valueEdited.emit(str(key), text)
 
     def row_texts(self) -> list[tuple[str, str, str]]:
         """Every row as (name, value, type), depth first: what the user reads (tests use it)."""

@@ -1,0 +1,1 @@
+"""Editing a model in the window: undoable edits, the history, scripts and Save As."""

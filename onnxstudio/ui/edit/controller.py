@@ -1,0 +1,162 @@
+"""One tab's editing: the core EditSession behind a QUndoStack, rebuilt models off-thread.
+
+Each edit is applied to the session first (a refusal changes nothing and is reported),
+then pushed as an already-done command so Undo/Redo replay the core's inverses. After
+every change the edited proto is copied and turned into a Model (shape inference,
+extraction, inspector views) on a worker; the newest result wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import onnx
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from onnxstudio.errors import EditError
+from onnxstudio.model import Model
+from onnxstudio.model.edit import CheckReport, EditSession, SavedModel, check_edited, describe
+from onnxstudio.model.open import model_from_proto
+from onnxstudio.model.operators import prepare_model_views
+from onnxstudio.ui.tasks import TaskContext, TaskRunner
+
+
+@dataclass
+class Rebuilt:
+    """What the worker hands back: the edited model, its bytes for onnxruntime, checks."""
+
+    model: Model
+    model_bytes: bytes
+    report: CheckReport
+
+
+class _EditCommand(QUndoCommand):
+    """An edit already applied to the session; undo/redo replay the core's inverses."""
+
+    def __init__(self, controller: EditController, edit: Mapping[str, Any]) -> None:
+        super().__init__(describe(edit))
+        self._controller = controller
+        self._first = True
+
+    def redo(self) -> None:
+        if self._first:  # applied before it was pushed
+            self._first = False
+            return
+        self._controller.session_redo()
+
+    def undo(self) -> None:
+        self._controller.session_undo()
+
+
+class EditController(QObject):
+    """Edits of the model shown in one tab."""
+
+    # Signals carry ``owner`` (the tab) so listeners need no closures over it.
+    model_changed = Signal(object, object)  # owner, Rebuilt: after every edit/undo/redo
+    modified_changed = Signal(object, bool)  # owner, has edits not saved
+    refused = Signal(str)  # why an edit was not applied
+    failed = Signal(str)  # the edited model could not be rebuilt
+
+    def __init__(self, path: Path, owner: object, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.path, self.owner = path, owner
+        self.stack = QUndoStack(self)
+        self.stack.cleanChanged.connect(self._clean_changed)
+        self.report = CheckReport()
+        self._session: EditSession | None = None
+        self._builder = TaskRunner(self)
+        self._builder.finished.connect(self._built)
+        self._builder.failed.connect(self.failed)
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.modified_changed.emit(self.owner, not clean)
+
+    def _built(self, rebuilt: Rebuilt) -> None:
+        self.report = rebuilt.report
+        self.model_changed.emit(self.owner, rebuilt)
+
+    @property
+    def session(self) -> EditSession:
+        """Opened on the first edit: viewing a model never pays for a second parse."""
+        if self._session is None:
+            self._session = EditSession.open(self.path)
+        return self._session
+
+    @property
+    def modified(self) -> bool:
+        return not self.stack.isClean()
+
+    @property
+    def edits(self) -> list[dict[str, Any]]:
+        return self._session.edits if self._session is not None else []
+
+    def current_proto(self) -> onnx.ModelProto | None:
+        return self._session.current if self._session is not None else None
+
+    # ---------------------------------------------------------------- editing
+    def apply(self, edit: Mapping[str, Any]) -> bool:
+        """Apply one edit; False (and ``refused``) when the core refuses it."""
+        try:
+            self.session.apply(edit)
+        except EditError as exc:
+            self.refused.emit(str(exc))
+            return False
+        self.stack.push(_EditCommand(self, edit))
+        self._rebuild()
+        return True
+
+    def apply_script(self, edits: Iterable[Mapping[str, Any]], label: str) -> bool:
+        """All of a script's edits as one undo step; none if any is refused."""
+        edits = list(edits)
+        try:
+            self.session.apply_all(edits)
+        except EditError as exc:
+            self.refused.emit(str(exc))
+            return False
+        self.stack.beginMacro(label)
+        for edit in edits:
+            self.stack.push(_EditCommand(self, edit))
+        self.stack.endMacro()
+        self._rebuild()
+        return True
+
+    def session_undo(self) -> None:
+        self.session.undo()
+        self._rebuild()
+
+    def session_redo(self) -> None:
+        self.session.redo()
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        session = self.session
+        proto = onnx.ModelProto()
+        proto.CopyFrom(session.current)  # the worker's own copy: later edits mutate current
+        original, path = session.original, self.path
+
+        def work(context: TaskContext) -> Rebuilt:
+            context.progress("Checking the edited model", 0.2)
+            report = check_edited(proto, original)
+            context.check()
+            model = model_from_proto(proto, path)
+            prepare_model_views(model)
+            return Rebuilt(model, proto.SerializeToString(), report)
+
+        self._builder.start(work, quiet_gc=True)
+
+    @property
+    def busy(self) -> bool:
+        return self._builder.busy
+
+    # ---------------------------------------------------------------- saving
+    def save_as(self, dest: Path, protect: Iterable[Path] = ()) -> SavedModel:
+        saved = self.session.save(dest, protect=protect)
+        self.stack.setClean()
+        return saved
+
+    def script(self) -> str:
+        return self.session.script()

@@ -1,0 +1,100 @@
+"""Shell glue for the edit room: menus, the history dock, tabs, panels and closing.
+
+The room (``ui/edit/``) knows tabs and the canvas; this module connects it to the rest
+of the window (inspector edits, run panel, titles), as ``panels.py`` does for the panels.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenu, QMenuBar
+
+from onnxstudio.ui import panels
+from onnxstudio.ui.edit.controller import Rebuilt
+from onnxstudio.ui.edit.room import EditRoom
+
+if TYPE_CHECKING:
+    from onnxstudio.ui.canvas.model_tab import ModelTab
+    from onnxstudio.ui.main_window import MainWindow
+
+UNSAVED_MARK = " ●"
+HISTORY_WIDTH = 250
+
+
+def create_room(window: MainWindow) -> EditRoom:
+    room = EditRoom(window, window.current_tab, window.model_tabs)
+    room.status_message.connect(lambda text: window.statusBar().showMessage(text, 8000))
+    room.model_edited.connect(lambda tab, rebuilt: _model_edited(window, tab, rebuilt))
+    room.modified_changed.connect(lambda tab, _modified: update_title(window, tab))
+    window.inspector.editRequested.connect(room.edit_key)
+    room.act_history.triggered.connect(lambda: window._show_panel("history"))
+    return room
+
+
+def history_panel(room: EditRoom) -> panels.PanelEntry:
+    return ("History", room.history, Qt.DockWidgetArea.LeftDockWidgetArea)
+
+
+def add_menus(window: MainWindow, bar: QMenuBar, file_menu: QMenu) -> QMenu:
+    """The Edit menu (after File), and Save As / Save Edits as Script in File."""
+    room = window.edits
+    before = file_menu.actions()[file_menu.actions().index(window.act_close) - 1]
+    file_menu.insertAction(before, room.act_save_as)
+    file_menu.insertAction(before, room.act_save_script)
+    edit = QMenu("&Edit", bar)
+    for act in room.edit_actions():
+        if act is None:
+            edit.addSeparator()
+        else:
+            edit.addAction(act)
+    view_action = next((a for a in bar.actions() if a.text() == "&View"), None)
+    bar.insertMenu(view_action, edit) if view_action else bar.addMenu(edit)
+    return edit
+
+
+def connect_tab(window: MainWindow, tab: ModelTab) -> None:
+    tab.view.contextRequested.connect(
+        lambda kind, target, pos: window.edits.context_menu(kind, target, pos)
+        if tab is window.current_tab() else None)
+
+
+def _model_edited(window: MainWindow, tab: ModelTab, rebuilt: Rebuilt) -> None:
+    tab.replace_model(rebuilt.model, rebuilt.model_bytes)
+    if tab is window.current_tab():
+        panels.show_model(window, tab, rebuilt.model)
+        panels.show_selection(window, tab, [i for i in tab.view.selected_ids()
+                                            if rebuilt.model.node_by_id(i) is not None])
+        dock = window.docks["history"]
+        if dock.isHidden():  # the first edit: the history appears, narrow beside the graph
+            window._show_panel("history")
+            window.resizeDocks([dock], [HISTORY_WIDTH], Qt.Orientation.Horizontal)
+    update_title(window, tab)
+
+
+def update_title(window: MainWindow, tab: ModelTab | None) -> None:
+    """Tab and window titles mark a model with unsaved edits."""
+    if tab is not None:
+        index = window.tabs.indexOf(tab)
+        mark = UNSAVED_MARK if window.edits.is_modified(tab) else ""
+        if index >= 0 and tab.model is not None:
+            window.tabs.setTabText(index, f"{tab.path.name}{mark}")
+            window.tabs.setTabToolTip(
+                index, f"{tab.path}" + ("\nEdited: not saved yet" if mark else ""))
+    current = window.current_tab()
+    if current is None:
+        window.setWindowTitle("onnxstudio")
+        return
+    mark = UNSAVED_MARK if window.edits.is_modified(current) else ""
+    window.setWindowTitle(f"{current.path.name}{mark} — onnxstudio")
+
+
+def confirm_close_all(window: MainWindow) -> bool:
+    """Before the window closes: every tab with unsaved edits is saved or discarded."""
+    for tab in window.model_tabs():
+        if window.edits.is_modified(tab):
+            window.tabs.setCurrentWidget(tab)
+            if not window.edits.confirm_close(tab):
+                return False
+    return True

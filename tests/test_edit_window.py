@@ -1,0 +1,170 @@
+"""Editing in the window: in-place edits, context menus, undo/redo, Save As, scripts, Run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QMenu, QMessageBox
+
+from onnxstudio.cli import main
+from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.main_window import MainWindow
+from tests.conftest import shared_model
+
+MNIST = "zoo/mnist/mnist.onnx"
+TIMEOUT = 60000
+
+
+@pytest.fixture
+def window(qtbot, monkeypatch: pytest.MonkeyPatch) -> MainWindow:
+    def unexpected(_parent, title, text, *args, **kwargs):  # a modal box would hang the test
+        raise AssertionError(f"{title}: {text}")
+
+    monkeypatch.setattr(QMessageBox, "warning", unexpected)
+    # pytest-qt closes the window after the test: unsaved edits are discarded then.
+    monkeypatch.setattr(QMessageBox, "exec", lambda _self: QMessageBox.StandardButton.Discard)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    return w
+
+
+@pytest.fixture
+def refusals(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What the user would read in the "Edit not applied" message box."""
+    seen: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning",
+                        lambda _parent, _title, text, *a, **k: seen.append(text))
+    return seen
+
+
+def open_model(qtbot, window: MainWindow, path: Path) -> ModelTab:
+    tab = window.open_paths([str(path)])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=TIMEOUT)
+    return tab
+
+
+def settle(qtbot, window: MainWindow, tab: ModelTab) -> None:
+    """Wait for the edited model to be rebuilt and laid out."""
+    controller = window.edits.controllers[tab]
+    qtbot.waitUntil(lambda: not controller.busy and not tab.busy, timeout=TIMEOUT)
+
+
+def history(window: MainWindow) -> list[str]:
+    model = window.edits.history.view.model()
+    return [model.index(i, 0).data() for i in range(model.rowCount())]
+
+
+def test_inline_rename_marks_the_tab_and_undo_redo_are_named(qtbot, window: MainWindow
+                                                             ) -> None:
+    tab = open_model(qtbot, window, shared_model(MNIST))
+    tree = window.inspector.model.tree
+    item = tree.find_row("Input3", "Inputs")
+    assert item is not None
+    tree._start_edit(item, 0)  # a double-click on the name
+    item.setText(0, "image")
+    settle(qtbot, window, tab)
+    assert "image" in tab.model.graph.inputs
+    assert "in:image" in {b.id for b in tab.layout_data.boxes}
+    assert window.tabs.tabText(window.tabs.indexOf(tab)) == "mnist.onnx ●"
+    assert window.windowTitle().startswith("mnist.onnx ●")
+    assert tree.find_row("image", "Inputs") is not None  # the panel shows the edited model
+    assert history(window) == ["Original model", "Rename input Input3 → image"]
+    assert window.docks["history"].isVisible()
+    assert window.edits.act_undo.text() == "&Undo Rename input Input3 → image"
+    assert window.edits.act_undo.shortcut() == QKeySequence("Ctrl+Z")
+    assert QKeySequence("Ctrl+Shift+Z") in window.edits.act_redo.shortcuts()
+
+    window.edits.act_undo.trigger()
+    settle(qtbot, window, tab)
+    assert "Input3" in tab.model.graph.inputs
+    assert window.tabs.tabText(window.tabs.indexOf(tab)) == "mnist.onnx"
+    window.edits.act_redo.trigger()
+    settle(qtbot, window, tab)
+    assert "image" in tab.model.graph.inputs
+
+
+def test_attribute_edited_in_the_node_panel_is_typed(qtbot, window: MainWindow) -> None:
+    tab = open_model(qtbot, window, shared_model(MNIST))
+    tab.view.set_selection(["n1"])  # Convolution28
+    tree = window.inspector.node.tree
+    item = tree.find_row("strides", "Attributes")
+    assert item is not None and item.text(1) == "[1, 1]"
+    tree._start_edit(item, 1)
+    item.setText(1, "2, 2")
+    settle(qtbot, window, tab)
+    node = tab.model.graph.nodes[1]
+    assert node.attribute("strides").value == [2, 2]
+    assert window.inspector.node.tree.find_row("strides", "Attributes").text(1) == "[2, 2]"
+    assert history(window)[-1] == "Set Convolution28.strides"
+
+
+def test_context_menu_offers_edits_and_a_refused_removal_says_why(
+        qtbot, window: MainWindow, refusals: list[str]) -> None:
+    tab = open_model(qtbot, window, shared_model(MNIST))
+    menu = QMenu()
+    window.edits.fill_context_menu(menu, tab.model, "box", "n10")  # Times212 (MatMul)
+    texts = [a.text() for a in menu.actions()]
+    assert texts[:3] == ["Rename Node…", "Set Attribute…", "Remove Node (Bypass)"]
+    assert "Add Output 'Times212_Output_0'" in texts
+    next(a for a in menu.actions() if a.text() == "Remove Node (Bypass)").trigger()
+    assert refusals and "'Times212' (MatMul) has 2 data inputs" in refusals[0]
+    assert window.edits.controllers[tab].edits == []
+    edge_menu = QMenu()
+    window.edits.fill_context_menu(edge_menu, tab.model, "edge", "Pooling66_Output_0")
+    assert [a.text() for a in edge_menu.actions()] == [
+        "Rename Tensor 'Pooling66_Output_0'…", "Add as Model Output"]
+    io_menu = QMenu()
+    window.edits.fill_context_menu(io_menu, tab.model, "box", "out:Plus214_Output_0")
+    assert [a.text() for a in io_menu.actions()] == [
+        "Rename Output…", "Set Dimensions…", "Remove Output"]
+
+
+def test_window_save_is_byte_identical_to_the_headless_script(
+        qtbot, window: MainWindow, tmp_path: Path, refusals: list[str]) -> None:
+    source = shared_model(MNIST)
+    tab = open_model(qtbot, window, source)
+    room = window.edits
+    room.apply([{"op": "remove_node", "node": "ReLU32"}])
+    room.apply([{"op": "set_metadata", "key": "note", "value": "edited in the window"}])
+    room.edit_key("dims:in:Input3", "[N, 1, 28, 28]")
+    room.act_undo.trigger()  # undone edits are not part of the result
+    room.apply([{"op": "add_output", "tensor": "Pooling66_Output_0"}])
+    settle(qtbot, window, tab)
+    assert room.save_as(tab, tmp_path / "window.onnx")
+    assert window.tabs.tabText(window.tabs.indexOf(tab)) == "mnist.onnx"  # saved
+    script = tmp_path / "edits.json"
+    script.write_text(room.controllers[tab].script())
+    assert main(["edit", str(source), str(tmp_path / "cli.onnx"), "--script", str(script)]) == 0
+    assert (tmp_path / "window.onnx").read_bytes() == (tmp_path / "cli.onnx").read_bytes()
+    assert not room.save_as(tab, source)  # never over the original
+    assert "refusing to write over" in refusals[-1]
+
+
+def test_run_panel_runs_the_edited_model(qtbot, window: MainWindow) -> None:
+    tab = open_model(qtbot, window, shared_model(MNIST))
+    window.edits.apply([{"op": "add_output", "tensor": "Pooling66_Output_0"}])
+    settle(qtbot, window, tab)
+    panel = window.panels["run"][1]
+    assert panel.model_label.text() == "mnist.onnx (as edited)"
+    with qtbot.waitSignal(panel.run_finished, timeout=TIMEOUT) as blocker:
+        panel.run_random()
+    (outcome,) = blocker.args[0]
+    shapes = {v.name: v.shape for v in outcome.views}
+    assert shapes["Pooling66_Output_0"] == [1, 8, 14, 14]
+
+
+def test_closing_asks_about_unsaved_edits(qtbot, window: MainWindow,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    tab = open_model(qtbot, window, shared_model(MNIST))
+    window.edits.apply([{"op": "set_metadata", "key": "k", "value": "v"}])
+    settle(qtbot, window, tab)
+    answers = [QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Discard]
+    monkeypatch.setattr(QMessageBox, "exec", lambda _self: answers.pop(0))
+    window.close_tab(window.tabs.indexOf(tab))
+    assert window.tabs.indexOf(tab) >= 0  # Cancel keeps it open, edits and all
+    window.close_tab(window.tabs.indexOf(tab))
+    assert window.tabs.count() == 0 and not answers
