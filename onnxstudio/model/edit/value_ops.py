@@ -67,7 +67,7 @@ def _attr_type(model: onnx.ModelProto, node: onnx.NodeProto, name: str, value: A
             known = ", ".join(sorted(schema.attributes)) or "none"
             raise EditError(f"set_attribute: {node.op_type} has no attribute '{name}' "
                             f"(it has: {known})")
-        return int(schema.attributes[name].type)  # type: ignore[call-overload]
+        return int(schema.attributes[name].type)
     current = next((a for a in node.attribute if a.name == name), None)
     if current is not None:
         return int(current.type)
