@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 
 from onnxstudio.cli import main
 from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.edit.room import SCRIPT_FILTER
 from onnxstudio.ui.main_window import MainWindow
 from tests.conftest import shared_model
 
@@ -168,3 +169,23 @@ def test_closing_asks_about_unsaved_edits(qtbot, window: MainWindow,
     assert window.tabs.indexOf(tab) >= 0  # Cancel keeps it open, edits and all
     window.close_tab(window.tabs.indexOf(tab))
     assert window.tabs.count() == 0 and not answers
+
+
+def test_apply_script_is_one_undo_step(qtbot, window: MainWindow, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    tab = open_model(qtbot, window, shared_model(MNIST))
+    script = tmp_path / "fix.json"
+    script.write_text('{"onnxstudio_edits": 1, "edits": ['
+                      '{"op": "rename", "kind": "input", "from": "Input3", "to": "pixels"},'
+                      '{"op": "set_dim", "input": "pixels", "axis": 0, "value": "N"}]}')
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda *a, **k: (str(script), SCRIPT_FILTER))
+    window.edits.act_apply_script.trigger()
+    settle(qtbot, window, tab)
+    assert tab.model.graph.values["pixels"].type.shape[0] == "N"
+    assert history(window) == ["Original model", "Apply fix.json"]
+    window.edits.act_undo.trigger()
+    settle(qtbot, window, tab)
+    assert "Input3" in tab.model.graph.inputs and window.edits.controllers[tab].edits == []

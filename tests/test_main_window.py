@@ -254,12 +254,15 @@ def test_expand_all_opens_local_function_calls_in_place(window: MainWindow, qtbo
 
 def test_menus_offer_what_the_issue_lists(window: MainWindow) -> None:
     menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
-    assert list(menus) == ["File", "View", "Model", "Run", "Help"]
+    assert list(menus) == ["File", "Edit", "View", "Model", "Run", "Help"]
 
     def texts(menu) -> list[str]:
         return [a.text().replace("&", "") for a in menu.actions() if a.text()]
 
-    assert {"Open…", "Open Recent", "Export Diagram…", "Close", "Quit"} <= set(texts(menus["File"]))
+    assert {"Open…", "Open Recent", "Export Diagram…", "Save As…", "Close", "Quit"} <= set(
+        texts(menus["File"]))
+    assert {"Undo", "Redo", "Apply Script…", "Save Edits as Script…", "Edit History"} <= set(
+        texts(menus["Edit"]))
     assert {"Zoom In", "Zoom Out", "Fit to Window", "Direction", "Theme", "Panels"} <= set(
         texts(menus["View"]))
     assert {"Model Properties", "Opsets", "Convert to Opset…"} <= set(texts(menus["Model"]))

@@ -17,7 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox, QWidget
 
 from onnxstudio.errors import EditError, OnnxStudioError
-from onnxstudio.model import Model
+from onnxstudio.model import Model, Node
 from onnxstudio.model.edit import load_script
 from onnxstudio.model.schemas import normalize_domain, operator_schema
 from onnxstudio.ui.canvas.model_tab import ModelTab
@@ -140,14 +140,19 @@ class EditRoom(QObject):
             except EditError as exc:
                 self._refused(str(exc))
 
+    @staticmethod
+    def attribute_names(model: Model, node: Node) -> list[str]:
+        """What can be set: the schema's attributes, or a custom node's own."""
+        schema = operator_schema(node.op_type, node.domain,
+                                 model.opset_imports.get(normalize_domain(node.domain)))
+        return sorted(schema.attributes) if schema is not None else \
+            [a.name for a in node.attributes]
+
     def set_attribute(self, model: Model, node_id: str) -> None:
         node = model.node_by_id(node_id)
         if node is None:
             return
-        schema = operator_schema(node.op_type, node.domain,
-                                 model.opset_imports.get(normalize_domain(node.domain)))
-        names = sorted(schema.attributes) if schema is not None else \
-            [a.name for a in node.attributes]
+        names = self.attribute_names(model, node)
         if not names:
             self._refused(f"{node.op_type} has no attributes")
             return
@@ -216,7 +221,8 @@ class EditRoom(QObject):
             menu.addAction(str(exc)).setEnabled(False)
             return
         add("Rename Node…", lambda: self.rename("node", ref))
-        add("Set Attribute…", lambda: self.set_attribute(model, target))
+        if self.attribute_names(model, node):
+            add("Set Attribute…", lambda: self.set_attribute(model, target))
         add("Remove Node (Bypass)", lambda: self.apply([{"op": "remove_node", "node": ref}]))
         for name in [o for o in node.outputs if o and o not in model.graph.outputs]:
             add(f"Add Output '{name}'", lambda n=name: self.apply(  # type: ignore[misc]
