@@ -109,11 +109,14 @@ def test_context_menu_offers_edits_and_a_refused_removal_says_why(
     menu = QMenu()
     window.edits.fill_context_menu(menu, tab.model, "box", "n10")  # Times212 (MatMul)
     texts = [a.text() for a in menu.actions()]
-    assert texts[:3] == ["Rename Node…", "Set Attribute…", "Remove Node (Bypass)"]
+    assert texts[:2] == ["Rename Node…", "Remove Node (Bypass)"]  # MatMul: no attributes
     assert "Add Output 'Times212_Output_0'" in texts
     next(a for a in menu.actions() if a.text() == "Remove Node (Bypass)").trigger()
     assert refusals and "'Times212' (MatMul) has 2 data inputs" in refusals[0]
     assert window.edits.controllers[tab].edits == []
+    conv_menu = QMenu()
+    window.edits.fill_context_menu(conv_menu, tab.model, "box", "n1")
+    assert "Set Attribute…" in [a.text() for a in conv_menu.actions()]
     edge_menu = QMenu()
     window.edits.fill_context_menu(edge_menu, tab.model, "edge", "Pooling66_Output_0")
     assert [a.text() for a in edge_menu.actions()] == [
