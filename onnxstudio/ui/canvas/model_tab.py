@@ -280,6 +280,9 @@ class ModelTab(QWidget):
     def shutdown(self) -> None:
         """Stop all background work before the tab goes (a shape-inference child too)."""
         self.cancel()
+        self._drop_pending_shapes()
+
+    def _drop_pending_shapes(self) -> None:
         self._shaper.cancel()
         if self._pending_shapes is not None:
             self._pending_shapes.cancel()
@@ -297,7 +300,8 @@ class ModelTab(QWidget):
 
     def replace_model(self, model: Model, model_bytes: bytes | None) -> None:
         """Show an edited version of the model: same expand state, the view kept in place
-        (boxes that survive the edit anchor it)."""
+        (boxes that survive the edit anchor it). Its shapes are inferred already."""
+        self._drop_pending_shapes()
         self.model, self.model_bytes = model, model_bytes
         self.run_results.clear()  # measured on the model as it was
         self.overlay_data = None
