@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from onnxstudio.runner.choices import REMEMBERED, ChoiceStore, model_key
+from onnxstudio.runner.choices import REMEMBERED, model_key
 from onnxstudio.runner.evidence import gather
 from onnxstudio.runner.inputs import read_model_info
 from onnxstudio.runner.pipeline import ImageSource, Pipeline, RunRequest
@@ -107,14 +107,12 @@ def test_the_remembered_choice_follows_the_content_not_the_name(tmp_path: Path) 
     original = shared_model("zoo/onnx_light/light_squeezenet.onnx")
     copy = tmp_path / "renamed.onnx"
     shutil.copyfile(original, copy)
-    store = ChoiceStore(tmp_path / "choices.json")
-    store.put(model_key(original), PreprocessOptions(preset="bgr255", resize="stretch"))
-    remembered = store.get(model_key(copy))
-    assert remembered is not None and remembered.source == REMEMBERED
+    assert model_key(copy) == model_key(original)
+    remembered = PreprocessOptions(preset="bgr255", resize="stretch", source=REMEMBERED)
     p = _plan(copy, remembered)
     assert (p.preset, p.channels, p.resize) == ("bgr255", "bgr", "stretch")
-    assert any(REMEMBERED in r for r in p.reasons)
+    assert any(REMEMBERED in r for r in p.reasons) and p.alternatives == ()
     other = onnx.load(str(original))
     other.doc_string = "changed"
     onnx.save(other, str(copy))
-    assert store.get(model_key(copy)) is None
+    assert model_key(copy) != model_key(original)
