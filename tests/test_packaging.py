@@ -276,7 +276,7 @@ def frozen_env() -> dict[str, str]:
 
 @pytest.mark.slow
 def test_frozen_app_reads_the_sample_model(frozen_app: Path, tmp_path: Path) -> None:
-    bundled = next(frozen_app.parent.rglob("resources/sample/digits_cnn.onnx"))
+    bundled = next(frozen_app.parent.rglob("_resources/sample/digits_cnn.onnx"))
     result = subprocess.run([str(frozen_app), "info", str(bundled), "--json"], env=frozen_env(),
                             cwd=tmp_path, capture_output=True, text=True, timeout=120,
                             check=False)
@@ -288,7 +288,7 @@ def test_frozen_app_reads_the_sample_model(frozen_app: Path, tmp_path: Path) -> 
 
 @pytest.mark.slow
 def test_frozen_app_classifies_a_sample_image(frozen_app: Path, tmp_path: Path) -> None:
-    sample = next(frozen_app.parent.rglob("resources/sample/digits_cnn.onnx")).parent
+    sample = next(frozen_app.parent.rglob("_resources/sample/digits_cnn.onnx")).parent
     result = subprocess.run(
         [str(frozen_app), "run", str(sample / "digits_cnn.onnx"), str(sample / "digit_7.png"),
          "--json"], env=frozen_env(), cwd=tmp_path, capture_output=True, text=True,

@@ -2,7 +2,7 @@
 
 Source: the `timm` wheel from PyPI (Apache-2.0): timm/data/_info/imagenet_synsets.txt gives the
 synset order, imagenet_synset_to_lemma.txt the WordNet lemmas; we keep each class's first lemma.
-Usage: python resources/labels/make_imagenet_labels.py [--wheel PATH]
+Usage: python scripts/make_imagenet_labels.py [--wheel PATH]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+LABEL_DIR = Path(__file__).resolve().parent.parent / "resources" / "labels"
 TIMM_VERSION = "1.0.31"
 
 
@@ -43,8 +43,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         wheel = args.wheel or fetch_wheel(Path(tmp))
         names = labels_from_wheel(wheel)
-    (HERE / "imagenet1k.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
-    print(f"wrote {len(names)} labels to {HERE / 'imagenet1k.txt'}")
+    (LABEL_DIR / "imagenet1k.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
+    print(f"wrote {len(names)} labels to {LABEL_DIR / 'imagenet1k.txt'}")
     return 0
 
 

@@ -3,7 +3,7 @@
 The PNGs are committed: desktops that cannot scale SVG icons (and small-size lookups) use
 them, and the Windows/macOS installers need raster icons. Re-run after editing an SVG:
 
-    QT_QPA_PLATFORM=offscreen python resources/icons/make_icons.py
+    QT_QPA_PLATFORM=offscreen python scripts/make_icons.py
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+ICON_DIR = Path(__file__).resolve().parent.parent / "resources" / "icons"
 SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 ICONS = {  # svg -> hicolor context
     "onnxstudio.svg": "apps",
@@ -49,12 +49,14 @@ def main() -> int:
     for name, context in ICONS.items():
         stem = Path(name).stem
         for size in SIZES:
-            render(HERE / name, size, HERE / "hicolor" / f"{size}x{size}" / context / f"{stem}.png")
+            out = ICON_DIR / "hicolor" / f"{size}x{size}" / context / f"{stem}.png"
+            render(ICON_DIR / name, size, out)
     # Windows (.ico, for Inno Setup and PyInstaller) wants a multi-size icon; on macOS
     # PyInstaller converts the 512 px PNG to .icns itself (with Pillow installed).
-    pngs = {s: HERE / "hicolor" / f"{s}x{s}" / "apps" / "onnxstudio.png" for s in SIZES}
+    pngs = {s: ICON_DIR / "hicolor" / f"{s}x{s}" / "apps" / "onnxstudio.png" for s in SIZES}
     with Image.open(pngs[256]) as big:
-        big.save(HERE / "onnxstudio.ico", sizes=[(s, s) for s in (16, 24, 32, 48, 64, 128, 256)])
+        ico_sizes = [(s, s) for s in (16, 24, 32, 48, 64, 128, 256)]
+        big.save(ICON_DIR / "onnxstudio.ico", sizes=ico_sizes)
     print(f"wrote {len(SIZES) * len(ICONS)} PNGs and onnxstudio.ico")
     return 0
 

@@ -4,7 +4,7 @@ Trains a small CNN on scikit-learn's bundled 8x8 digits (no download) with a pla
 training loop, so the only extra package is scikit-learn; the graph is written with
 `onnx.helper`, using exporter-style scoped node names so the app shows collapsible groups.
 
-    python resources/sample/make_sample.py          # needs numpy, onnx, pillow, scikit-learn
+    python scripts/make_sample.py          # needs numpy, onnx, pillow, scikit-learn
 
 Input convention (also written into the model's metadata): one grayscale image resized to
 8x8, float32 pixel values 0..255, light digit on a dark background (as in the dataset),
@@ -23,7 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from PIL import Image
 
-HERE = Path(__file__).resolve().parent
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "resources" / "sample"
 SEED = 20240521
 IMAGE_SIZE = 128  # the shipped PNGs: each dataset pixel becomes a 16x16 block
 IR_VERSION = 10  # onnxruntime >= 1.18 accepts it; onnx's newest IR may be too new
@@ -231,7 +231,7 @@ def build_model(p: Params, accuracy: float) -> onnx.ModelProto:
         producer_version="1.0",
         doc_string=(
             "Handwritten digit classifier (0-9), a small CNN trained by onnxstudio's "
-            "resources/sample/make_sample.py on scikit-learn's 8x8 digits dataset "
+            "scripts/make_sample.py on scikit-learn's 8x8 digits dataset "
             f"(held-out accuracy {accuracy:.1%}). Input: a grayscale image resized to 8x8, "
             "pixel values 0..255, light digit on a dark background."
         ),
@@ -271,7 +271,7 @@ def main() -> int:
     from sklearn.model_selection import train_test_split
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=HERE, help="output folder")
+    parser.add_argument("--out", type=Path, default=SAMPLE_DIR, help="output folder")
     parser.add_argument("--epochs", type=int, default=60)
     args = parser.parse_args()
 
