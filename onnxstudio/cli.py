@@ -18,10 +18,7 @@ def _command_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"onnxstudio {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            load(name).add_parser(sub)
-        except ModuleNotFoundError:  # a command still being written is simply absent
-            continue
+        load(name).add_parser(sub)
     return parser
 
 

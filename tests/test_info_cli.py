@@ -124,3 +124,20 @@ def test_info_cli_on_a_shared_model() -> None:
     assert info["node_count"] == len(proto.graph.node)
     assert info["inputs"][0]["shape"] == [
         d.dim_value or d.dim_param for d in proto.graph.input[0].type.tensor_type.shape.dim]
+
+
+def test_help_advertises_only_commands_that_answer(capsys: pytest.CaptureFixture[str]) -> None:
+    """`onnxstudio --help` names the headless commands; each must have a working --help."""
+    from onnxstudio.cli import main
+    from onnxstudio.commands import COMMANDS
+
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    listed = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in listed
+        with pytest.raises(SystemExit) as done:
+            main([name, "--help"])
+        assert done.value.code == 0
+        assert capsys.readouterr().out.startswith(f"usage: onnxstudio {name}")

@@ -12,8 +12,14 @@ from onnx import numpy_helper
 
 from onnxstudio.cli import main
 from onnxstudio.errors import InputError
-from onnxstudio.runner.compare import compare, difference, parse_config
+from onnxstudio.resources import resource
+from onnxstudio.runner.compare import (
+    compare,
+    difference,
+    parse_config,
+)
 from onnxstudio.runner.pipeline import ImageSource, RunRequest
+from onnxstudio.runner.tolerance import format_tolerance, parse_tolerance
 from tests.conftest import shared_model
 
 
@@ -104,3 +110,25 @@ def test_renamed_copy_is_compared_node_by_node(tmp_path: Path) -> None:
     assert [d.name for d in result.outputs] == [o.name for o in onnx.load(str(model)).graph.output]
     assert result.first_divergence is None
     assert all(d.max_abs == 0.0 for d in result.intermediates + result.outputs)
+
+
+@pytest.mark.parametrize("text", ["-1", "nan", "inf", "abc", ""])
+def test_cli_refuses_a_bad_tolerance_in_one_line(text: str,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Checked before anything runs: -1 would call identical values divergent."""
+    sample = resource("sample")
+    assert main(["compare", str(sample / "digits_cnn.onnx"), str(sample / "digit_7.png"),
+                 "--tolerance", text]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith("onnxstudio: Tolerance:")
+
+
+def test_tolerance_parser_accepts_what_it_can_print() -> None:
+    for value in (0.0, 1e-3, 5e-5, 0.01, 2500.0):
+        assert parse_tolerance(format_tolerance(value)) == pytest.approx(value)
+    assert parse_tolerance(" 1e-4 ") == 1e-4
+    with pytest.raises(InputError, match="not a number"):
+        parse_tolerance("1e-3x")
+    with pytest.raises(InputError, match="finite number ≥ 0"):
+        parse_tolerance("-0.5")

@@ -11,7 +11,6 @@ COMMANDS: dict[str, str] = {
     "info": "info",
     "run": "run",
     "export": "export",
-    "bench": "bench",
     "extract": "extract",
     "profile": "profile",
     "compare": "compare",

@@ -27,9 +27,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--b-model", type=Path, metavar="MODEL",
                    help="run B on this copy of the model instead (values paired by "
                         "structure, then name)")
-    p.add_argument("--tolerance", type=float, default=None, metavar="T",
-                   help="diverged when max|a-b| > T·max(1, max|a|) (default: by dtype, "
-                        "1e-3 for float32, 2e-3 for float16)")
+    # Checked in run() by the panel's parser, so a bad value is one line and exit 2.
+    p.add_argument("--tolerance", default=None, metavar="T",
+                   help="diverged when max|a-b| > T·max(1, max|a|), T ≥ 0 (default: by "
+                        "dtype, 1e-3 for float32, 2e-3 for float16)")
     p.add_argument("--cap-mb", type=int, default=1024, metavar="MB",
                    help="memory for captured intermediates per side (default 1024)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -41,11 +42,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from onnxstudio.errors import InputError
     from onnxstudio.runner.compare import compare, parse_config
+    from onnxstudio.runner.tolerance import parse_tolerance
 
+    tolerance = None if args.tolerance is None else parse_tolerance(args.tolerance)
+    config_a, config_b = parse_config(args.a), parse_config(args.b)
     if args.b_model is not None and not args.b_model.is_file():
         raise InputError(f"{args.b_model.name}: no such model file")
     request = requests(args)[0]
-    result = compare(request, parse_config(args.a), parse_config(args.b), args.tolerance,
+    result = compare(request, config_a, config_b, tolerance,
                      model_b=args.b_model, cap_bytes=args.cap_mb << 20)
     if args.json:
         print(json.dumps(_json_safe(result.as_json())))

@@ -9,6 +9,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from onnxstudio.errors import InputError
+
 # Relative tolerance per dtype: about two units in the last place for low precision.
 RELATIVE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-3, "float64": 1e-3}
 # np.allclose pairs (rtol, atol) for exact checks (the cut check): tighter for float32.
@@ -62,3 +64,29 @@ def describe(dtypes: Iterable[str], user: float | None = None) -> str:
     parts = [f"{format_tolerance(RELATIVE[n])} for {n}" + (f" ({WHY[n]})" if n in low else "")
              for n in seen]
     return "tolerance " + ", ".join(parts) + " — the default for the dtype"
+
+
+def parse_tolerance(text: str) -> float:
+    """A finite number ≥ 0 (``1e-3``, ``0.0005``); InputError naming the problem otherwise.
+
+    Shared by the CLI and the Compare panel: a negative tolerance would call identical
+    values divergent, NaN would call nothing divergent.
+    """
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise InputError(f"Tolerance: {text.strip()!r} is not a number "
+                         f"(examples: 1e-3, 5e-5, 0.01)") from None
+    if not math.isfinite(value) or value < 0:
+        raise InputError(f"Tolerance: {text.strip()!r} must be a finite number ≥ 0")
+    return value
+
+
+def format_tolerance(value: float) -> str:
+    """1e-3 rather than 0.001: tolerances are read as orders of magnitude."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    mantissa, exponent = f"{value:.3e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    power = int(exponent)
+    return f"{mantissa}e{power}" if abs(power) >= 3 else f"{value:g}"
