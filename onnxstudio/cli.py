@@ -51,9 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         args = _gui_parser().parse_args(args_list)
         if args.install_desktop or args.uninstall_desktop:
-            from onnxstudio import desktop_integration
-
-            handler = desktop_integration.run
+            from onnxstudio.desktop_integration.install import run as handler
         else:
             from onnxstudio.ui.app import run_app
 

@@ -78,7 +78,7 @@ case "$cmd" in
         export QT_QPA_PLATFORM=offscreen
         log "ruff";  "$VENV/bin/ruff" check onnxstudio tests resources scripts
         log "import-linter"; "$VENV/bin/lint-imports"
-        log "mypy (Qt-free core)"; "$VENV/bin/mypy"
+        log "mypy"; "$VENV/bin/mypy"
         log "pytest"; exec "$VENV/bin/python" -m pytest "$@"
         ;;
     bench)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.builders import save, tiny_mlp
 from tests.conftest import REPO
 
@@ -40,3 +42,35 @@ print("core ok")
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "core ok" in result.stdout
+
+
+def test_svg_dot_and_json_export_without_pyside6(tmp_path: Path) -> None:
+    """The Qt-free half of render/ and export/ (named in the import-linter contract) imports
+    and writes SVG, DOT and JSON in a process where PySide6 cannot be imported."""
+    pytest.importorskip("tomllib")  # Python 3.11+, to read the contract's module list
+    model = save(tiny_mlp(), tmp_path / "m.onnx")
+    script = BLOCK_QT + f"""
+import importlib, pkgutil, tomllib
+config = tomllib.load(open("pyproject.toml", "rb"))["tool"]["importlinter"]["contracts"]
+qt_free = next(c for c in config if c["name"].startswith("Drawing and export"))
+for name in qt_free["source_modules"]:
+    importlib.import_module(name)
+from pathlib import Path
+from onnxstudio.export.build import layout_for_export
+from onnxstudio.export.formats import export_layout
+from onnxstudio.export.options import ExportOptions
+from onnxstudio.model import load_model
+m = load_model({str(model)!r})
+layout = layout_for_export(m, ExportOptions())
+for ext in ("svg", "dot", "json"):
+    out = Path({str(tmp_path)!r}) / f"m.{{ext}}"
+    export_layout(layout, m, out)
+    assert out.stat().st_size > 100, ext
+assert "<g " in (Path({str(tmp_path)!r}) / "m.svg").read_text()
+assert not any(k.startswith("PySide6") for k in sys.modules)
+print("export ok")
+"""
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "export ok" in result.stdout

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from onnxstudio import desktop_integration as di
+from onnxstudio.desktop_integration import entry as de
+from onnxstudio.desktop_integration import xdg
 
 REPO = Path(__file__).resolve().parent.parent
 LINUX = REPO / "packaging" / "linux"
@@ -83,10 +84,10 @@ def test_desktop_entry_passes_desktop_file_validate() -> None:
 def test_packaging_files_are_what_the_installer_writes() -> None:
     """One source of truth: the files in packaging/linux/ equal what --install-desktop writes."""
     entry = (LINUX / "onnxstudio.desktop").read_text(encoding="utf-8")
-    assert entry == di.desktop_entry()
+    assert entry == de.desktop_entry()
     assert "MimeType=application/x-onnx;\n" in entry
     assert "Exec=onnxstudio %F\n" in entry
-    assert (LINUX / "onnxstudio-mime.xml").read_text(encoding="utf-8") == di.MIME_XML
+    assert (LINUX / "onnxstudio-mime.xml").read_text(encoding="utf-8") == de.MIME_XML
 
 
 def test_mime_package_declares_onnx_glob(tmp_path: Path) -> None:
@@ -142,7 +143,7 @@ def test_inno_setup_adds_open_with_and_only_takes_default_when_asked() -> None:
     ("100%", "100%%"),
 ])
 def test_exec_arguments_are_quoted_per_spec(arg: str, quoted: str) -> None:
-    assert di.quote_exec_arg(arg) == quoted
+    assert de.quote_exec_arg(arg) == quoted
 
 
 # ---------------------------------------------------------------- install / uninstall
@@ -151,7 +152,7 @@ def test_exec_arguments_are_quoted_per_spec(arg: str, quoted: str) -> None:
 def test_install_registers_type_and_default_and_uninstall_removes_it(
     tmp_path: Path, session: str
 ) -> None:
-    data, config = di.data_home(), di.config_home()
+    data, config = xdg.data_home(), xdg.config_home()
     assert os.environ["XDG_DATA_HOME"] == str(data)  # conftest: never the real user's
     before = tree(data, config)
 
@@ -175,8 +176,8 @@ def test_install_registers_type_and_default_and_uninstall_removes_it(
 
     # The Exec= command really starts this installation.
     exec_line = next(ln for ln in entry.read_text().splitlines() if ln.startswith("Exec="))
-    command = di.launch_command()
-    assert exec_line == "Exec=" + " ".join(di.quote_exec_arg(a) for a in command) + " %F"
+    command = de.launch_command()
+    assert exec_line == "Exec=" + " ".join(de.quote_exec_arg(a) for a in command) + " %F"
     version = subprocess.run([*command, "--version"], capture_output=True, text=True,
                              timeout=60, check=False, cwd=tmp_path)
     assert version.stdout.startswith("onnxstudio "), version.stderr
@@ -192,7 +193,7 @@ def test_install_registers_type_and_default_and_uninstall_removes_it(
 
 
 def test_install_does_not_steal_the_default_from_another_viewer(tmp_path: Path) -> None:
-    data, config = di.data_home(), di.config_home()
+    data, config = xdg.data_home(), xdg.config_home()
     viewer = data / "applications" / "other-viewer.desktop"
     viewer.parent.mkdir(parents=True)
     viewer.write_text("[Desktop Entry]\nType=Application\nName=Other viewer\n"
@@ -216,7 +217,7 @@ def test_install_does_not_steal_the_default_from_another_viewer(tmp_path: Path) 
 
 
 def test_install_keeps_an_explicit_default_untouched(tmp_path: Path) -> None:
-    config = di.config_home()
+    config = xdg.config_home()
     config.mkdir(parents=True)
     mimeapps = config / "mimeapps.list"
     original = "[Default Applications]\napplication/x-onnx=netron.desktop;\n"
@@ -230,7 +231,7 @@ def test_install_keeps_an_explicit_default_untouched(tmp_path: Path) -> None:
 
 
 def test_reinstall_is_idempotent_and_keeps_other_defaults(tmp_path: Path) -> None:
-    config = di.config_home()
+    config = xdg.config_home()
     config.mkdir(parents=True)
     mimeapps = config / "mimeapps.list"
     mimeapps.write_text("[Default Applications]\ntext/plain=editor.desktop;\n")
@@ -241,7 +242,7 @@ def test_reinstall_is_idempotent_and_keeps_other_defaults(tmp_path: Path) -> Non
     assert "text/plain=editor.desktop;" in text
     assert onnxstudio("--uninstall-desktop").returncode == 0
     assert mimeapps.read_text() == "[Default Applications]\ntext/plain=editor.desktop;\n"
-    assert not (di.data_home() / "applications" / "onnxstudio.desktop").exists()
+    assert not (xdg.data_home() / "applications" / "onnxstudio.desktop").exists()
 
 
 # ---------------------------------------------------------------- PyInstaller build
@@ -303,9 +304,9 @@ def test_frozen_app_installs_desktop_entry_pointing_at_itself(frozen_app: Path) 
     result = subprocess.run([str(frozen_app), "--install-desktop"], env=env,
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
-    entry = (di.data_home() / "applications" / "onnxstudio.desktop").read_text()
+    entry = (xdg.data_home() / "applications" / "onnxstudio.desktop").read_text()
     assert f"Exec={frozen_app} %F" in entry.splitlines()
-    assert (di.data_home() / "icons/hicolor/256x256/apps/onnxstudio.png").is_file()
+    assert (xdg.data_home() / "icons/hicolor/256x256/apps/onnxstudio.png").is_file()
     assert subprocess.run([str(frozen_app), "--uninstall-desktop"], env=env,
                           capture_output=True, timeout=120, check=False).returncode == 0
 

@@ -9,8 +9,9 @@ import pytest
 from onnxstudio.render.demo import demo_layout, grid_layout
 from onnxstudio.render.drawing import RecordingSurface
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
-from onnxstudio.render.svg_surface import render_svg
 from onnxstudio.render.theme import DARK, LIGHT
+from tests.conftest import REPO
+from tests.render_support import render_svg
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -19,7 +20,7 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 def test_image_has_box_colours_on_boxes_and_background_elsewhere(qapp, theme) -> None:
     from PySide6.QtGui import QColor
 
-    from onnxstudio.render.qt_surface import render_image
+    from tests.render_support import render_image
 
     layout = demo_layout()
     painter = GraphPainter(layout, theme)
@@ -71,10 +72,10 @@ def test_svg_backend_needs_no_qt() -> None:
         "import sys; sys.modules['PySide6'] = None\n"
         "from onnxstudio.render.demo import demo_layout\n"
         "from onnxstudio.render.scene_painter import GraphPainter\n"
-        "from onnxstudio.render.svg_surface import render_svg\n"
+        "from tests.render_support import render_svg\n"
         "assert render_svg(GraphPainter(demo_layout())).startswith('<?xml')\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
 def test_level_of_detail_drops_text_but_keeps_boxes() -> None:

@@ -10,9 +10,9 @@ from PySide6.QtGui import QColor
 from PySide6.QtTest import QTest
 
 from onnxstudio.render.scene_painter import GraphPainter
-from onnxstudio.render.svg_surface import render_svg
 from onnxstudio.render.theme import LIGHT
 from tests.conftest import ladder_model, shared_model
+from tests.render_support import render_svg
 
 build = pytest.importorskip("onnxstudio.layout.build")
 SVG_NS = "{http://www.w3.org/2000/svg}"

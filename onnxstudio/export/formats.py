@@ -7,7 +7,6 @@ Qt; SVG, PNG and PDF import the render backends lazily.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +17,7 @@ from onnxstudio.export.options import (
     CancelFn,
     ExportCancelled,
     ExportOptions,
+    ExportResult,
     Format,
     ProgressFn,
     title_block_for,
@@ -38,25 +38,13 @@ DESCRIPTIONS: dict[Format, str] = {
 QT_FORMATS: frozenset[Format] = frozenset({"svg", "png", "pdf"})
 
 
-@dataclass
-class ExportResult:
-    """What was written, and anything the user should be told (scale reduced, ...)."""
-
-    path: Path
-    format: Format
-    size: tuple[float, float] = (0.0, 0.0)  # pixels (PNG), points (PDF), units (SVG)
-    pages: int = 1
-    files: list[Path] = field(default_factory=list)  # every file written (tiles)
-    notices: list[str] = field(default_factory=list)
-
-
 def format_for_path(path: str | Path, explicit: str | None = None) -> Format:
     """The explicit format if given, else the one the extension names."""
     if explicit:
         fmt = explicit.lower().lstrip(".")
         if fmt not in FORMATS:
             raise ExportError(f"unknown format {explicit!r} (use {', '.join(FORMATS)})")
-        return fmt  # type: ignore[return-value]
+        return fmt
     suffix = Path(path).suffix.lower()
     if suffix not in EXTENSIONS:
         shown = suffix or "no extension"
@@ -110,11 +98,11 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
 
         export_png(layout, model, dest, options, result, protect, progress, cancel)
     elif fmt == "svg":
-        from onnxstudio.export.vector import export_svg
+        from onnxstudio.export.svg import export_svg
 
         export_svg(layout, model, dest, options, result, protect, progress, cancel)
     else:
-        from onnxstudio.export.vector import export_pdf
+        from onnxstudio.export.pdf import export_pdf
 
         export_pdf(layout, model, dest, options, result, protect, progress, cancel)
     if progress is not None and fmt in ("json", "dot"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from onnxstudio.errors import ExportError
@@ -110,3 +111,15 @@ def title_block_for(model: Model | None, date: _dt.date | None = None,
         ("Date", day),
     ]
     return TitleBlock(model.graph.name or model.path.stem, rows)
+
+
+@dataclass
+class ExportResult:
+    """What was written, and anything the user should be told (scale reduced, ...)."""
+
+    path: Path
+    format: Format
+    size: tuple[float, float] = (0.0, 0.0)  # pixels (PNG), points (PDF), units (SVG)
+    pages: int = 1
+    files: list[Path] = field(default_factory=list)  # every file written (tiles)
+    notices: list[str] = field(default_factory=list)

@@ -19,7 +19,13 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QImage, QPainter
 
 from onnxstudio.export.atomic import atomic_path
-from onnxstudio.export.options import CancelFn, ExportCancelled, ExportOptions, ProgressFn
+from onnxstudio.export.options import (
+    CancelFn,
+    ExportCancelled,
+    ExportOptions,
+    ExportResult,
+    ProgressFn,
+)
 from onnxstudio.export.pngstream import PngStreamWriter
 from onnxstudio.export.sheet import Sheet, paint_state, plan_sheet
 from onnxstudio.export.surfaces import WatchSurface
@@ -27,7 +33,6 @@ from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import GraphPainter, PaintState, lod
 
 if TYPE_CHECKING:
-    from onnxstudio.export.formats import ExportResult
     from onnxstudio.layout.types import Layout
     from onnxstudio.model.graph import Model
 

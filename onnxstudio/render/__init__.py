@@ -8,9 +8,9 @@ API (stable; export/ and ui/ build on it):
   state)`` and ``PaintState`` (selection, hover, names on/off, edge labels on/off).
 - ``hit_index``: ``GraphIndex(layout)`` — ``box_at``, ``boxes_in``, ``edge_near``,
   ``group_label_at``, ``neighbours``; Qt-free numpy.
-- ``qt_surface``: ``QtSurface(QPainter)``, ``render_image(painter, scale) -> QImage``,
-  ``render_pdf(painter, path)``.
-- ``svg_surface``: ``SvgSurface``, ``render_svg(painter) -> str`` (Qt-free).
+- ``qt_surface``: ``QtSurface(QPainter)`` for the canvas, PNG and PDF.
+- ``svg_surface``: ``SvgSurface`` (Qt-free).
+Whole-drawing exports (title block, regions, pages) are ``export/``'s job.
 
 Importing this package does not import Qt; only ``qt_surface`` does.
 """

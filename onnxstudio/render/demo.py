@@ -9,7 +9,7 @@ speed tests.
 from __future__ import annotations
 
 from onnxstudio.layout.sizing import box_size
-from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
+from onnxstudio.layout.types import Box, BoxKind, Edge, GroupFrame, Layout
 
 W = 150.0
 GAP_Y = 40.0
@@ -22,7 +22,7 @@ def _node(
     x: float,
     y: float,
     details: list[str] | None = None,
-    kind: str = "node",
+    kind: BoxKind = "node",
     subtitle: str = "",
     expandable: bool = False,
 ) -> Box:
@@ -42,7 +42,7 @@ def _node(
         details,
         cat,
         expandable,
-    )  # type: ignore[arg-type]
+    )
 
 
 def _link(a: Box, b: Box, value: str, label: str = "", back: bool = False, dx: float = 0.0) -> Edge:

@@ -118,25 +118,25 @@ class RecordingSurface(Surface):
     def end_item(self) -> None:
         self.calls.append(("end_item", ()))
 
-    def rect(self, x, y, w, h, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+    def rect(self, x, y, w, h, fill, stroke) -> None:
         self.calls.append(("rect", (x, y, w, h, fill, stroke)))
 
-    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:
         self.calls.append(("rounded_rect", (x, y, w, h, radius, fill, stroke)))
 
-    def path(self, start, segments, stroke) -> None:  # type: ignore[no-untyped-def]
+    def path(self, start, segments, stroke) -> None:
         self.calls.append(("path", (start, list(segments), stroke)))
 
-    def polygon(self, points, fill, stroke=None) -> None:  # type: ignore[no-untyped-def]
+    def polygon(self, points, fill, stroke=None) -> None:
         self.calls.append(("polygon", (list(points), fill, stroke)))
 
-    def text(self, x, y, text, font, color, anchor="start") -> None:  # type: ignore[no-untyped-def]
+    def text(self, x, y, text, font, color, anchor="start") -> None:
         self.calls.append(("text", (x, y, text, font, color, anchor)))
 
-    def rects(self, boxes, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+    def rects(self, boxes, fill, stroke) -> None:
         self.calls.append(("rects", (list(boxes), fill, stroke)))
 
-    def polylines(self, lines, stroke) -> None:  # type: ignore[no-untyped-def]
+    def polylines(self, lines, stroke) -> None:
         self.calls.append(("polylines", (list(lines), stroke)))
 
 

@@ -9,25 +9,20 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 
-from PySide6.QtCore import QLineF, QMarginsF, QPointF, QRectF, QSizeF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
     QBrush,
     QColor,
     QFont,
     QFontMetricsF,
-    QImage,
-    QPageSize,
     QPainter,
     QPainterPath,
-    QPdfWriter,
     QPen,
     QPolygonF,
 )
 
 from onnxstudio.render.drawing import FONT_FAMILY, Anchor, Cubic, Font, Point, Stroke, Surface
-from onnxstudio.render.scene_painter import GraphPainter, PaintState
 
 # Qt's font and colour classes are reentrant, not thread-safe: the canvas paints on the
 # GUI thread while exports paint on workers, so each thread keeps caches of its own.
@@ -110,12 +105,12 @@ class QtSurface(Surface):
             self._brushes[fill] = b
         return b
 
-    def rect(self, x, y, w, h, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+    def rect(self, x, y, w, h, fill, stroke) -> None:
         self.p.setPen(self._pen(stroke))
         self.p.setBrush(self._brush(fill))
         self.p.drawRect(QRectF(x, y, w, h))
 
-    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:
         self.p.setPen(self._pen(stroke))
         self.p.setBrush(self._brush(fill))
         self.p.drawRoundedRect(QRectF(x, y, w, h), radius, radius)
@@ -148,60 +143,15 @@ class QtSurface(Surface):
         self.p.setPen(qcolor(color))
         self.p.drawText(QPointF(x, y), text)
 
-    def rects(self, boxes, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+    def rects(self, boxes, fill, stroke) -> None:
         self.p.setPen(self._pen(stroke))
         self.p.setBrush(self._brush(fill))
         self.p.drawRects([QRectF(*b) for b in boxes])
 
-    def polylines(self, lines, stroke) -> None:  # type: ignore[no-untyped-def]
+    def polylines(self, lines, stroke) -> None:
         qlines = []
         for pts in lines:
             for a, b in itertools.pairwise(pts):
                 qlines.append(QLineF(a[0], a[1], b[0], b[1]))
         self.p.setPen(self._pen(stroke))
         self.p.drawLines(qlines)
-
-
-def render_image(
-    graph: GraphPainter,
-    scale: float = 1.0,
-    state: PaintState | None = None,
-    margin: float = 20.0,
-    transparent: bool = False,
-    max_pixels: int = 200_000_000,
-) -> QImage:
-    """The whole drawing as an ARGB image at ``scale`` (reduced to stay under
-    ``max_pixels``, as Netron caps PNG export so big graphs stay whole)."""
-    bx, by, bw, bh = graph.bounds(margin)
-    pixels = bw * bh * scale * scale
-    if pixels > max_pixels:
-        scale *= (max_pixels / pixels) ** 0.5
-    width, height = max(1, int(bw * scale + 0.5)), max(1, int(bh * scale + 0.5))
-    image = QImage(width, height, QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(Qt.GlobalColor.transparent if transparent else qcolor(graph.theme.canvas))
-    painter = QPainter(image)
-    try:
-        painter.scale(scale, scale)
-        painter.translate(-bx, -by)
-        graph.paint(QtSurface(painter), None, scale, state)
-    finally:
-        painter.end()
-    return image
-
-
-def render_pdf(
-    graph: GraphPainter, path: str | Path, state: PaintState | None = None, margin: float = 20.0
-) -> None:
-    """Write the drawing as a one-page vector PDF sized to the graph (1 unit = 1/96 in)."""
-    bx, by, bw, bh = graph.bounds(margin)
-    writer = QPdfWriter(str(path))
-    writer.setResolution(96)
-    writer.setPageSize(QPageSize(QSizeF(bw * 72 / 96, bh * 72 / 96), QPageSize.Unit.Point))
-    writer.setPageMargins(QMarginsF(0, 0, 0, 0))
-    painter = QPainter(writer)
-    try:
-        painter.translate(-bx, -by)
-        painter.fillRect(QRectF(bx, by, bw, bh), qcolor(graph.theme.canvas))
-        graph.paint(QtSurface(painter), None, 1.0, state)
-    finally:
-        painter.end()

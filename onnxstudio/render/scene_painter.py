@@ -60,7 +60,6 @@ class GraphPainter:
         self.index = index or GraphIndex(layout)
         self._curves: dict[int, tuple[Point, list[Cubic]]] = {}
         self.labels = EdgeLabels(layout, self.index, self._centre_line)
-        self.horizontal = layout.direction == "LR"
 
     # -- public -------------------------------------------------------------------------
 
@@ -76,10 +75,6 @@ class GraphPainter:
 
     def bounds(self, margin: float = 0.0) -> Rect:
         return (-margin, -margin, self.layout.width + 2 * margin, self.layout.height + 2 * margin)
-
-    def paint_background(self, surface: Surface, rect: Rect) -> None:
-        x, y, w, h = rect
-        surface.rect(x, y, w, h, self.theme.canvas, None)
 
     def paint(
         self,
@@ -224,9 +219,9 @@ class GraphPainter:
         if state.flash:
             marked.append((state.flash, theme.flash))
         for bid, col in marked:
-            b = self.index.box(bid)
-            if b is not None:
-                s.rects([(b.x, b.y, b.width, b.height)], col, None)
+            mark = self.index.box(bid)
+            if mark is not None:
+                s.rects([(mark.x, mark.y, mark.width, mark.height)], col, None)
 
     @staticmethod
     def _category(b: Box) -> str:

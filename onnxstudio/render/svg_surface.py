@@ -21,7 +21,6 @@ from onnxstudio.render.drawing import (
     Surface,
     split_rgba,
 )
-from onnxstudio.render.scene_painter import GraphPainter, PaintState
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 _XML_SPECIAL = re.compile(r"[&<>\"'\n\r\t]")
@@ -100,13 +99,13 @@ class SvgSurface(Surface):
             self._depth -= 1
             self.parts.append("</g>")
 
-    def rect(self, x, y, w, h, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+    def rect(self, x, y, w, h, fill, stroke) -> None:
         self.parts.append(
             f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"'
             f"{self._fill(fill)}{self._stroke(stroke)}/>"
         )
 
-    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:  # type: ignore[no-untyped-def]
+    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:
         self.parts.append(
             f'<rect x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}" rx="{_n(radius)}"'
             f"{self._fill(fill)}{self._stroke(stroke)}/>"
@@ -160,16 +159,3 @@ class SvgSurface(Surface):
             box = f'x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"'
             bg = f"<rect {box}{self._fill(background)}/>\n"
         return head + bg + "\n".join(self.parts) + "\n</svg>\n"
-
-
-def render_svg(
-    graph: GraphPainter,
-    state: PaintState | None = None,
-    margin: float = 20.0,
-    transparent: bool = False,
-) -> str:
-    """The whole drawing as an SVG document (zoom 1, full detail)."""
-    surface = SvgSurface()
-    graph.paint(surface, None, 1.0, state)
-    x, y, w, h = graph.bounds(margin)
-    return surface.document(x, y, w, h, None if transparent else graph.theme.canvas)

@@ -89,7 +89,6 @@ class Capture:
     stats: dict[str, TensorStats]
     skipped: list[str] = field(default_factory=list)  # over the cap, not captured
     warnings: list[str] = field(default_factory=list)
-    estimated_bytes: int = 0
 
 
 def node_outputs(graph: onnx.GraphProto) -> list[str]:
@@ -136,8 +135,8 @@ def _nbytes(t: onnx.TypeProto | None) -> int | None:
 
 def plan_capture(proto: onnx.ModelProto, feeds: Mapping[str, Any], names: Iterable[str],
                  cap_bytes: int = DEFAULT_CAP_BYTES
-                 ) -> tuple[list[str], list[str], int, dict[str, onnx.TypeProto]]:
-    """(kept, skipped, estimated bytes of kept, inferred types) in topological order.
+                 ) -> tuple[list[str], list[str], dict[str, onnx.TypeProto]]:
+    """(kept, skipped, inferred types), in topological order, kept within ``cap_bytes``.
 
     Values of unknown size are counted as large as the largest known one, so an
     unresolvable shape cannot slip a huge tensor past the cap.
@@ -158,7 +157,7 @@ def plan_capture(proto: onnx.ModelProto, feeds: Mapping[str, Any], names: Iterab
             continue
         kept.append(n)
         total += size
-    return kept, skipped, total, types
+    return kept, skipped, types
 
 
 def with_outputs(proto: onnx.ModelProto, names: Sequence[str],
@@ -188,7 +187,7 @@ def capture_feeds(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
     unknown = [n for n in wanted if n not in set(node_outputs(proto.graph)) and n not in feeds]
     if unknown:
         raise InputError(f"{model.name}: no node produces {', '.join(unknown[:5])}")
-    kept, skipped, estimate, types = plan_capture(proto, feeds, wanted, cap_bytes)
+    kept, skipped, types = plan_capture(proto, feeds, wanted, cap_bytes)
     warnings = []
     if skipped:
         warnings.append(f"captured {len(kept)} of {len(kept) + len(skipped)} values: the rest "
@@ -204,7 +203,7 @@ def capture_feeds(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
     values = {n: np.asarray(result[n]) for n in kept if n in result}
     values.update({n: np.asarray(feeds[n]) for n in wanted if n in feeds})
     return Capture(source, values, {n: tensor_stats(v) for n, v in values.items()},
-                   skipped, warnings, estimate)
+                   skipped, warnings)
 
 
 def capture(request: RunRequest, names: Iterable[str] | None = None,

@@ -101,7 +101,6 @@ class Session:
                 str(self.path.resolve().parent))
         if tweak is not None:
             tweak(options)
-        started = time.perf_counter()
         try:
             self.session = ort.InferenceSession(
                 model_bytes if model_bytes is not None else str(self.path), options,
@@ -109,7 +108,6 @@ class Session:
         except Exception as exc:
             raise RunError(f"{self.path.name}: onnxruntime cannot load this model: "
                            f"{_clean(exc)}") from exc
-        self.create_ms = (time.perf_counter() - started) * 1000.0
         self.inputs: list[TensorSpec] = [spec_from_ort(a) for a in self.session.get_inputs()]
         self.outputs: list[TensorSpec] = [spec_from_ort(a) for a in self.session.get_outputs()]
         self.metadata: dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)

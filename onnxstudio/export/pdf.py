@@ -1,8 +1,7 @@
-"""SVG and PDF export: vector, full detail, text kept as text.
+"""PDF export through QPdfWriter and the QPainter surface: vector, text kept as text.
 
-SVG goes through render's Qt-free SVG surface (each node a ``<g>`` carrying its name and
-op type). PDF goes through QPdfWriter with the QPainter surface: one page sized to the
-diagram, or, on request, the diagram spread over pages of a paper size.
+One page sized to the diagram, or, on request, the diagram spread over pages of a paper
+size. The one Qt module of export/ besides raster.py.
 """
 
 from __future__ import annotations
@@ -11,16 +10,24 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF
+from PySide6.QtGui import QFont, QPageLayout, QPageSize, QPainter, QPdfWriter
+
 from onnxstudio.errors import ExportError
-from onnxstudio.export.atomic import atomic_path, atomic_write
-from onnxstudio.export.options import CancelFn, ExportCancelled, ExportOptions, ProgressFn
+from onnxstudio.export.atomic import atomic_path
+from onnxstudio.export.options import (
+    CancelFn,
+    ExportCancelled,
+    ExportOptions,
+    ExportResult,
+    ProgressFn,
+)
 from onnxstudio.export.sheet import Sheet, item_count, paint_state, plan_sheet
-from onnxstudio.export.surfaces import OffsetSurface, WatchSurface
+from onnxstudio.export.surfaces import WatchSurface
+from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import GraphPainter
-from onnxstudio.render.svg_surface import SvgSurface
 
 if TYPE_CHECKING:
-    from onnxstudio.export.formats import ExportResult
     from onnxstudio.layout.types import Layout
     from onnxstudio.model.graph import Model
 
@@ -31,35 +38,7 @@ MIN_PRINT_SCALE = 0.6  # below this, text gets too small on paper: tile across i
 PAGE_OVERLAP = 24.0  # layout units repeated on neighbouring pages, so nothing is lost at cuts
 
 
-def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportOptions,
-               result: ExportResult, protect: list[Path], progress: ProgressFn | None = None,
-               cancel: CancelFn | None = None) -> None:
-    sheet = plan_sheet(layout, model, options)
-    graph = GraphPainter(layout, sheet.theme)
-    svg = SvgSurface()
-    sheet.paint_title(svg)
-    if sheet.clip:
-        x, y, w, h = sheet.diagram_rect()
-        svg.parts.append(f'<clipPath id="export-region"><rect x="{x:g}" y="{y:g}" '
-                         f'width="{w:g}" height="{h:g}"/></clipPath>'
-                         '<g clip-path="url(#export-region)">')
-    total = item_count(layout) + 1
-    watch = WatchSurface(OffsetSurface(svg, sheet.dx, sheet.dy), progress, cancel, total=total)
-    graph.paint(watch, sheet.layout_rect(None), 1.0, paint_state(options, layout, model))
-    if sheet.clip:
-        svg.parts.append("</g>")
-    text = svg.document(0.0, 0.0, sheet.width, sheet.height, sheet.theme.canvas)
-    if cancel is not None and cancel():
-        raise ExportCancelled()
-    atomic_write(dest, text, protect)
-    if progress is not None:
-        progress(total, total)
-    result.size = (sheet.width, sheet.height)
-
-
-def _paper(name: str):  # type: ignore[no-untyped-def]
-    from PySide6.QtGui import QPageSize
-
+def _paper(name: str) -> QPageSize:
     ids = {"A4": QPageSize.PageSizeId.A4, "A3": QPageSize.PageSizeId.A3,
            "A2": QPageSize.PageSizeId.A2, "Letter": QPageSize.PageSizeId.Letter,
            "Legal": QPageSize.PageSizeId.Legal, "Tabloid": QPageSize.PageSizeId.Tabloid}
@@ -69,11 +48,6 @@ def _paper(name: str):  # type: ignore[no-untyped-def]
 def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportOptions,
                result: ExportResult, protect: list[Path], progress: ProgressFn | None = None,
                cancel: CancelFn | None = None) -> None:
-    from PySide6.QtCore import QMarginsF, QRectF, QSizeF
-    from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
-
-    from onnxstudio.render.qt_surface import QtSurface, qcolor
-
     sheet = plan_sheet(layout, model, options)
     graph = GraphPainter(layout, sheet.theme)
     state = paint_state(options, layout, model)
@@ -99,7 +73,7 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
             windows = [(0.0, 0.0, sheet.width, sheet.height)]
             content = QRectF(0, 0, page_w, page_h)
         else:
-            windows, unit, content = _paginate(writer, sheet, options)
+            windows, unit, content = _paginate(writer, sheet, options, options.paginate)
         painter = QPainter()
         if not painter.begin(writer):
             raise ExportError(f"{dest.name}: the PDF writer could not start")
@@ -138,17 +112,15 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
     result.size = (rect.width(), rect.height())
 
 
-def _paginate(writer, sheet: Sheet, options: ExportOptions):  # type: ignore[no-untyped-def]
-    """Pages of the chosen paper: fit the width if text stays readable, else tile across."""
-    from PySide6.QtCore import QMarginsF
-    from PySide6.QtGui import QPageLayout
-
+def _paginate(writer: QPdfWriter, sheet: Sheet, options: ExportOptions, paper: str
+              ) -> tuple[list[tuple[float, float, float, float]], float, QRectF]:
+    """Pages of ``paper``: fit the width if text stays readable, else tile across."""
     landscape = options.landscape if options.landscape is not None else (
         sheet.width > sheet.height)
     orientation = (QPageLayout.Orientation.Landscape if landscape
                    else QPageLayout.Orientation.Portrait)
     margins = QMarginsF(*(PAGE_MARGIN_MM,) * 4)
-    writer.setPageLayout(QPageLayout(_paper(options.paginate), orientation, margins,
+    writer.setPageLayout(QPageLayout(_paper(paper), orientation, margins,
                                      QPageLayout.Unit.Millimeter))
     content = writer.pageLayout().paintRect(QPageLayout.Unit.Point)
     content.setHeight(content.height() - 14)  # room for the page number
@@ -159,17 +131,11 @@ def _paginate(writer, sheet: Sheet, options: ExportOptions):  # type: ignore[no-
     cols = 1 if sheet.width <= win_w else math.ceil((sheet.width - PAGE_OVERLAP) / step_w)
     rows = 1 if sheet.height <= win_h else math.ceil((sheet.height - PAGE_OVERLAP) / step_h)
     windows = [(c * step_w, r * step_h, win_w, win_h) for r in range(rows) for c in range(cols)]
-    from PySide6.QtCore import QRectF
-
     return windows, unit, QRectF(0, 0, content.width(), content.height())
 
 
-def _page_number(painter, writer, page: int, pages: int, sheet: Sheet) -> None:  # type: ignore[no-untyped-def]
-    from PySide6.QtCore import QPointF
-    from PySide6.QtGui import QFont, QPageLayout
-
-    from onnxstudio.render.qt_surface import qcolor
-
+def _page_number(painter: QPainter, writer: QPdfWriter, page: int, pages: int,
+                 sheet: Sheet) -> None:
     rect = writer.pageLayout().paintRect(QPageLayout.Unit.Point)
     font = QFont("DejaVu Sans")
     font.setPixelSize(8)

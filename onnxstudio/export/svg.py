@@ -1,0 +1,53 @@
+"""SVG export: vector, full detail, text kept as text, and no Qt.
+
+It goes through render's SVG surface, so each node is a ``<g>`` carrying its name and op
+type (what makes an exported diagram searchable).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from onnxstudio.export.atomic import atomic_write
+from onnxstudio.export.options import (
+    CancelFn,
+    ExportCancelled,
+    ExportOptions,
+    ExportResult,
+    ProgressFn,
+)
+from onnxstudio.export.sheet import item_count, paint_state, plan_sheet
+from onnxstudio.export.surfaces import OffsetSurface, WatchSurface
+from onnxstudio.render.scene_painter import GraphPainter
+from onnxstudio.render.svg_surface import SvgSurface
+
+if TYPE_CHECKING:
+    from onnxstudio.layout.types import Layout
+    from onnxstudio.model.graph import Model
+
+
+def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportOptions,
+               result: ExportResult, protect: list[Path], progress: ProgressFn | None = None,
+               cancel: CancelFn | None = None) -> None:
+    sheet = plan_sheet(layout, model, options)
+    graph = GraphPainter(layout, sheet.theme)
+    svg = SvgSurface()
+    sheet.paint_title(svg)
+    if sheet.clip:
+        x, y, w, h = sheet.diagram_rect()
+        svg.parts.append(f'<clipPath id="export-region"><rect x="{x:g}" y="{y:g}" '
+                         f'width="{w:g}" height="{h:g}"/></clipPath>'
+                         '<g clip-path="url(#export-region)">')
+    total = item_count(layout) + 1
+    watch = WatchSurface(OffsetSurface(svg, sheet.dx, sheet.dy), progress, cancel, total=total)
+    graph.paint(watch, sheet.layout_rect(None), 1.0, paint_state(options, layout, model))
+    if sheet.clip:
+        svg.parts.append("</g>")
+    text = svg.document(0.0, 0.0, sheet.width, sheet.height, sheet.theme.canvas)
+    if cancel is not None and cancel():
+        raise ExportCancelled()
+    atomic_write(dest, text, protect)
+    if progress is not None:
+        progress(total, total)
+    result.size = (sheet.width, sheet.height)

@@ -1,0 +1,21 @@
+# ruff: noqa: B018  (vulture whitelists are bare attribute expressions)
+"""Names vulture reports as unused that are used (read by vulture with `onnxstudio tests`).
+
+Settings assigned to third-party objects (onnxruntime, Pillow) are read by those
+libraries; record fields that mirror the ONNX proto are kept so the record is complete.
+"""
+
+from onnxstudio.model.graph import Function
+from onnxstudio.model.opdoc import Param
+from onnxstudio.runner.inputs import TensorSpec
+
+_ = object()
+_.LOAD_TRUNCATED_IMAGES  # PIL.ImageFile setting (runner/images.py)
+_.enable_profiling  # onnxruntime.SessionOptions (runner/profile.py)
+_.profile_file_prefix
+_.graph_optimization_level  # onnxruntime.SessionOptions (runner/session.py)
+_.intra_op_num_threads
+_.log_severity_level
+Function.attribute_names  # FunctionProto.attribute
+Param.differentiable  # OpSchema.FormalParameter.differentiation_category
+TensorSpec.type_denotation  # TypeProto.denotation
