@@ -16,6 +16,7 @@ from onnxstudio.model.open import load_model
 from onnxstudio.runner.compare import Comparison, compare, difference, parse_config
 from onnxstudio.runner.intermediates import node_outputs
 from onnxstudio.runner.pipeline import RunRequest
+from onnxstudio.runner.tolerance import format_tolerance
 from onnxstudio.ui.insight.compare_panel import (
     FIRST_TINT,
     NODE_ID_ROLE,
@@ -24,7 +25,6 @@ from onnxstudio.ui.insight.compare_panel import (
     CompareOptions,
     ComparePanel,
     DifferenceTableModel,
-    format_tolerance,
 )
 from tests.conftest import REPO, shared_model
 

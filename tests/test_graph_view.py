@@ -8,9 +8,9 @@ from PySide6.QtGui import QColor, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from onnxstudio.render.demo import demo_layout, grid_layout
 from onnxstudio.render.theme import DARK, LIGHT
 from onnxstudio.ui.canvas.graph_view import GraphView
+from tests.render_support import demo_layout, grid_layout
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ import re
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from onnxstudio.render.drawing import RecordingSurface
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.inspector.inspector import Inspector
 from tests.builders import save, tiny_mlp
 from tests.conftest import ladder_model, shared_model
+from tests.render_support import RecordingSurface
 
 
 def open_tab(qtbot, path) -> tuple[ModelTab, Inspector]:

@@ -64,8 +64,8 @@ def test_index_queries() -> None:
 
 
 def test_index_and_painter_accept_empty_and_unrouted_layouts() -> None:
-    from onnxstudio.render.drawing import RecordingSurface
     from onnxstudio.render.scene_painter import GraphPainter
+    from tests.render_support import RecordingSurface
 
     empty = Layout("TB", 0, 0)
     idx = GraphIndex(empty)

@@ -11,7 +11,6 @@ from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.scopes import graph_scope_tree
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.model import Model, load_model
-from onnxstudio.render.drawing import RecordingSurface
 from onnxstudio.render.overlay import (
     AGREE,
     HEAT,
@@ -27,6 +26,7 @@ from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import LIGHT
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
+from tests.render_support import RecordingSurface
 
 SAMPLE = Path(__file__).resolve().parent.parent / "resources" / "sample" / "digits_cnn.onnx"
 

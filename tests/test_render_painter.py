@@ -6,12 +6,10 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from onnxstudio.render.demo import demo_layout, grid_layout
-from onnxstudio.render.drawing import RecordingSurface
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import DARK, LIGHT
 from tests.conftest import REPO
-from tests.render_support import render_svg
+from tests.render_support import RecordingSurface, demo_layout, grid_layout, render_svg
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
@@ -70,7 +68,7 @@ def test_svg_backend_needs_no_qt() -> None:
 
     code = (
         "import sys; sys.modules['PySide6'] = None\n"
-        "from onnxstudio.render.demo import demo_layout\n"
+        "from tests.render_support import demo_layout\n"
         "from onnxstudio.render.scene_painter import GraphPainter\n"
         "from tests.render_support import render_svg\n"
         "assert render_svg(GraphPainter(demo_layout())).startswith('<?xml')\n"

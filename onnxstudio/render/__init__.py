@@ -3,7 +3,7 @@
 API (stable; export/ and ui/ build on it):
 
 - ``theme``: ``Theme``, ``LIGHT``, ``DARK``, ``theme_named(name)``.
-- ``drawing``: ``Surface`` (the primitives), ``Stroke``, ``Font``, ``RecordingSurface``.
+- ``drawing``: ``Surface`` (the primitives), ``Stroke``, ``Font``.
 - ``scene_painter``: ``GraphPainter(layout, theme).paint(surface, visible_rect, scale,
   state)`` and ``PaintState`` (selection, hover, names on/off, edge labels on/off).
 - ``hit_index``: ``GraphIndex(layout)`` — ``box_at``, ``boxes_in``, ``edge_near``,

@@ -12,7 +12,7 @@ import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 Point = tuple[float, float]
 Cubic = tuple[Point, Point, Point]  # control 1, control 2, end point
@@ -98,46 +98,6 @@ class Surface(ABC):
             if len(pts) >= 2:
                 segs = [(a, b, b) for a, b in itertools.pairwise(pts)]
                 self.path(pts[0], segs, stroke)
-
-
-class RecordingSurface(Surface):
-    """Keeps every call as ``(name, args)``: lets tests count text or boxes drawn."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, tuple[Any, ...]]] = []
-
-    def count(self, name: str) -> int:
-        return sum(1 for call, _ in self.calls if call == name)
-
-    def texts(self) -> list[str]:
-        return [args[2] for call, args in self.calls if call == "text"]
-
-    def begin_item(self, item_id: str, kind: str, name: str = "", op_type: str = "") -> None:
-        self.calls.append(("begin_item", (item_id, kind, name, op_type)))
-
-    def end_item(self) -> None:
-        self.calls.append(("end_item", ()))
-
-    def rect(self, x, y, w, h, fill, stroke) -> None:
-        self.calls.append(("rect", (x, y, w, h, fill, stroke)))
-
-    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:
-        self.calls.append(("rounded_rect", (x, y, w, h, radius, fill, stroke)))
-
-    def path(self, start, segments, stroke) -> None:
-        self.calls.append(("path", (start, list(segments), stroke)))
-
-    def polygon(self, points, fill, stroke=None) -> None:
-        self.calls.append(("polygon", (list(points), fill, stroke)))
-
-    def text(self, x, y, text, font, color, anchor="start") -> None:
-        self.calls.append(("text", (x, y, text, font, color, anchor)))
-
-    def rects(self, boxes, fill, stroke) -> None:
-        self.calls.append(("rects", (list(boxes), fill, stroke)))
-
-    def polylines(self, lines, stroke) -> None:
-        self.calls.append(("polylines", (list(lines), stroke)))
 
 
 def split_rgba(color: str) -> tuple[str, float]:

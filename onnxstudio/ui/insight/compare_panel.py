@@ -44,7 +44,7 @@ from onnxstudio.errors import InputError
 from onnxstudio.model.graph import Model
 from onnxstudio.runner.compare import Comparison, Difference, RunConfig, parse_config
 from onnxstudio.runner.session import CPU, available_providers
-from onnxstudio.runner.tolerance import format_tolerance
+from onnxstudio.runner.tolerance import format_tolerance, tolerance_choice
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.widgets.banner import ErrorBanner
 from onnxstudio.ui.widgets.responsive import SideBySide
@@ -125,23 +125,6 @@ def format_number(value: float) -> str:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return f"{value:.3g}"
-
-
-def parse_tolerance(text: str) -> float:
-    """A finite number ≥ 0 (``1e-3``, ``0.0005``); InputError naming the problem otherwise."""
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise InputError(f"Tolerance: {text.strip()!r} is not a number "
-                         f"(examples: 1e-3, 5e-5, 0.01)") from None
-    if not math.isfinite(value) or value < 0:
-        raise InputError(f"Tolerance: {text.strip()!r} must be a finite number ≥ 0")
-    return value
-
-
-def tolerance_choice(text: str) -> float | None:
-    """``auto``: follow each value's dtype; otherwise a tolerance as parse_tolerance."""
-    return None if text.strip().lower() == "auto" else parse_tolerance(text)
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
