@@ -3,7 +3,7 @@
 :class:`~onnxstudio.render.scene_painter.GraphPainter` draws onto a :class:`Surface`;
 the screen and PNG/PDF use the QPainter backend (``qt_surface``), SVG its own Qt-free
 writer (``svg_surface``). Because both receive the very same calls, an export looks
-exactly like the canvas. :class:`RecordingSurface` keeps the calls, for tests.
+exactly like the canvas.
 """
 
 from __future__ import annotations
