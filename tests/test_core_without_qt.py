@@ -74,3 +74,20 @@ print("export ok")
                             text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "export ok" in result.stdout
+
+
+# The modules of render/ and export/ that may import Qt; everything else there is named
+# in the import-linter contract, so a new module cannot slip past the no-Qt rule unseen.
+QT_BACKENDS = {"onnxstudio.render.qt_surface", "onnxstudio.export.raster",
+               "onnxstudio.export.pdf", "onnxstudio.export.qtapp", "onnxstudio.export.formats"}
+
+
+def test_every_drawing_and_export_module_is_qt_free_or_a_named_backend() -> None:
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"]
+                    if c["name"].startswith("Drawing and export"))
+    modules = {f"onnxstudio.{p.parent.name}.{p.stem}"
+               for folder in ("render", "export")
+               for p in (REPO / "onnxstudio" / folder).glob("*.py") if p.stem != "__init__"}
+    assert modules - QT_BACKENDS == set(contract["source_modules"])

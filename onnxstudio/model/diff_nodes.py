@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import onnx
 
@@ -14,14 +14,14 @@ from onnxstudio.model.diff_weights import WeightDiff, compare_weights
 from onnxstudio.model.graph import Graph, Node, TensorSummary
 from onnxstudio.model.weights import WeightStore
 
-CHANGE_KINDS = ("op_type", "version", "attribute", "inputs", "outputs", "weight")
+ChangeKind = Literal["op_type", "version", "attribute", "inputs", "outputs", "weight"]
 
 
 @dataclass(frozen=True)
 class Change:
     """One difference of a matched node pair; ``a``/``b`` are JSON-ready (None: absent)."""
 
-    kind: str  # one of CHANGE_KINDS
+    kind: ChangeKind
     name: str
     a: Any
     b: Any
