@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "structure, then name)")
     # Checked in run() by the panel's parser, so a bad value is one line and exit 2.
     p.add_argument("--tolerance", default=None, metavar="T",
-                   help="diverged when max|a-b| > T·max(1, max|a|), T ≥ 0 (default: by "
+                   help="diverged when max|a-b| > T·max(1, max|a|), T ≥ 0 (default auto: by "
                         "dtype, 1e-3 for float32, 2e-3 for float16)")
     p.add_argument("--cap-mb", type=int, default=1024, metavar="MB",
                    help="memory for captured intermediates per side (default 1024)")
@@ -42,9 +42,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from onnxstudio.errors import InputError
     from onnxstudio.runner.compare import compare, parse_config
-    from onnxstudio.runner.tolerance import parse_tolerance
+    from onnxstudio.runner.tolerance import tolerance_choice
 
-    tolerance = None if args.tolerance is None else parse_tolerance(args.tolerance)
+    tolerance = None if args.tolerance is None else tolerance_choice(args.tolerance)
     config_a, config_b = parse_config(args.a), parse_config(args.b)
     if args.b_model is not None and not args.b_model.is_file():
         raise InputError(f"{args.b_model.name}: no such model file")

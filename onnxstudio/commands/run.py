@@ -207,7 +207,7 @@ def _run_folder(args: argparse.Namespace, pipeline: Any, folder: Path, template:
         if args.save_outputs and outcome is not None:
             from onnxstudio.runner.draw import save_outputs
             save_outputs(outcome, args.save_outputs)
-        data = {"file": row.item.name, "truth": row.item.truth, "top1": row.label,
+        data: dict[str, Any] = {"file": row.item.name, "truth": row.item.truth, "top1": row.label,
                 "index": row.index, "score": row.score, "correct": row.correct,
                 "latency_ms": row.latency_ms, "error": row.error or None}
         if outcome is not None and outcome.detections is not None:

@@ -33,17 +33,6 @@ def dim_key(spec: TensorSpec, axis: int, d: Dim) -> str | None:
     return d if isinstance(d, str) and d else f"{spec.name}:{axis}"
 
 
-def symbolic_dims(specs: Sequence[TensorSpec]) -> list[str]:
-    """Names of the symbolic dimensions, in input order (sums like "a+b" are derived)."""
-    names: list[str] = []
-    for spec in specs:
-        for axis, d in enumerate(spec.shape):
-            key = dim_key(spec, axis, d)
-            if key is not None and key not in names and "+" not in key:
-                names.append(key)
-    return names
-
-
 def _is_image_hw(spec: TensorSpec, axis: int) -> bool:
     s = spec.shape
     return len(s) == 4 and ((s[1] in (1, 3) and axis in (2, 3)) or (s[3] in (1, 3)

@@ -82,11 +82,6 @@ def parse_tolerance(text: str) -> float:
     return value
 
 
-def format_tolerance(value: float) -> str:
-    """1e-3 rather than 0.001: tolerances are read as orders of magnitude."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g}"
-    mantissa, exponent = f"{value:.3e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    power = int(exponent)
-    return f"{mantissa}e{power}" if abs(power) >= 3 else f"{value:g}"
+def tolerance_choice(text: str) -> float | None:
+    """``auto``: follow each value's dtype (None); otherwise a tolerance as parse_tolerance."""
+    return None if text.strip().lower() == "auto" else parse_tolerance(text)
