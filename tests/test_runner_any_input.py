@@ -114,7 +114,8 @@ def test_exif_rotated_photo_is_turned_upright(tmp_path: Path) -> None:
     exif = Image.Exif()
     exif[0x0112] = 6  # orientation: rotate 90° clockwise to view
     stored.save(tmp_path / "phone.jpg", exif=exif.tobytes(), quality=95)
-    assert Image.open(tmp_path / "phone.jpg").size == (40, 20)  # sideways on disk
+    with Image.open(tmp_path / "phone.jpg") as on_disk:
+        assert on_disk.size == (40, 20)  # sideways on disk
     shown = load_image(tmp_path / "phone.jpg")
     assert shown.shape == (40, 20, 3)
     assert shown[5, 10, 0] > 200 and shown[35, 10, 2] > 200

@@ -131,7 +131,8 @@ def test_cli_json_detections_and_saved_overlay(finder: Path, photo: Path, tmp_pa
     np.testing.assert_allclose(det["box"], BOX, atol=5)
     assert any("stretch" in r for r in data["reasons"])
     saved = out_dir / "rect.detections.png"
-    assert Image.open(saved).size == (640, 480)
+    with Image.open(saved) as image:
+        assert image.size == (640, 480)
 
 
 def test_segmenter_mask_lands_on_the_original_pixels(tmp_path: Path) -> None:
