@@ -69,9 +69,13 @@ class ChildInference:
             shutil.rmtree(self._folder, ignore_errors=True)
 
     def cancel(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
-            self._process.wait()
+        if self._process is not None:
+            if self._process.poll() is None:
+                self._process.kill()
+                self._process.wait()
+            for pipe in (self._process.stdout, self._process.stderr):
+                if pipe is not None:
+                    pipe.close()  # unread pipes would leak two file handles per cancel
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
