@@ -16,6 +16,7 @@ _.profile_file_prefix
 _.graph_optimization_level  # onnxruntime.SessionOptions (runner/session.py)
 _.intra_op_num_threads
 _.log_severity_level
+_.optimized_model_filepath  # onnxruntime.SessionOptions (runner/optimised.py)
 _.__getattr__  # module-level lazy import (PEP 562, onnxstudio/model/__init__.py)
 Function.attribute_names  # FunctionProto.attribute
 Param.differentiable  # OpSchema.FormalParameter.differentiation_category
