@@ -41,10 +41,6 @@ def all_names(graph: onnx.GraphProto) -> set[str]:
     return names
 
 
-def value_exists(graph: onnx.GraphProto, name: str) -> bool:
-    return name in defined_names(graph)
-
-
 def find_node(graph: onnx.GraphProto, ref: str) -> int:
     """Index of the main-graph node named ``ref``; ``#12`` names an unnamed node by index."""
     for i, node in enumerate(graph.node):
