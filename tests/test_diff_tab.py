@@ -173,6 +173,8 @@ def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path
     assert [e.op_type for e in tab.changes.rows()] == ["Conv", "BatchNormalization"]
     folded = tab.changes.tree.topLevelItem(1).text(4)
     assert folded == "only in A; its result now comes from Conv conv"
+    tab.jump_to(tab.changes.rows()[1])
+    assert "Its result now comes from Conv conv in B" in tab.details.toPlainText()
     optimised = tab.path_b
     assert optimised.exists() and optimised.parent != source.parent
     window.close_tab(window.tabs.currentIndex())

@@ -296,12 +296,16 @@ class DiffTab(QWidget):
     def _selected(self, tab: ModelTab, ids: list[str]) -> None:
         self._set_active(tab)
         entry = next((e for e in (self.entry_for(tab, i) for i in ids) if e is not None), None)
-        self.details.show_entry(entry)
+        self._show_details(entry)
         self.changes.select_entry(entry)
+
+    def _show_details(self, entry: NodeDiff | None) -> None:
+        absorbed = self.result.absorbed_by(entry) if entry and self.result else None
+        self.details.show_entry(entry, absorbed)
 
     def jump_to(self, entry: NodeDiff) -> None:
         """Centre and select ``entry`` on every canvas that shows it (a list click)."""
-        self.details.show_entry(entry)
+        self._show_details(entry)
         wanted = {self.side_a: entry.a.id if entry.a else None,
                   self.side_b: entry.b.id if entry.b else None}
         if self.merged is not None:

@@ -53,13 +53,17 @@ def _weight_rows(change: Change) -> list[str]:
     return rows
 
 
-def pair_html(entry: NodeDiff | None) -> str:
-    """The page for one diff entry (or the empty-state hint)."""
+def pair_html(entry: NodeDiff | None, absorbed: Node | None = None) -> str:
+    """The page for one diff entry (or the empty-state hint); ``absorbed``: the B node
+    that now gives a removed node's result (what it was fused into)."""
     if entry is None:
         return EMPTY
     fill = DIFF_FILLS[DIFF_STATUS.index(entry.status)]
     head = (f"<p><span style='background:{fill}; color:{text_on(fill)}; padding:2px 6px'>"
             f"&nbsp;{entry.status}&nbsp;</span> <b>{html.escape(entry.op_type)}</b></p>")
+    if absorbed is not None:
+        head += (f"<p>Its result now comes from <b>{html.escape(absorbed.op_type)}</b> "
+                 f"{html.escape(absorbed.label)} in B (fused or folded into it).</p>")
     a, b = entry.a, entry.b
     kinds = {c.kind for c in entry.changes}
     attr_changes = {c.name for c in entry.changes if c.kind == "attribute"}
@@ -109,6 +113,6 @@ class PairDetails(QTextBrowser):
         self.entry: NodeDiff | None = None
         self.show_entry(None)
 
-    def show_entry(self, entry: NodeDiff | None) -> None:
+    def show_entry(self, entry: NodeDiff | None, absorbed: Node | None = None) -> None:
         self.entry = entry
-        self.setHtml(pair_html(entry))
+        self.setHtml(pair_html(entry, absorbed))
