@@ -270,3 +270,20 @@ def test_script_replays_to_identical_bytes(tmp_path: Path) -> None:
     replay.apply_all(load_script(tmp_path / "edits.json"))
     replay.save(tmp_path / "headless.onnx")
     assert (tmp_path / "window.onnx").read_bytes() == (tmp_path / "headless.onnx").read_bytes()
+
+
+def test_capture_and_profile_run_the_edited_copy() -> None:
+    """The Run panel's tools see the model as edited: a node only the edit added."""
+    from onnxstudio.runner.intermediates import capture
+    from onnxstudio.runner.pipeline import RunRequest
+    from onnxstudio.runner.profile import profile
+
+    path = shared_model(MNIST)
+    session = EditSession.open(path)
+    session.apply({"op": "add_node", "name": "leaky", "op_type": "LeakyRelu",
+                   "inputs": ["Plus30_Output_0"], "outputs": ["leaky_out"]})
+    request = RunRequest(path, random=True, model_bytes=session.model_bytes())
+    captured = capture(request, ["leaky_out"])
+    assert captured.values["leaky_out"].shape == (1, 8, 28, 28)
+    timed = profile(request)
+    assert "leaky" in {n.name for n in timed.nodes}

@@ -21,7 +21,6 @@ import onnx
 from onnx import helper, shape_inference
 
 from onnxstudio.errors import InputError, RunError
-from onnxstudio.model.load import read_model_proto
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.session import Session, SessionConfig
@@ -214,6 +213,7 @@ def capture(request: RunRequest, names: Iterable[str] | None = None,
     """
     config = request.config if optimization is None else \
         replace(request.config, optimization=optimization)
-    proto, _ = read_model_proto(request.model)
-    source, feeds = request_feeds(request, Session(request.model, config))
+    proto = request.proto()
+    source, feeds = request_feeds(request, Session(request.model, config,
+                                                   model_bytes=request.model_bytes))
     return capture_feeds(request.model, proto, feeds, names, config, cap_bytes, source)

@@ -6,9 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
 
 from onnxstudio.errors import InputError, RunError
 from onnxstudio.runner import images
@@ -88,6 +91,16 @@ class RunRequest:
     # An edited, unsaved copy of ``model`` to run instead (external data still resolves
     # next to ``model``); the same bytes object keeps its session between runs.
     model_bytes: bytes | None = None
+
+    def proto(self) -> onnx.ModelProto:
+        """The model the request runs: the edited copy if any, else the file."""
+        import onnx
+
+        from onnxstudio.model.load import read_model_proto
+
+        if self.model_bytes is not None:
+            return onnx.load_from_string(self.model_bytes)
+        return read_model_proto(self.model)[0]
 
 
 @dataclass

@@ -24,7 +24,6 @@ import onnx
 import onnxruntime as ort
 
 from onnxstudio.errors import RunError
-from onnxstudio.model.load import read_model_proto
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.session import Session
@@ -273,13 +272,14 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1) -> ProfileResul
     The session is made for this alone (profiling cannot be switched on later); the trace
     goes to a temporary folder that is removed afterwards.
     """
-    proto, _ = read_model_proto(request.model)
+    proto = request.proto()
     with tempfile.TemporaryDirectory(prefix="onnxstudio-profile-") as tmp:
         def enable(options: ort.SessionOptions) -> None:
             options.enable_profiling = True
             options.profile_file_prefix = str(Path(tmp) / "trace")
 
-        session = Session(request.model, request.config, tweak=enable)
+        session = Session(request.model, request.config, tweak=enable,
+                          model_bytes=request.model_bytes)
         source, feeds = request_feeds(request, session)
         try:
             for _ in range(max(0, warmup) + max(1, runs)):
