@@ -106,3 +106,30 @@ def test_search_matches_are_ringed_in_the_canvas(qtbot, tmp_path):
     ringed = outlines()
     inspector.search.set_query("")
     assert ringed - outlines() >= len(matmuls)
+
+
+def test_multi_selection_shows_a_summary(qtbot, tmp_path):
+    tab, inspector = open_tab(qtbot, save(tiny_mlp(), tmp_path / "m.onnx"))
+    nodes = [n for n in tab.model.graph.nodes if n.op_type in ("MatMul", "Relu")]
+    tab.view.set_selection([n.id for n in nodes])
+    panel = inspector.node
+    assert "3 boxes selected" in panel.header.text() and "3 nodes" in panel.header.text()
+    assert panel.tree.find_row("MatMul", "Operators").text(1) == "× 2"
+    assert panel.tree.find_row("Relu", "Operators").text(1) == "× 1"
+    assert panel.tree.find_row("x", "Tensors in") is not None
+    assert panel.tree.find_row("logits", "Tensors out") is not None
+
+
+def test_node_panel_follows_a_collapse_to_the_group(qtbot, tmp_path):
+    tab, inspector = open_tab(qtbot, save(tiny_mlp(), tmp_path / "m.onnx"))
+    tab.layout_changed.connect(
+        lambda layout: inspector.follow_layout(tab.model, tab.state, layout))
+    relu = next(n for n in tab.model.graph.nodes if n.op_type == "Relu")
+    tab.view.set_selection([relu.id])
+    assert inspector.node.tree.find_row("Type", "Node").text(1) == "Relu"
+    tab.collapse_all()
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data.box(relu.id) is None,
+                    timeout=30000)
+    panel = inspector.node
+    assert panel.box_id == "/layer1" and "group <b>layer1</b>" in panel.header.text()
+    assert panel.tree.find_row("Relu", "Operators") is not None

@@ -80,7 +80,12 @@ def test_bad_model_shows_reason_and_window_stays_usable(window: MainWindow, qtbo
     bad.write_bytes(b"\x08\x07\x12\xff\xff\xff\xff\x0f")
     tab = wait_open(qtbot, window.open_paths([str(bad)])[0])
     assert tab.error is not None and tab.error.startswith("broken.onnx: ")
-    assert tab._error_page.message.text() == tab.error
+    page = tab._error_page
+    assert page.text() == tab.error and page.isVisible()
+    label = page.message  # tall enough for every wrapped line of the reason
+    assert label.height() >= label.heightForWidth(label.width()) > 0
+    qtbot.mouseClick(page.copy_button, Qt.MouseButton.LeftButton)
+    assert QApplication.clipboard().text() == tab.error
     assert window.tabs.tabText(0).startswith("⚠")
     good = wait_open(qtbot, window.open_paths([str(save(tiny_mlp(), tmp_path / "ok.onnx"))])[0])
     assert good.error is None and window.tabs.count() == 2

@@ -42,19 +42,24 @@ def _clamp(centre: float, half_view: float, size: float) -> float:
 def first_view(layout: Layout, view_w: float, view_h: float) -> tuple[float, Point]:
     """(scale, scene centre) for a freshly opened graph in a ``view_w``×``view_h`` view."""
     whole = whole_scale(layout, view_w, view_h)
-    if whole >= READABLE_SCALE:
-        return min(whole, MAX_OPEN_SCALE), (layout.width / 2, layout.height / 2)
-    scale = READABLE_SCALE
+    scale = min(whole, MAX_OPEN_SCALE) if whole >= READABLE_SCALE else READABLE_SCALE
+    return scale, view_centre(layout, view_w, view_h, scale)
+
+
+def view_centre(layout: Layout, view_w: float, view_h: float, scale: float) -> Point:
+    """Where to centre a view at ``scale``: the middle when the drawing fits, otherwise
+    the start of the flow (the inputs), scrolled no further than the drawing's edges."""
     half_w, half_h = view_w / scale / 2, view_h / scale / 2
+    middle = (layout.width / 2, layout.height / 2)
+    if 2 * half_w >= layout.width + 2 * MARGIN and 2 * half_h >= layout.height + 2 * MARGIN:
+        return middle
     inputs = [b for b in layout.boxes if b.kind == "input"] or layout.boxes
     if not inputs:
-        return scale, (layout.width / 2, layout.height / 2)
+        return middle
     if layout.direction == "LR":  # inputs on the left: start there, centred on them
         cy = sum(b.center[1] for b in inputs) / len(inputs)
-        left = min(b.x for b in inputs)
-        cx = left - MARGIN + half_w
+        cx = min(b.x for b in inputs) - MARGIN + half_w
     else:
         cx = sum(b.center[0] for b in inputs) / len(inputs)
-        top = min(b.y for b in inputs)
-        cy = top - MARGIN + half_h
-    return scale, (_clamp(cx, half_w, layout.width), _clamp(cy, half_h, layout.height))
+        cy = min(b.y for b in inputs) - MARGIN + half_h
+    return _clamp(cx, half_w, layout.width), _clamp(cy, half_h, layout.height)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 APPEARANCES = ("system", "light", "dark")
 
@@ -52,4 +52,18 @@ def apply(app: QApplication, appearance: str) -> str:
     resolved = resolve(appearance)
     app.setStyle("Fusion")
     app.setPalette(_dark_palette() if resolved == "dark" else app.style().standardPalette())
+    _repolish(app)
     return resolved
+
+
+def _repolish(app: QApplication) -> None:
+    """Re-resolve every style sheet: one using ``palette(...)`` keeps the colours of
+    the palette it was first polished with, so after a live switch to dark the welcome
+    page's text stayed black. Setting the sheet again makes Qt resolve it anew."""
+    for top in app.topLevelWidgets():
+        for widget in [top, *top.findChildren(QWidget)]:
+            sheet = widget.styleSheet()
+            if sheet:
+                widget.setStyleSheet("")
+                widget.setStyleSheet(sheet)
+            widget.update()

@@ -11,6 +11,7 @@ from PySide6.QtGui import (
     QAction,
     QActionGroup,
     QCloseEvent,
+    QDesktopServices,
     QDragEnterEvent,
     QDropEvent,
     QIcon,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxstudio.export.formats import ExportResult
 from onnxstudio.layout.types import Layout
 from onnxstudio.model import Model
 from onnxstudio.model.schemas import display_domain
@@ -43,6 +45,7 @@ from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
 from onnxstudio.ui.welcome import WelcomePage
+from onnxstudio.ui.widgets.status import StatusBar
 
 if TYPE_CHECKING:
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
@@ -115,6 +118,7 @@ class MainWindow(QMainWindow):
         self.panels = panels.create_panels(self)
         self.edits = editing.create_room(self)
         self.panels["history"] = editing.history_panel(self.edits)
+        panels.keep_dock_tabs_readable(self)
         for key, (title, widget, area) in self.panels.items():
             self._add_dock(key, title, widget, area)
         right = [self.docks[k] for k in ("node", "model", "opsets", "weights", "run")
@@ -305,7 +309,8 @@ class MainWindow(QMainWindow):
         self.toolbar = tb
 
     def _build_status_bar(self) -> None:
-        status = self.statusBar()
+        status = self.status_bar = StatusBar(self)  # messages never run under the counts
+        self.setStatusBar(status)
         self.status_nodes = QLabel()
         self.status_opset = QLabel()
         self.status_progress = QProgressBar()
@@ -476,6 +481,7 @@ class MainWindow(QMainWindow):
     def _on_layout_changed(self, tab: ModelTab, layout: Layout) -> None:
         if tab is self.current_tab():
             self._update_status(tab)
+            self.inspector.follow_layout(tab.model, tab.state, layout)
 
     def _on_current_changed(self, _index: int) -> None:
         tab = self.current_tab()
@@ -698,7 +704,17 @@ class MainWindow(QMainWindow):
             return
         from onnxstudio.ui.dialogs.export_dialog import start_export
 
-        start_export(self, tab.model, tab.layout_data, tab.view)
+        flow = start_export(self, tab.model, tab.layout_data, tab.view)
+        if flow is not None:
+            flow.finished.connect(self._exported)
+
+    def _exported(self, result: ExportResult) -> None:
+        """Say where the export went, with a way to get there."""
+        folder = result.path.parent
+        count = f"{len(result.files)} tiles" if len(result.files) > 1 else result.path.name
+        self.status_bar.show_action_message(
+            f"Exported {count} to {folder}", "Open folder",
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))), 30000)
 
     # -- help -----------------------------------------------------------------------
     def show_shortcuts(self) -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtWidgets import QFrame, QScrollArea, QTabBar, QWidget
 
 from onnxstudio.ui.insight.run_insight import RunInsight
 from onnxstudio.ui.insight.run_panel import RunPanel
@@ -40,6 +40,28 @@ def create_panels(window: MainWindow) -> dict[str, PanelEntry]:
     panels["tensor"] = ("Tensor", _scrolled(insight.tensor_dock), right)
     panels["compare"] = ("Compare", _scrolled(insight.compare_panel), right)
     return panels
+
+
+class _DockTabs(QObject):
+    """Tab bars of tabbed docks show whole names and scroll, never "No… Mo… Op…".
+
+    QMainWindow makes those bars on its own, whenever docks are tabified or a state
+    is restored; each is caught when it is polished."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ChildPolished:
+            child = event.child()  # type: ignore[attr-defined]
+            if isinstance(child, QTabBar) and child.parent() is watched:
+                child.setElideMode(Qt.TextElideMode.ElideNone)
+                child.setUsesScrollButtons(True)
+                child.setExpanding(False)
+        return False
+
+
+def keep_dock_tabs_readable(window: MainWindow) -> None:
+    """See :class:`_DockTabs`; the document tabs (a QTabWidget's bar) are not touched."""
+    window._dock_tabs = _DockTabs(window)  # type: ignore[attr-defined]
+    window.installEventFilter(window._dock_tabs)  # type: ignore[attr-defined]
 
 
 def _scrolled(panel: QWidget) -> QScrollArea:

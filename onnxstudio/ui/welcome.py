@@ -57,8 +57,11 @@ class WelcomePage(QWidget):
         self.recent_title.setStyleSheet("font-weight: 600; margin-top: 18px;")
         self.recent = QListWidget()
         self.recent.setFrameShape(QFrame.Shape.NoFrame)
-        self.recent.setMaximumWidth(560)
-        self.recent.setMinimumWidth(280)
+        self.recent.setMaximumWidth(640)
+        self.recent.setMinimumWidth(420)
+        # long folders are cut in the middle (whole path in the tooltip), never scrolled
+        self.recent.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.recent.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.recent.setMaximumHeight(240)
         self.recent.itemActivated.connect(lambda item: self.recent_clicked.emit(
             item.data(Qt.ItemDataRole.UserRole)))

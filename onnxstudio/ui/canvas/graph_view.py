@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxstudio.layout import viewport
 from onnxstudio.layout.types import Box, Layout
 from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.overlay import Overlay
@@ -48,7 +49,6 @@ from onnxstudio.ui.canvas.overlay_legend import OverlayLegend
 SCENE_MARGIN = 40.0
 MIN_SCALE = 0.01
 MAX_SCALE = 8.0
-MAX_FIT_SCALE = 1.5  # fitting a tiny graph should not blow its text up
 KEY_ZOOM = 1.25
 WHEEL_ZOOM_PER_NOTCH = 1.2  # one wheel notch is 120 units of angleDelta
 FLASH_MS = 1400
@@ -329,26 +329,26 @@ class GraphView(QGraphicsView):
         self.zoom_by(1.0 / max(self.current_scale(), 1e-9))
 
     def fit(self) -> None:
-        """Whole graph in view (Ctrl+0), never magnified beyond MAX_FIT_SCALE."""
-        if self._graph is None:
+        """Whole graph in view (Ctrl+0), but never so small that titles vanish: a graph
+        too long for that is shown from its inputs, to be scrolled."""
+        if self._layout is None:
             return
-        self._set_scale(self._fit_scale())
-        super().centerOn(QPointF(self._layout.width / 2, self._layout.height / 2))  # type: ignore[union-attr]
+        vp = self.viewport().rect()
+        scale = viewport.fit_scale(self._layout, vp.width(), vp.height())
+        self._set_scale(scale)
+        super().centerOn(QPointF(*viewport.view_centre(
+            self._layout, vp.width(), vp.height(), scale)))
         self._on_view_changed()
 
     # -- view state helpers -------------------------------------------------------------
 
-    def _fit_scale(self) -> float:
-        if self._layout is None:
-            return 1.0
-        vp = self.viewport().rect()
-        w = self._layout.width + 2 * SCENE_MARGIN
-        h = self._layout.height + 2 * SCENE_MARGIN
-        s = min(vp.width() / max(w, 1.0), vp.height() / max(h, 1.0))
-        return max(MIN_SCALE, min(MAX_FIT_SCALE, s))
-
     def _min_scale(self) -> float:
-        return max(MIN_SCALE / 10, min(MIN_SCALE, self._fit_scale() * 0.5))
+        """Zooming out by hand may go below Fit, down to half the whole-graph scale."""
+        if self._layout is None:
+            return MIN_SCALE
+        vp = self.viewport().rect()
+        whole = viewport.whole_scale(self._layout, vp.width(), vp.height())
+        return max(MIN_SCALE / 10, min(viewport.FIT_MIN_SCALE, whole * 0.5))
 
     def _max_scale(self) -> float:
         return MAX_SCALE
@@ -357,23 +357,14 @@ class GraphView(QGraphicsView):
         self.setTransform(QTransform.fromScale(s, s))
 
     def _initial_view(self) -> None:
-        """Fit small graphs; show big ones readable at the top (where inputs are)."""
-        fit = self._fit_scale()
-        if fit >= 0.35 or self._layout is None:
-            self.fit()
+        """The whole graph when its titles are readable so (>= 9 px), else readable at
+        its inputs (layout/viewport.py)."""
+        if self._layout is None:
             return
-        self._set_scale(0.8)
         vp = self.viewport().rect()
-        half_w = vp.width() / 2 / 0.8
-        half_h = vp.height() / 2 / 0.8
-        inputs = [b for b in self._layout.boxes if b.kind == "input"]
-        if self._layout.direction == "LR":
-            x = half_w - SCENE_MARGIN
-            y = inputs[0].center[1] if inputs else self._layout.height / 2
-        else:
-            x = inputs[0].center[0] if inputs else self._layout.width / 2
-            y = half_h - SCENE_MARGIN
-        super().centerOn(QPointF(x, y))
+        scale, centre = viewport.first_view(self._layout, vp.width(), vp.height())
+        self._set_scale(scale)
+        super().centerOn(QPointF(*centre))
 
     def _view_anchor(self) -> tuple[str, float, float, QPointF] | None:
         """(box id nearest the view centre, its offset from the centre, centre point)."""

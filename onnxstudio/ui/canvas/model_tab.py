@@ -16,10 +16,12 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QApplication,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -37,6 +39,7 @@ from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme, theme_named
 from onnxstudio.ui.canvas.graph_view import GraphView
 from onnxstudio.ui.tasks import Cancelled, TaskContext, TaskRunner
+from onnxstudio.ui.widgets.wrapping import breakable
 
 
 @dataclass
@@ -90,7 +93,10 @@ class _ProgressPage(QWidget):
         super().__init__(parent)
         self.title = QLabel()
         self.title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.title.setStyleSheet("font-size: 15px; font-weight: 600;")
+        font = self.title.font()
+        font.setPixelSize(15)
+        font.setBold(True)
+        self.title.setFont(font)
         self.stage = QLabel("Reading")
         self.stage.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.bar = QProgressBar()
@@ -116,32 +122,63 @@ class _ProgressPage(QWidget):
 
 
 class _ErrorPage(QWidget):
-    """A model that could not be opened: the reason, and the window stays usable."""
+    """A model that could not be opened: the whole reason, wrapped, with a way to copy
+    it (for a bug report) and to close the tab; the window stays usable."""
 
     close_clicked = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.headline = QLabel("This model could not be opened")
-        self.headline.setStyleSheet("font-size: 16px; font-weight: 600;")
+        font = self.headline.font()
+        font.setPixelSize(16)
+        font.setBold(True)
+        self.headline.setFont(font)  # a font, not a style sheet: follows theme switches
         self.headline.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message = QLabel()
         self.message.setWordWrap(True)
-        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.message.setMaximumWidth(640)
+        self.message.setSizePolicy(QSizePolicy.Policy.Preferred,
+                                   QSizePolicy.Policy.MinimumExpanding)
+        self.message.setMaximumWidth(720)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setToolTip("Copy the file name and the reason")
+        self.copy_button.clicked.connect(self._copy)
         close = QPushButton("Close tab")
         close.clicked.connect(self.close_clicked)
+        self._text = ""
         box = QVBoxLayout(self)
+        box.setContentsMargins(24, 24, 24, 24)
         box.addStretch(2)
         box.addWidget(self.headline)
-        box.addWidget(self.message, 0, Qt.AlignmentFlag.AlignHCenter)
+        box.addSpacing(6)
+        # In a row, not added with an alignment: an aligned label gets its one-line size
+        # hint and the wrapped reason is cut after the first line.
+        line = QHBoxLayout()
+        line.addStretch(1)
+        line.addWidget(self.message, 8)
+        line.addStretch(1)
+        box.addLayout(line)
+        box.addSpacing(10)
         row = QHBoxLayout()
         row.addStretch()
+        row.addWidget(self.copy_button)
         row.addWidget(close)
         row.addStretch()
         box.addLayout(row)
         box.addStretch(3)
+
+    def set_message(self, message: str) -> None:
+        """``file: reason``; long paths may wrap anywhere after a separator."""
+        self._text = message
+        self.message.setText(breakable(message))
+        self.message.setToolTip(message)
+
+    def text(self) -> str:
+        return self._text
+
+    def _copy(self) -> None:
+        QApplication.clipboard().setText(self._text)
 
 
 class ModelTab(QWidget):
@@ -295,7 +332,7 @@ class ModelTab(QWidget):
 
     def _show_error(self, message: str) -> None:
         self.error = message
-        self._error_page.message.setText(message)
+        self._error_page.set_message(message)
         self._stack.setCurrentWidget(self._error_page)
 
     def replace_model(self, model: Model, model_bytes: bytes | None) -> None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QWidget
 
+from onnxstudio.layout.state import ExpandState, shown_as
+from onnxstudio.layout.types import Layout
 from onnxstudio.model.graph import Model
 from onnxstudio.ui.inspector.model_panel import ModelPanel
 from onnxstudio.ui.inspector.node_panel import NodePanel
@@ -93,10 +95,18 @@ class Inspector(QObject):
         self.show_model(model)
         if model is None or not box_ids:
             return  # keep showing the last node: an empty click should not blank the panel
-        box_id = box_ids[-1]
-        index = self.node.index
-        if box_id.startswith(("in:", "out:")) or (index is not None and index.node(box_id)):
-            self.node.show_node(model, box_id)  # a scope-group box keeps the last node
+        self.node.show_selection(box_ids)
+
+    def follow_layout(self, model: Model | None, state: ExpandState, layout: Layout) -> None:
+        """After a collapse hid the node shown, show the group that now holds it."""
+        box_id = self.node.box_id
+        if model is None or model is not self._model or box_id is None:
+            return
+        if layout.box(box_id) is not None or box_id.startswith(("in:", "out:")):
+            return
+        holder = shown_as(model.graph, state, box_id)
+        if holder != box_id and layout.box(holder) is not None:
+            self.node.show_summary(model, [holder])
 
     # --- routed to the canvas ---------------------------------------------------------
 

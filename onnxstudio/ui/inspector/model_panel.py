@@ -10,6 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QWidget
 
+from onnxstudio.layout.labels import dim_abbreviations
 from onnxstudio.model.graph import Model
 from onnxstudio.model.summary import human_bytes, human_count, model_summary
 from onnxstudio.ui.inspector.property_tree import PropertyTree
@@ -86,6 +87,13 @@ class ModelPanel(QWidget):
                              copy=[("Copy tensor name", io["name"])],
                              edit=f"dims:{kind}:{io['name']}",
                              edit_name=f"io-name:{kind}:{io['name']}")
+
+        short = dim_abbreviations(model.graph)
+        if short:  # the canvas writes long symbolic dimensions by their initials
+            sec = tree.add_section("Dimension abbreviations", len(short))
+            for abbr, full in short.items():
+                tree.add_row(sec, abbr, full, "on the canvas",
+                             tooltip=f"The canvas shows {full} as {abbr}")
 
         sec = tree.add_section("Statistics")
         tree.add_row(sec, "Nodes", f"{s['node_count']:,}",

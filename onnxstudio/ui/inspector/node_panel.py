@@ -35,6 +35,12 @@ from onnxstudio.model.nodeinfo import (
 from onnxstudio.model.opdoc import OpDoc, opdoc_html, operator_doc
 from onnxstudio.model.schemas import display_domain, normalize_domain, slot_names
 from onnxstudio.ui.inspector.property_tree import PropertyTree
+from onnxstudio.ui.inspector.selection_summary import (
+    fill_summary,
+    group_label,
+    selected_nodes,
+    summary_header,
+)
 from onnxstudio.ui.widgets.empty_state import EmptyStateStack
 
 MAX_CONSUMER_ROWS = 20
@@ -112,11 +118,29 @@ class NodePanel(QWidget):
         self.stack.setCurrentIndex(0)
 
     def show_selection(self, box_ids: list[str]) -> None:
-        """Slot for GraphView.selectionChanged: shows the first selected box."""
-        if self.model is not None and box_ids:
-            self.show_node(self.model, box_ids[0])
-        else:
+        """Slot for GraphView.selectionChanged: one node, or a summary of several boxes
+        (or of a collapsed group)."""
+        if self.model is None or not box_ids:
             self.clear()
+        elif len(box_ids) > 1 or group_label(self.model, box_ids[0]) is not None:
+            self.show_summary(self.model, box_ids)
+        else:
+            self.show_node(self.model, box_ids[0])
+
+    def show_summary(self, model: Model, box_ids: list[str]) -> None:
+        """Operators by type, tensors in and out, members: for a multi-selection or a
+        group (what a node shown before a collapse now lives in)."""
+        if model is not self.model:
+            self.set_model(model)
+        assert self.index is not None
+        nodes = selected_nodes(model, self.index, box_ids)
+        self.tree.clear()
+        self.docs.clear()
+        self.box_id = box_ids[0] if len(box_ids) == 1 else None
+        self.header.setText(summary_header(model, box_ids, nodes))
+        fill_summary(self.tree, model, nodes)
+        self.tree.fit_name_column()
+        self.stack.setCurrentIndex(1)
 
     def show_node(self, model: Model, box_id: str) -> None:
         """Show a node (by Node.id) or a main-graph input/output ("in:x" / "out:y")."""
@@ -149,8 +173,8 @@ class NodePanel(QWidget):
         assert graph is not None
         schema = node.schema
         function = model.function(node.function) if node.function else None
-        doc = operator_doc(node.op_type, node.domain, self._opset_for(node)) \
-            if schema.known else None
+        # onnx's schema, or onnxruntime's for contrib domains (schema.known is onnx's)
+        doc = operator_doc(node.op_type, node.domain, self._opset_for(node))
         self.header.setText(self._header_html(node, function is not None))
 
         tree = self.tree

@@ -1,0 +1,134 @@
+"""The window reads whole: status bar, dock tabs, theme switches, export outcome."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices, QPalette
+from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QTabBar
+
+from onnxstudio.ui.dialogs import export_dialog as ed
+from onnxstudio.ui.main_window import MainWindow
+from onnxstudio.ui.tasks import TaskRunner
+from tests.builders import save, tiny_mlp
+
+
+@pytest.fixture
+def window(qtbot) -> MainWindow:
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    yield w
+    TaskRunner.wait_all()
+
+
+def _open(qtbot, window: MainWindow, path: Path):
+    tab = window.open_paths([str(path)])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
+    return tab
+
+
+def test_status_message_never_runs_under_the_counts(window: MainWindow, qtbot,
+                                                    tmp_path: Path) -> None:
+    _open(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
+    bar = window.status_bar
+    long = "m.onnx: " + "a very long reason that goes on " * 20
+    bar.showMessage(long, 5000)
+    qtbot.wait(50)
+    label = bar.message_label
+    right = window.status_nodes.geometry()
+    assert bar.currentMessage() == long and label.toolTip() == long
+    assert label.geometry().right() < right.left()  # side by side, never overlapping
+    assert label.is_elided() and window.status_nodes.text().endswith("shown)")
+
+
+def test_dock_tabs_show_whole_names(window: MainWindow, qtbot) -> None:
+    for key in ("profile", "compare", "tensor"):
+        window._show_panel(key)
+    qtbot.wait(100)
+    bars = [b for b in window.findChildren(QTabBar) if b.parent() is window]
+    assert bars
+    for bar in bars:
+        texts = [bar.tabText(i) for i in range(bar.count())]
+        assert bar.elideMode().name == "ElideNone" and bar.usesScrollButtons(), texts
+        assert "Compare" in texts or "Node" in texts
+
+
+def test_live_dark_switch_repaints_style_sheet_text(window: MainWindow, qtbot) -> None:
+    window.set_appearance("light")
+    tagline = next(w for w in window.welcome.findChildren(QLabel) if "Drop an" in w.text())
+    light = tagline.palette().color(QPalette.ColorRole.WindowText).lightness()
+    window.set_appearance("dark")
+    qtbot.wait(50)
+    dark = tagline.palette().color(QPalette.ColorRole.WindowText).lightness()
+    assert dark > light  # light text on the dark page, not the light theme's dark text
+    window.set_appearance("light")
+
+
+def test_finished_export_says_where_with_open_folder(window: MainWindow, qtbot, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    _open(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
+    out = tmp_path / "out" / "diagram.svg"
+    out.parent.mkdir()
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda *a, **k: (str(out), ed.file_filters()[0]))
+    monkeypatch.setattr(ed.ExportOptionsDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+    opened: list[QUrl] = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)
+    window.export_diagram()
+    bar = window.status_bar
+    qtbot.waitUntil(lambda: bar.action_button.isVisible(), timeout=30000)
+    assert out.exists()
+    assert "diagram.svg" in bar.currentMessage() and str(out.parent) in bar.currentMessage()
+    assert bar.action_button.text() == "Open folder"
+    bar.action_button.click()
+    assert opened and opened[0].toLocalFile() == str(out.parent)
+
+
+def _long_chain(n: int):
+    from onnx import TensorProto, helper
+
+    from tests.builders import make_model
+
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"relu_{i}")
+             for i in range(n)]
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info(f"v{n}", TensorProto.FLOAT, [1, 8])])
+    return make_model(graph)
+
+
+def test_long_graph_opens_readable_at_its_input_and_fit_keeps_it_readable(
+        window: MainWindow, qtbot, tmp_path: Path) -> None:
+    from onnxstudio.layout import viewport
+    from onnxstudio.layout.sizing import TITLE_FONT_PX
+
+    tab = _open(qtbot, window, save(_long_chain(300), tmp_path / "chain.onnx"))
+    view = tab.view
+    assert view.current_scale() * TITLE_FONT_PX >= viewport.READABLE_TITLE_PX - 0.01
+    assert view.viewport().rect().contains(view.map_box_to_view("in:v0"))
+    view.fit()  # a 300-box chain cannot fit legibly: Fit stops at its minimum, scrolls
+    assert view.current_scale() == pytest.approx(viewport.FIT_MIN_SCALE)
+    assert view.viewport().rect().contains(view.map_box_to_view("in:v0"))
+
+
+def test_model_panel_says_how_long_dims_are_abbreviated(qtbot, tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    from onnxstudio.model import load_model
+    from onnxstudio.ui.inspector.model_panel import ModelPanel
+    from tests.builders import make_model
+
+    dims = ["batch_size", "sequence_length", 8]
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)])
+    panel = ModelPanel()
+    qtbot.addWidget(panel)
+    panel.set_model(load_model(save(make_model(graph), tmp_path / "m.onnx")))
+    row = panel.tree.find_row("sl", "Dimension abbreviations")
+    assert row is not None and row.text(1) == "sequence_length"
