@@ -7,7 +7,15 @@ the colours can always be read against their scale without opening a panel.
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from onnxstudio.render.overlay import Overlay
 
@@ -26,6 +34,8 @@ class OverlayLegend(QFrame):
             "#overlayLegend { background: palette(base); border: 1px solid palette(mid);"
             " border-radius: 6px; }")
         outer = QVBoxLayout(self)
+        # always as large as its title and captions need (it was clipped to a stale size)
+        outer.setSizeConstraint(QLayout.SizeConstraint.SetFixedSize)
         outer.setContentsMargins(8, 4, 4, 6)
         outer.setSpacing(3)
         head = QHBoxLayout()

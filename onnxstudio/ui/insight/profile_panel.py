@@ -328,7 +328,8 @@ class FitTableView(QTableView):
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "/features/…/Conv": both ends
+        # scoped names lose their common start: "…/layer.3/attention/MatMul"
+        self.setTextElideMode(Qt.TextElideMode.ElideLeft)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
@@ -650,7 +651,7 @@ class ProfilePanel(QWidget):
         self.node_proxy = ProfileSortProxy(self)
         self.node_proxy.setSourceModel(self.node_model)
         self.node_bars = ShareBarDelegate(self)
-        self._node_view = FitTableView(self.node_proxy, self.node_bars, caps={1: 84, 4: 110})
+        self._node_view = FitTableView(self.node_proxy, self.node_bars, caps={4: 110})
 
         self.op_model = OpTypeTableModel()
         self.op_proxy = ProfileSortProxy(self)

@@ -138,6 +138,7 @@ class NodePanel(QWidget):
         self.docs.clear()
         self.box_id = box_ids[0] if len(box_ids) == 1 else None
         self.header.setText(summary_header(model, box_ids, nodes))
+        self.docs.hide()  # no operator to document: the summary takes the whole panel
         fill_summary(self.tree, model, nodes)
         self.tree.fit_name_column()
         self.stack.setCurrentIndex(1)
@@ -176,6 +177,7 @@ class NodePanel(QWidget):
         # onnx's schema, or onnxruntime's for contrib domains (schema.known is onnx's)
         doc = operator_doc(node.op_type, node.domain, self._opset_for(node))
         self.header.setText(self._header_html(node, function is not None))
+        self.docs.show()
 
         tree = self.tree
         info = tree.add_section("Node")

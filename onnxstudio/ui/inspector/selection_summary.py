@@ -13,6 +13,7 @@ from onnxstudio.layout.scope_shape import leaves
 from onnxstudio.layout.scopes import graph_scope_tree
 from onnxstudio.model.graph import Model, Node
 from onnxstudio.model.index import ModelIndex
+from onnxstudio.model.summary import human_bytes
 from onnxstudio.ui.inspector.property_tree import PropertyTree
 
 MAX_MEMBER_ROWS = 40
@@ -68,7 +69,7 @@ def fill_summary(tree: PropertyTree, model: Model, nodes: list[Node]) -> None:
             tree.add_row(part, f"… {len(names) - MAX_TENSOR_ROWS} more", muted=True)
     weights = sum(inits[i].nbytes for i in read if i in inits)
     if weights:
-        tree.add_row(tree.add_section("Weights"), "Size", f"{weights / 1e6:,.2f} MB")
+        tree.add_row(tree.add_section("Weights"), "Size", human_bytes(weights))
     members = tree.add_section("Members", len(nodes))
     for node in nodes[:MAX_MEMBER_ROWS]:
         tree.add_row(members, node.op_type, node.name or node.id, link=f"node:{node.id}",
