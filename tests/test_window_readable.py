@@ -132,3 +132,25 @@ def test_model_panel_says_how_long_dims_are_abbreviated(qtbot, tmp_path: Path) -
     panel.set_model(load_model(save(make_model(graph), tmp_path / "m.onnx")))
     row = panel.tree.find_row("sl", "Dimension abbreviations")
     assert row is not None and row.text(1) == "sequence_length"
+
+
+def test_overlay_legend_is_as_wide_as_its_text(qtbot) -> None:
+    from onnxstudio.render.overlay import Overlay, OverlayData
+    from onnxstudio.ui.canvas.graph_view import GraphView
+
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    title = "ort:cpu:all vs ort:cpu:disable (tolerance 0.001)"
+    legend = (("#1a9850", "≤ 1e-4 × tol"), ("#a6d96a", "1e-2 × tol"), ("#fdae61", "= tolerance"),
+              ("#d73027", "≥ 100 × tol"))
+    first = (("#ffffcc", "0"), ("#b10026", "1 ms"))
+    view.set_overlay(Overlay(OverlayData("profile", "Time per node", {}), {}, {}, {}, first))
+    qtbot.wait(50)  # then a comparison replaces the heatmap: the legend must grow
+    view.set_overlay(Overlay(OverlayData("divergence", title, {}), {}, {}, {}, legend))
+    qtbot.wait(50)
+    shown = view.legend
+    assert shown.isVisible()
+    assert shown.title.width() >= shown.title.fontMetrics().horizontalAdvance(title)
+    assert shown.geometry().right() <= view.width()

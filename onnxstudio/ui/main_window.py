@@ -490,6 +490,8 @@ class MainWindow(QMainWindow):
         panels.show_model(self, tab, tab.model if tab is not None else None)
         self.edits.tab_activated(tab)
         editing.update_title(self, tab)
+        if tab is not None and tab.view.selected_ids():  # the panel shows that tab's pick
+            panels.show_selection(self, tab, tab.view.selected_ids())
 
     def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
         panels.show_selection(self, tab, ids)

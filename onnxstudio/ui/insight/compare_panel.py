@@ -283,7 +283,7 @@ class DifferenceView(QTableView):
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setTextElideMode(Qt.TextElideMode.ElideLeft)  # "…/attention/MatMul_output_0"
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # value names differ at both ends
         self.setWordWrap(False)
         self.setSortingEnabled(True)
         self.verticalHeader().setVisible(False)

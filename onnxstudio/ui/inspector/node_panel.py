@@ -89,8 +89,8 @@ class NodePanel(QWidget):
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.tree)
         splitter.addWidget(self.docs)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 3)
+        splitter.setStretchFactor(0, 5)  # properties first: Outputs stay above the fold
+        splitter.setStretchFactor(1, 2)
         splitter.setChildrenCollapsible(True)
         content = QWidget()
         layout = QVBoxLayout(content)
