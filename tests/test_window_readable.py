@@ -154,3 +154,25 @@ def test_overlay_legend_is_as_wide_as_its_text(qtbot) -> None:
     assert shown.isVisible()
     assert shown.title.width() >= shown.title.fontMetrics().horizontalAdvance(title)
     assert shown.geometry().right() <= view.width()
+
+
+def test_opsets_table_shows_whole_domains(qtbot, tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    from onnxstudio.model import load_model
+    from onnxstudio.ui.inspector.opset_panel import OpsetPanel
+    from tests.builders import make_model
+
+    graph = helper.make_graph(
+        [helper.make_node("FastGelu", ["x"], ["y"], domain="com.microsoft")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = make_model(graph)
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    panel = OpsetPanel()
+    qtbot.addWidget(panel)
+    panel.resize(420, 500)
+    panel.set_model(load_model(save(model, tmp_path / "m.onnx")))
+    table = panel.table
+    width = table.fontMetrics().horizontalAdvance("com.microsoft")
+    assert table.columnWidth(1) > width

@@ -161,6 +161,7 @@ class OpsetPanel(QWidget):
                 self.table.setItem(r, c, item)
         self.table.setSortingEnabled(True)
         self.table.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.table.resizeColumnToContents(1)  # "com.microsoft" whole, not "com.micr…"
         self.target.setValue(newest_opset(""))  # the usual wish: bring the model up to date
         self._update_button()
 
