@@ -121,3 +121,30 @@ def test_a_collapsed_node_is_shown_as_its_outermost_closed_group() -> None:
     assert shown_as(graph, ExpandState(), "n3") == "/enc"
     assert shown_as(graph, ExpandState({"/enc"}), "n3") == "/enc/layer.1"
     assert shown_as(graph, ExpandState({"/enc", "/enc/layer.1"}), "n3") == "n3"
+
+
+def test_long_dim_expressions_keep_every_term() -> None:
+    t = TensorType("float32", (2, "batch_size", 2, "past_seq_len+seq_len", 64))
+    assert labels.type_text(t) == "float32[2×batch_size×2×psl+sl×64]"
+    assert len(labels.type_text(t)) <= sizing.MAX_LABEL_CHARS  # drawn whole
+
+
+def test_frames_are_as_wide_as_their_titles(tmp_path) -> None:
+    from onnx import TensorProto, helper
+
+    from onnxstudio.layout.build import build_layout
+    from onnxstudio.layout.state import ExpandState
+    from onnxstudio.model import load_model
+    from tests.builders import make_model, save
+
+    scope = "/ApplyActivationWithALongName_0"
+    graph = helper.make_graph(
+        [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"{scope}/Relu_{i}")
+         for i in range(2)], "g",
+        [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("v2", TensorProto.FLOAT, [1])])
+    model = load_model(save(make_model(graph), tmp_path / "m.onnx"))
+    for direction in ("TB", "LR"):
+        layout = build_layout(model, ExpandState({scope}), direction=direction)
+        frame = next(g for g in layout.groups if g.id == scope)
+        assert frame.width >= sizing.frame_title_width(frame.label, frame.node_count) - 0.5

@@ -367,6 +367,15 @@ class _Builder:
         pad_r = FRAME_PAD if unit.parent else 0.0
         unit.width = res.width + pad_l + pad_r
         unit.height = res.height + pad_t + pad_r
+        # A frame is at least as wide on screen as its title row (the screen's across
+        # axis is x here, or the flow axis y when the drawing is transposed to LR).
+        need = sizing.frame_title_width(unit.label, unit.node_count) if unit.parent else 0.0
+        ox = 0.0
+        if self.swap:
+            unit.height = max(unit.height, need)
+        elif need > unit.width:
+            ox, unit.width = (need - unit.width) / 2, need
+        pad_l += ox
         for i, item in enumerate(items):
             unit.pos[item] = (res.x[i] + pad_l, res.y[i] + pad_t)
         for port, i in index.items():

@@ -3,9 +3,9 @@
 Qt-free. Box sizes for this text are computed in :mod:`onnxstudio.layout.sizing` from
 the same metrics the painter uses. Input slots are named from the operator's schema
 (onnx's, or onnxruntime's for its contrib domains); ``inN`` only where none exists.
-Symbolic dimensions longer than ``ABBREVIATE_OVER`` characters are written as the
-initials of their words (``sequence_length`` -> ``sl``), everywhere the same way;
-:func:`dim_abbreviations` lists them for the legend.
+In a symbolic dimension longer than ``ABBREVIATE_OVER`` characters, multi-word names
+are written as their initials (``sequence_length`` -> ``sl``, ``past_seq_len + seq_len``
+-> ``psl + sl``), everywhere the same way; :func:`dim_abbreviations` lists them.
 """
 
 from __future__ import annotations
@@ -182,6 +182,11 @@ def _initials(name: str) -> str:
     return "".join(w if w.isdigit() else w[0] for w in words) or name[:1]
 
 
+def _long_word(ident: str) -> bool:
+    """Abbreviated inside a long dimension: multi-word names and very long ones."""
+    return len(ident) > ABBREVIATE_OVER or ("_" in ident.strip("_") and len(ident) > 4)
+
+
 def dim_text(dim: Any) -> str:
     """One dimension as drawn: a number, ``?``, or a (possibly abbreviated) symbol."""
     if dim is None:
@@ -189,7 +194,7 @@ def dim_text(dim: Any) -> str:
     text = str(dim)
     if len(text) <= ABBREVIATE_OVER:
         return text
-    return _IDENT.sub(lambda m: _initials(m[0]) if len(m[0]) > ABBREVIATE_OVER else m[0], text)
+    return _IDENT.sub(lambda m: _initials(m[0]) if _long_word(m[0]) else m[0], text)
 
 
 def shape_text(ttype: TensorType) -> str:
@@ -216,7 +221,7 @@ def dim_abbreviations(graph: Graph) -> dict[str, str]:
             for dim in value.type.shape or ():
                 if isinstance(dim, str) and len(dim) > ABBREVIATE_OVER:
                     for ident in _IDENT.findall(dim):
-                        if len(ident) > ABBREVIATE_OVER:
+                        if _long_word(ident):
                             out.setdefault(_initials(ident), ident)
         stack.extend(b for n in g.nodes for b in n.subgraphs.values())
     return dict(sorted(out.items()))

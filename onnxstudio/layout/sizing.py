@@ -85,3 +85,12 @@ def group_box_size(title: str, count: str) -> tuple[float, float]:
     text = max(title_width(title) + MARKER_W, text_width(reserve(count), DETAIL_FONT_PX))
     width = max(MIN_W, text + 2 * PAD_X) + SHEET_OFFSET
     return float(-(-width // 1)), 2 * PAD_Y + TITLE_LINE_H + DETAIL_LINE_H + SHEET_OFFSET
+
+
+def frame_title_width(label: str, node_count: int) -> float:
+    """Width an expanded group's frame needs for its title row: − marker, name (bold),
+    count; the painter drops the count, then elides the name, only beyond this."""
+    count = f"{node_count} node{'s' if node_count != 1 else ''}"
+    return (2 * PAD_X + MARKER_SIZE + 5.0 + text_width(reserve(label), GROUP_LABEL_FONT_PX,
+                                                       bold=True)
+            + 8.0 + text_width(count, GROUP_COUNT_FONT_PX) + 4.0)
