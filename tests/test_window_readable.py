@@ -176,3 +176,11 @@ def test_opsets_table_shows_whole_domains(qtbot, tmp_path: Path) -> None:
     table = panel.table
     width = table.fontMetrics().horizontalAdvance("com.microsoft")
     assert table.columnWidth(1) > width
+
+
+def test_many_opset_domains_never_widen_the_window(window: MainWindow, qtbot) -> None:
+    """Ultraface imports eight domains: the status bar's opset list elides instead."""
+    window.status_opset.setText("  ".join(f"com.example.domain{i} v1" for i in range(12)))
+    qtbot.wait(50)
+    assert window.minimumSizeHint().width() < 1280
+    assert window.status_opset.toolTip().startswith("com.example.domain0")

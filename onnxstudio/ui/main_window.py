@@ -45,7 +45,7 @@ from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
 from onnxstudio.ui.welcome import WelcomePage
-from onnxstudio.ui.widgets.status import StatusBar
+from onnxstudio.ui.widgets.status import ElidedLabel, StatusBar
 
 if TYPE_CHECKING:
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
@@ -312,7 +312,7 @@ class MainWindow(QMainWindow):
         status = self.status_bar = StatusBar(self)  # messages never run under the counts
         self.setStatusBar(status)
         self.status_nodes = QLabel()
-        self.status_opset = QLabel()
+        self.status_opset = ElidedLabel()  # a model importing many domains stays one line
         self.status_progress = QProgressBar()
         self.status_progress.setMaximumWidth(180)
         self.status_progress.setRange(0, 100)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QStatusBar, QWidget
 
@@ -20,8 +20,11 @@ class ElidedLabel(QLabel):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.setMinimumWidth(40)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:
+        """Shrinks to a few characters: a long text never widens the window."""
+        return QSize(min(60, super().sizeHint().width()), super().minimumSizeHint().height())
 
     def setText(self, text: str) -> None:
         super().setText(text)
@@ -45,6 +48,8 @@ class StatusBar(QStatusBar):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.message_label = ElidedLabel(self)
+        self.message_label.setSizePolicy(QSizePolicy.Policy.Ignored,
+                                         QSizePolicy.Policy.Preferred)
         self.message_label.setContentsMargins(6, 0, 0, 0)
         self.addWidget(self.message_label, 1)
         self.action_button = QPushButton(self)  # e.g. "Open folder" after an export
