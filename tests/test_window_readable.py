@@ -184,3 +184,7 @@ def test_many_opset_domains_never_widen_the_window(window: MainWindow, qtbot) ->
     qtbot.wait(50)
     assert window.minimumSizeHint().width() < 1280
     assert window.status_opset.toolTip().startswith("com.example.domain0")
+    window.status_bar.showMessage("Opened m.onnx in 0.01 s")
+    qtbot.wait(50)
+    label = window.status_bar.message_label
+    assert label.width() >= label.fontMetrics().horizontalAdvance("Opened m.onnx in 0.01 s")

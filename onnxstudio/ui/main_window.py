@@ -313,6 +313,7 @@ class MainWindow(QMainWindow):
         self.setStatusBar(status)
         self.status_nodes = QLabel()
         self.status_opset = ElidedLabel()  # a model importing many domains stays one line
+        self.status_opset.setMaximumWidth(360)  # and leaves the message its room
         self.status_progress = QProgressBar()
         self.status_progress.setMaximumWidth(180)
         self.status_progress.setRange(0, 100)
