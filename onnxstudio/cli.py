@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import sys
 from collections.abc import Sequence
 
 from onnxstudio import __version__
 from onnxstudio.commands import COMMANDS, load
-from onnxstudio.errors import OnnxStudioError
+from onnxstudio.errors import describe_failure
 from onnxstudio.model.infer_child import CHILD_COMMAND, child_main
 
 
@@ -57,11 +59,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             handler = run_app
     try:
-        return int(handler(args))
-    except OnnxStudioError as exc:
-        if args.debug:
-            raise
-        print(f"onnxstudio: {exc}", file=sys.stderr)
-        return 2
+        code = int(handler(args))
+        sys.stdout.flush()  # a closed pipe shows here rather than at exit
+        return code
+    except BrokenPipeError:  # `onnxstudio info M | head`: end quietly, like other tools
+        _silence_stdout()
+        return 141
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"onnxstudio: {describe_failure(exc)}", file=sys.stderr)
+        return 2
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # not a real file (tests)
+        pass

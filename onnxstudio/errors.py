@@ -36,3 +36,44 @@ class CutError(OnnxStudioError):
 
 class EditError(OnnxStudioError):
     """An edit cannot be applied (unknown name, refused removal, wrong dtype...) or saved."""
+
+
+def _one_line(text: str) -> str:
+    """Control characters shown escaped (a name may hold \\x1b), whitespace runs as one."""
+    shown = []
+    for c in text:
+        if c in "\n\r\t":
+            shown.append(" ")
+        elif c.isprintable():
+            shown.append(c)
+        else:
+            shown.append(c.encode("unicode_escape").decode("ascii"))
+    return " ".join("".join(shown).split())
+
+
+def user_message(exc: BaseException) -> str | None:
+    """The one line a user can act on for a failure the app expects; None for a bug.
+
+    This is the one place where exception types that escape the core (from onnx,
+    protobuf, numpy, the OS) are mapped to words; the CLI and the window both use it.
+    """
+    if isinstance(exc, OnnxStudioError):
+        return _one_line(str(exc))
+    if isinstance(exc, MemoryError):
+        return "out of memory (the model or an input is too large for this machine)"
+    if isinstance(exc, RecursionError):
+        return "the model nests too deeply to be read"
+    if isinstance(exc, OSError) and exc.strerror:
+        where = Path(exc.filename).name if exc.filename else ""
+        return _one_line(f"{where}: {exc.strerror}" if where else exc.strerror)
+    return None
+
+
+def describe_failure(exc: BaseException) -> str:
+    """user_message, or a one-line internal error naming the exception for a bug report."""
+    known = user_message(exc)
+    if known is not None:
+        return known
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    detail = f": {lines[0][:300]}" if lines else ""
+    return _one_line(f"internal error ({type(exc).__name__}{detail})")

@@ -38,11 +38,11 @@ pick_python() {
     for candidate in "${PYTHON:-}" python3 python; do
         [ -n "$candidate" ] || continue
         if command -v "$candidate" >/dev/null \
-            && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+            && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
             echo "$candidate"; return 0
         fi
     done
-    log "Python 3.10 or newer is required"; exit 1
+    log "Python 3.11 or newer is required"; exit 1
 }
 
 ensure_venv() {

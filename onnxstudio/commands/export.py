@@ -92,7 +92,3 @@ def run(args: argparse.Namespace) -> int:
     except MemoryError as exc:
         raise ExportError(f"{args.out}: out of memory while exporting; try a smaller "
                           "--scale or --collapse-all") from exc
-    except Exception as exc:  # one line for the user; the traceback behind --debug
-        if getattr(args, "debug", False):
-            raise
-        raise ExportError(f"{args.out}: export failed ({type(exc).__name__}: {exc})") from exc

@@ -62,6 +62,9 @@ def check_destination(path: str | Path, protect: Iterable[str | Path] = ()) -> P
             raise ExportError(f"{dest.name}: refusing to write over the model file itself")
     if dest.is_dir():
         raise ExportError(f"{dest}: is a folder, not a file name")
+    if dest.exists() and not dest.is_file():  # e.g. a symlink to /dev/null or a FIFO
+        raise ExportError(f"{dest}: is not a regular file (a device, pipe or socket); "
+                          "refusing to replace it")
     parent = dest.parent if str(dest.parent) else Path(".")
     if not parent.is_dir():
         raise ExportError(f"{dest}: folder {parent} does not exist")
@@ -101,7 +104,7 @@ def atomic_path(path: str | Path, protect: Iterable[str | Path] = ()) -> Iterato
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         try:
-            mode = dest.stat().st_mode & 0o7777 if dest.exists() else 0o666 & ~_umask()
+            mode = dest.stat().st_mode & 0o777 if dest.is_file() else 0o666 & ~_umask()
             os.chmod(tmp, mode)
         except OSError:
             pass

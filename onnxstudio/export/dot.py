@@ -11,12 +11,14 @@ from collections.abc import Iterator
 
 from onnxstudio.export.region import layout_bounds
 from onnxstudio.layout.types import Box, GroupFrame, Layout
+from onnxstudio.printable import printable
 from onnxstudio.render.theme import LIGHT, Theme
 
 
 def quote(text: str) -> str:
-    """A DOT double-quoted string; newlines become centred line breaks."""
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    """A DOT double-quoted string; newlines become centred line breaks, other control
+    characters visible symbols (a raw \\x1b would reach the user's terminal or tools)."""
+    escaped = printable(text).replace("\\", "\\\\").replace('"', '\\"')
     return '"' + escaped.replace("\r", "").replace("\n", "\\n") + '"'
 
 

@@ -20,6 +20,7 @@ import onnx
 from onnx import external_data_helper, version_converter
 
 from onnxstudio.errors import OnnxStudioError
+from onnxstudio.model.external import load_external_weights, model_folder
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.schemas import newest_opset
 
@@ -48,7 +49,7 @@ def _source_files(proto: onnx.ModelProto, source: Path) -> set[Path]:
     for tensor in external_data_helper._get_all_tensors(proto):
         if external_data_helper.uses_external_data(tensor):
             info = {e.key: e.value for e in tensor.external_data}
-            files.add((source.resolve().parent / info.get("location", "")).resolve())
+            files.add((model_folder(source) / info.get("location", "")).resolve())
     return files
 
 
@@ -82,11 +83,7 @@ def convert_opset(source: str | Path, target_opset: int, destination: str | Path
     source_opset = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")),
                         0)
     if external:
-        try:
-            external_data_helper.load_external_data_for_model(
-                proto, str(source.resolve().parent))
-        except OSError as exc:
-            raise ConversionError(f"{source.name}: cannot read external data ({exc})") from exc
+        load_external_weights(proto, source)
     try:
         converted = version_converter.convert_version(proto, target_opset)
     except Exception as exc:  # onnx raises RuntimeError/ValueError/ConvertError variants

@@ -20,6 +20,7 @@ from onnx import external_data_helper
 
 from onnxstudio.errors import CutError
 from onnxstudio.model.dtypes import dtype_name
+from onnxstudio.model.external import model_folder
 from onnxstudio.model.graph import Graph, Model, TensorType
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.write import (
@@ -403,7 +404,7 @@ def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None
     new_outputs = [value_info(t.name) for t in cut.outputs]
     wanted = set(cut.initializers)
     initializers = []
-    base = source.resolve().parent
+    base = model_folder(source)
     for tensor in g.initializer:
         if tensor.name not in wanted:
             continue

@@ -18,6 +18,7 @@ import onnx
 from onnx import numpy_helper
 
 from onnxstudio.errors import OnnxStudioError
+from onnxstudio.model.external import model_folder
 from onnxstudio.model.load import read_model_proto
 
 HISTOGRAM_BINS = 64
@@ -68,7 +69,7 @@ class WeightStore:
         if tensor is None:
             raise WeightReadError(f"{self.path.name}: no initializer named '{name}'")
         try:
-            return numpy_helper.to_array(tensor, base_dir=str(self.path.resolve().parent))
+            return numpy_helper.to_array(tensor, base_dir=str(model_folder(self.path)))
         except (OSError, ValueError, TypeError) as exc:
             raise WeightReadError(
                 f"{self.path.name}: cannot read initializer '{name}' ({exc})") from exc

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from xml.sax.saxutils import escape, quoteattr
 
+from onnxstudio.printable import printable
 from onnxstudio.render.drawing import (
     FONT_FALLBACKS,
     Anchor,
@@ -23,7 +24,8 @@ from onnxstudio.render.drawing import (
 )
 
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-_XML_SPECIAL = re.compile(r"[&<>\"'\n\r\t]")
+# What needs escaping, or (control characters) showing as symbols: see printable.py.
+_XML_SPECIAL = re.compile("[&<>\"'\n\r\t\x00-\x1f\x7f-\x9f\ufffe\uffff]")
 
 
 def _n(v: float) -> str:
@@ -34,11 +36,11 @@ def _n(v: float) -> str:
 
 # saxutils' escapes cost microseconds each; most names need none (one regex search)
 def _escape(text: str) -> str:
-    return escape(text) if _XML_SPECIAL.search(text) else text
+    return escape(printable(text)) if _XML_SPECIAL.search(text) else text
 
 
 def _quoteattr(text: str) -> str:
-    return quoteattr(text) if _XML_SPECIAL.search(text) else f'"{text}"'
+    return quoteattr(printable(text)) if _XML_SPECIAL.search(text) else f'"{text}"'
 
 
 def svg_id(item_id: str) -> str:

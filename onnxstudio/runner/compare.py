@@ -21,6 +21,7 @@ import onnx
 
 from onnxstudio.errors import InputError, RunError
 from onnxstudio.model.diff import diff_models
+from onnxstudio.model.external import load_external_weights
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.reader import build_model
 from onnxstudio.runner.feeds import request_feeds
@@ -177,8 +178,11 @@ def _reference(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
     """(outputs, every intermediate) from onnx's ReferenceEvaluator."""
     from onnx.reference import ReferenceEvaluator
 
-    if external:
-        proto = onnx.load(str(model), load_external_data=True)
+    if external:  # the weights of a copy: ``proto`` stays as read
+        copy = onnx.ModelProto()
+        copy.CopyFrom(proto)
+        load_external_weights(copy, model)
+        proto = copy
     try:
         ev = ReferenceEvaluator(proto)
         results = ev.run(None, dict(feeds), intermediate=True)

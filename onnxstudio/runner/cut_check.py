@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import external_data_helper
 
 from onnxstudio.errors import RunError
-from onnxstudio.model.load import read_model_proto
+from onnxstudio.model.external import load_external_weights, model_folder
+from onnxstudio.model.load import check_model_bytes, read_checked, read_model_proto
 from onnxstudio.runner.inputs import read_model_info
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.synthetic import synthetic_feeds
@@ -41,13 +41,24 @@ class PartCheck:
                 f"(max |Δ| = {self.max_abs_diff:.3g}{tol})")
 
 
-def cpu_session(model: bytes | str, name: str) -> ort.InferenceSession:
-    """A plain CPU session; ``name`` (the file) leads the one-line error."""
+def cpu_session(model: bytes | str | Path, name: str | Path) -> ort.InferenceSession:
+    """A plain CPU session that onnxruntime gets as checked bytes: a file goes through the
+    one loader first; bytes (from a checked proto) are checked again, their external data
+    resolving next to ``name`` (the file they come from; it leads the one-line error)."""
+    if isinstance(model, bytes):
+        source = Path(name)
+        check_model_bytes(source, model)
+    else:
+        source = Path(model)
+        model = read_checked(source).session_bytes()
+    options = ort.SessionOptions()
+    options.add_session_config_entry(
+        "session.model_external_initializers_file_folder_path", str(model_folder(source)))
     try:
-        return ort.InferenceSession(model, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own several types
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RunError(f"{name}: onnxruntime refused the model: {first}") from exc
+        raise RunError(f"{Path(name).name}: onnxruntime refused the model: {first}") from exc
 
 
 def full_model_values(model_path: str | Path, names: list[str],
@@ -57,7 +68,7 @@ def full_model_values(model_path: str | Path, names: list[str],
     path = Path(model_path)
     proto, external = read_model_proto(path)  # refuses data outside the model's folder
     if external:
-        external_data_helper.load_external_data_for_model(proto, str(path.resolve().parent))
+        load_external_weights(proto, path)
     g = proto.graph
     known = {i.name for i in g.input} | {o for n in g.node for o in n.output}
     unknown = [n for n in names if n not in known]
@@ -65,7 +76,7 @@ def full_model_values(model_path: str | Path, names: list[str],
         raise RunError(f"{path.name} has no tensor '{unknown[0]}': is this part cut from it?")
     declared = {o.name for o in g.output}
     proto.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
-    session = cpu_session(proto.SerializeToString(), path.name)
+    session = cpu_session(proto.SerializeToString(), path)
     if feeds is None:
         feeds = synthetic_feeds(read_model_info(path).inputs, seed=seed)
     wanted = [o.name for o in session.get_outputs()]

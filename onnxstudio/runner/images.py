@@ -15,6 +15,11 @@ FORMATS = ("PNG", "JPEG", "BMP", "GIF", "TIFF", "WEBP")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".jpe", ".bmp", ".gif", ".tif", ".tiff", ".webp")
 # Pillow's own default (~89 Mpx); kept explicit so a test can lower it.
 MAX_PIXELS: int = 89_478_485
+# Decoded bytes an image may need (pixels × channels, at least RGB, × bytes per sample),
+# checked from the header before decoding: every 8-bit image within MAX_PIXELS fits, a
+# 9400×9400 16-bit PNG (172 KB on disk, 530 MB decoded) does not.
+MEMORY_BUDGET: int = 384 * 2**20
+_SAMPLE_BYTES = {"I;16": 2, "I;16B": 2, "I;16L": 2, "I;16N": 2, "I": 4, "F": 4}
 
 
 def is_image_path(path: str | Path) -> bool:
@@ -37,6 +42,7 @@ def load_image(path: str | Path) -> np.ndarray:
             try:
                 with Image.open(p, formats=FORMATS) as img:
                     img.seek(0)
+                    _check_budget(p, img)
                     img.load()
                     # A phone photo stores its pixels sideways and says so in EXIF.
                     return to_rgb_array(ImageOps.exif_transpose(img) or img)
@@ -57,12 +63,31 @@ def load_image(path: str | Path) -> np.ndarray:
         raise InputError(f"{p.name}: cannot decode image: {reason}") from exc
 
 
+def decoded_bytes(img: Image.Image) -> int:
+    """What decoding ``img`` takes: pixels × channels (at least the RGB we make) × bytes."""
+    width, height = img.size
+    channels = max(len(img.getbands()), 3)
+    return width * height * channels * _SAMPLE_BYTES.get(img.mode, 1)
+
+
+def _check_budget(path: Path, img: Image.Image) -> None:
+    need = decoded_bytes(img)
+    if need > MEMORY_BUDGET:
+        width, height = img.size
+        raise InputError(f"{path.name}: a {width}×{height} {img.mode} image needs "
+                         f"{need / 2**20:,.0f} MB to decode, beyond the "
+                         f"{MEMORY_BUDGET / 2**20:,.0f} MB budget for images; refused")
+
+
 def to_rgb_array(img: Image.Image) -> np.ndarray:
     """RGB uint8 (H, W, 3); transparency is composited on white, 16-bit greys scaled down."""
     if img.mode in ("I;16", "I;16B", "I;16L", "I"):
-        arr = np.asarray(img, dtype=np.float64)
+        arr = np.asarray(img)
         top = 65535.0 if arr.max() > 255 else 255.0
-        grey = np.clip(arr / top * 255.0 + 0.5, 0, 255).astype(np.uint8)
+        grey = np.empty(arr.shape, np.uint8)
+        for row in range(0, arr.shape[0], 512):  # float32 strips: memory stays bounded
+            strip = arr[row:row + 512].astype(np.float32)
+            grey[row:row + 512] = np.clip(strip / top * 255.0 + 0.5, 0, 255)
         return np.repeat(grey[:, :, None], 3, axis=2)
     if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
         rgba = img.convert("RGBA")

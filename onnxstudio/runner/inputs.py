@@ -90,12 +90,16 @@ def read_model_info(path: str | Path, model_bytes: bytes | None = None) -> Model
     ``model_bytes``: an edited in-memory copy of ``path`` to read instead."""
     import onnx
 
+    from onnxstudio.model.load import read_model_proto
+
     p = Path(path)
-    try:
-        proto = (onnx.load_from_string(model_bytes) if model_bytes is not None
-                 else onnx.load(str(p), load_external_data=False))
-    except Exception as exc:  # parse errors surface when the session is created
-        raise InputError(f"{p.name}: cannot read model ({exc})") from exc
+    if model_bytes is None:
+        proto, _external = read_model_proto(p)  # the one loader: checked before any session
+    else:
+        try:
+            proto = onnx.load_from_string(model_bytes)
+        except Exception as exc:  # parse errors surface when the session is created
+            raise InputError(f"{p.name}: cannot read model ({exc})") from exc
     inits = {i.name for i in proto.graph.initializer}
     inputs = [_spec_from_value_info(v) for v in proto.graph.input if v.name not in inits]
     outputs = [_spec_from_value_info(v) for v in proto.graph.output]

@@ -14,6 +14,8 @@ import numpy as np
 import onnxruntime as ort
 
 from onnxstudio.errors import RunError
+from onnxstudio.model.external import model_folder
+from onnxstudio.model.load import check_model_bytes, read_checked
 from onnxstudio.runner.inputs import TensorSpec, spec_from_ort
 
 OPTIMIZATION_LEVELS: dict[str, ort.GraphOptimizationLevel] = {
@@ -85,7 +87,11 @@ class Session:
                  model_bytes: bytes | None = None,
                  tweak: Callable[[ort.SessionOptions], None] | None = None) -> None:
         """``model_bytes``: run this in-memory copy of ``path`` (e.g. with extra outputs);
-        ``tweak``: adjust the options before creation (e.g. turn profiling on)."""
+        ``tweak``: adjust the options before creation (e.g. turn profiling on).
+
+        onnxruntime never reads the user's file itself: it gets bytes whose external data
+        references the loader has checked (onnxruntime's own checks are a second wall).
+        """
         self.path = Path(path)
         self.config = config or SessionConfig()
         if self.config.provider not in ort.get_available_providers():
@@ -95,16 +101,17 @@ class Session:
         if self.config.provider != CPU:
             providers.append(CPU)
         options = self.config.session_options()
-        if model_bytes is not None:  # external data still resolves next to the user's file
-            options.add_session_config_entry(
-                "session.model_external_initializers_file_folder_path",
-                str(self.path.resolve().parent))
+        if model_bytes is None:
+            model_bytes = read_checked(self.path).session_bytes()
+        else:
+            check_model_bytes(self.path, model_bytes)
+        # External data resolves where the loader checked it: next to the path as given.
+        options.add_session_config_entry(
+            "session.model_external_initializers_file_folder_path", str(model_folder(self.path)))
         if tweak is not None:
             tweak(options)
         try:
-            self.session = ort.InferenceSession(
-                model_bytes if model_bytes is not None else str(self.path), options,
-                providers=providers)
+            self.session = ort.InferenceSession(model_bytes, options, providers=providers)
         except Exception as exc:
             raise RunError(f"{self.path.name}: onnxruntime cannot load this model: "
                            f"{_clean(exc)}") from exc
