@@ -181,3 +181,23 @@ def test_the_one_mapping_of_leaked_exception_types() -> None:
     line = describe_failure(TypeError("bad\nthing \x1b[31m"))
     assert line == "internal error (TypeError: bad)"
     assert "\\x1b" in describe_failure(InputError("name \x1b[31m here"))
+
+
+def test_a_dangling_input_skips_the_shape_inference_that_would_crash(tmp_path: Path) -> None:
+    """onnx 1.23's LabelEncoder inference segfaults on an input nothing defines (the fuzz
+    test found it); inference is skipped with a warning instead."""
+    from onnx import TensorProto, helper
+
+    from tests.builders import make_model
+
+    node = helper.make_node("LabelEncoder", ["X"], ["Y"], domain="ai.onnx.ml",
+                            keys_strings=["a"], values_int64s=[1], default_int64=0)
+    graph = helper.make_graph([node], "dangling", [],
+                              [helper.make_tensor_value_info("Y", TensorProto.INT64, [1])])
+    model = make_model(graph, opset_imports=[helper.make_opsetid("", 21),
+                                             helper.make_opsetid("ai.onnx.ml", 4)])
+    path = save(model, tmp_path / "m.onnx")
+    result = run_cli("info", "--json", path)
+    assert result.code == 0, result.err
+    warnings = json.loads(result.out)["warnings"]
+    assert any("input 'X' of node 'LabelEncoder' is produced by nothing" in w for w in warnings)

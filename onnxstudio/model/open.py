@@ -16,6 +16,7 @@ from onnx import external_data_helper
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.graph import Model
+from onnxstudio.model.guard import unsafe_for_inference
 from onnxstudio.model.infer_child import ChildInference
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.reader import apply_inferred_types, build_model
@@ -28,7 +29,11 @@ def infer_shapes(proto: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str | 
 
     Strict mode first, because only it reports what went wrong; on failure the lenient
     mode still gives the shapes it could infer, so one bad node does not blank them all.
+    A graph onnx would crash on (see guard.py) is not inferred at all.
     """
+    unsafe = unsafe_for_inference(proto)
+    if unsafe:
+        return None, unsafe
     try:
         return onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True), None
     except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError...)
