@@ -13,7 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
-from onnxstudio.errors import OnnxStudioError
+from onnxstudio.errors import describe_failure, user_message
 from onnxstudio.runner.folder import FolderRequest, FolderRow, run_folder
 from onnxstudio.runner.pipeline import ImageSource, Pipeline, RunOutcome, RunRequest
 from onnxstudio.runner.session import (
@@ -61,13 +61,14 @@ class _Worker(QObject):
                 outcomes = self.pipeline.execute(request, report)
         except RunCancelled:
             self.cancelled.emit(generation)
-        except OnnxStudioError as exc:
-            self.failed.emit(generation, str(exc))
-        except Exception as exc:  # a bug: still report it rather than kill the thread
-            model = request.request.model if isinstance(request, FolderRequest) else \
-                request.model
-            self.failed.emit(generation, f"{model.name}: unexpected error: {exc!r}\n"
-                             + traceback.format_exc(limit=3))
+        except Exception as exc:  # the words come from the one mapping in errors.py
+            message = describe_failure(exc)
+            if user_message(exc) is None:  # a bug: still report it, keep the thread alive
+                traceback.print_exc()
+                model = request.request.model if isinstance(request, FolderRequest) else \
+                    request.model
+                message = f"{model.name}: {message}"
+            self.failed.emit(generation, message)
         else:
             if generation == self.latest:
                 self.finished.emit(generation, outcomes)

@@ -15,7 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from onnxstudio.errors import OnnxStudioError
+from onnxstudio.errors import describe_failure, user_message
 
 
 class Cancelled(Exception):
@@ -68,12 +68,10 @@ class _Runnable(QRunnable):
             result = self._fn(self._context)
         except Cancelled:
             return
-        except OnnxStudioError as exc:
-            self._signals.failed.emit(self._generation, str(exc))
-            return
-        except Exception as exc:  # a bug: report it rather than kill the window
-            traceback.print_exc()
-            self._signals.failed.emit(self._generation, f"internal error: {exc!r}")
+        except Exception as exc:  # the words come from the one mapping in errors.py
+            if user_message(exc) is None:  # a bug: report it rather than kill the window
+                traceback.print_exc()
+            self._signals.failed.emit(self._generation, describe_failure(exc))
             return
         finally:
             if self._quiet_gc:
