@@ -97,7 +97,7 @@ def wrong_type(rng: random.Random, proto: onnx.ModelProto) -> str:
     node = _pick_node(rng, proto)
     if node is not None and node.attribute:
         attr = rng.choice(node.attribute)
-        attr.type = rng.choice([0, 1, 2, 3, 4, 5, 99])
+        attr.type = rng.choice([0, 1, 2, 3, 4, 5, 14])
     return f"wrong type {elem}"
 
 
