@@ -26,6 +26,10 @@ from tests.conftest import REPO, SHARED_MODELS
 from tests.fuzzing import Verdict, judge, mutate, parse_export
 from tests.hostile import CliResult, body_pointing, run_cli, weights_file
 
+# `export` in this process would otherwise make a bare QGuiApplication, which later
+# widget tests in the same session cannot use.
+pytestmark = pytest.mark.usefixtures("qapp")
+
 FUZZ_CASES = int(os.environ.get("ONNXSTUDIO_FUZZ_CASES", "160"))
 FUZZ_SEED = int(os.environ.get("ONNXSTUDIO_FUZZ_SEED", "16"))
 # Small real models covering CNNs, ML operators, If/Loop/Scan bodies and functions.

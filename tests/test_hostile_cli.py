@@ -17,10 +17,15 @@ from PIL import Image
 
 from onnxstudio.errors import InputError, describe_failure, user_message
 from onnxstudio.runner import images
-from onnxstudio.runner.inputs import TensorSpec, random_feeds
+from onnxstudio.runner.inputs import TensorSpec
+from onnxstudio.runner.synthetic import check_budget, synthetic_feeds
 from tests.builders import save, tiny_mlp
 from tests.conftest import REPO
 from tests.hostile import deep_model, run_cli
+
+# `export` in this process would otherwise make a bare QGuiApplication, which later
+# widget tests in the same session cannot use.
+pytestmark = pytest.mark.usefixtures("qapp")
 
 
 def _one_line(result_err: str, *needles: str) -> None:
@@ -106,9 +111,10 @@ def test_random_inputs_refuse_absurd_dims_naming_the_size(tmp_path: Path, dim: i
 def test_random_budget_counts_every_input_and_names_the_size() -> None:
     specs = [TensorSpec("a", "tensor", "float32", (256, 256)),
              TensorSpec("b", "tensor", "int64", (1024,))]
-    assert set(random_feeds(specs, budget=256 * 256 * 4 + 8192)) == {"a", "b"}
+    assert set(synthetic_feeds(specs)) == {"a", "b"}
+    check_budget(specs, {}, budget=256 * 256 * 4 + 8192)
     with pytest.raises(InputError, match=r"need 264\.0 KB .*'b' is int64\[1024\]"):
-        random_feeds(specs, budget=256 * 256 * 4)
+        check_budget(specs, {}, budget=256 * 256 * 4)
 
 
 def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:

@@ -29,6 +29,10 @@ from tests.hostile import (
     with_external_w1,
 )
 
+# `export` in this process would otherwise make a bare QGuiApplication, which later
+# widget tests in the same session cannot use.
+pytestmark = pytest.mark.usefixtures("qapp")
+
 Setup = Callable[[Path], str]  # makes the hostile target in the model folder, returns location
 
 

@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from math import prod
 
 import numpy as np
 
 from onnxstudio.errors import InputError
+from onnxstudio.model.summary import human_bytes
 from onnxstudio.runner.inputs import Dim, TensorSpec
 
 AUDIO_SAMPLES = 512  # silero & co. want 256/512-sample windows; 1 breaks reflect padding
 TEXT_TOKENS = 8
 IMAGE_SIDE = 224
+# Random inputs larger than this are refused before numpy is asked for them.
+BUDGET = 1 << 30
 DIMS_SYNTAX = "NAME=SIZE, NAME=SIZE (e.g. batch=1, sequence=512)"
 _SEQUENCE_WORDS = ("seq", "len", "time", "sample", "frame", "token", "step", "audio", "wav")
 # Inputs whose name fixes their value: (pattern, value); scalars or [1]-shaped.
@@ -146,5 +150,27 @@ def synthetic_feeds(specs: Sequence[TensorSpec], sizes: Mapping[str, int] | None
         raise InputError(f"dims: no symbolic dimension named {', '.join(unknown)} "
                          f"(this model has: {known})")
     merged.update(sizes or {})
+    check_budget(specs, merged)
     rng = np.random.default_rng(seed)
     return {s.name: synthetic_input(s, merged, rng, zeros) for s in specs}
+
+
+def check_budget(specs: Sequence[TensorSpec], sizes: Mapping[str, int],
+                 budget: int | None = None) -> None:
+    """Refuse, before numpy is asked, feeds needing more than ``budget`` bytes (default
+    BUDGET): a declared dimension of 2^40 is not a request for 4 TB."""
+    limit = BUDGET if budget is None else budget
+    total = 0
+    for spec in specs:
+        if not spec.is_tensor:
+            continue
+        shape = concrete_shape(spec, sizes)
+        if any(d < 0 for d in shape):
+            raise InputError(f"{spec.name}: shape {list(shape)} has a negative dimension")
+        itemsize = np.dtype(spec.dtype).itemsize if spec.dtype else 8
+        total += prod(shape) * max(itemsize, 1)
+        if total > limit:
+            raise InputError(f"random inputs need {human_bytes(total)} (input {spec.name!r} is "
+                             f"{spec.dtype}{list(shape)}), beyond the {human_bytes(limit)} budget "
+                             "for random inputs")
+
