@@ -16,6 +16,7 @@ import onnx
 from onnx import external_data_helper, shape_inference
 
 from onnxstudio.errors import EditError
+from onnxstudio.model.external import model_folder
 from onnxstudio.model.write import (
     EXTERNAL_THRESHOLD,
     PROTOBUF_SAFE,
@@ -32,7 +33,7 @@ class SavedModel:
 
 def external_files(model: onnx.ModelProto, source: Path) -> list[Path]:
     """The external-data files ``model`` reads, resolved against ``source``'s folder."""
-    folder = source.resolve().parent
+    folder = model_folder(source)
     found: dict[Path, None] = {}
     for tensor in external_data_helper._get_all_tensors(model):
         if external_data_helper.uses_external_data(tensor):
@@ -45,7 +46,7 @@ def external_files(model: onnx.ModelProto, source: Path) -> list[Path]:
 def _inline_copy(model: onnx.ModelProto, source: Path) -> onnx.ModelProto:
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    folder = str(source.resolve().parent)
+    folder = str(model_folder(source))
     for tensor in external_data_helper._get_all_tensors(copy):
         if external_data_helper.uses_external_data(tensor):
             try:  # locations were checked to lie inside the model's folder on opening
