@@ -21,3 +21,11 @@ _.__getattr__  # module-level lazy import (PEP 562, onnxstudio/model/__init__.py
 Function.attribute_names  # FunctionProto.attribute
 Param.differentiable  # OpSchema.FormalParameter.differentiation_category
 TensorSpec.type_denotation  # TypeProto.denotation
+_.syntax  # FileDescriptorProto / FeatureSet fields read by protobuf (model/wire.py)
+_.edition
+_.field_presence
+_.enum_type
+_.repeated_field_encoding
+_.utf8_validation
+_.message_encoding
+_.json_format
