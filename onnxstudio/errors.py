@@ -9,6 +9,14 @@ class OnnxStudioError(Exception):
     """Base of every error the app expects; anything else is a bug."""
 
 
+class Cancelled(OnnxStudioError):
+    """The user stopped the work (Cancel, a newer request, closing); never shown as an error.
+
+    The one type every background job raises when stopped; layout, export and runs
+    raise it as their own subclasses so a caller can still tell which step stopped.
+    """
+
+
 class ModelLoadError(OnnxStudioError):
     """A model file could not be opened; the message names the file and the reason."""
 

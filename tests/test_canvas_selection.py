@@ -85,10 +85,10 @@ def test_select_between_selects_the_path(window: MainWindow) -> None:
     model = tab.model
     ids = {n.name: n.id for n in model.graph.nodes}
     tab.view.set_selection([ids["/l3/Relu"], ids["/l1/MatMul"]])
-    window.act_between.trigger()
+    window.commands["between"].trigger()
     chosen = {model.node_by_id(i).name for i in tab.view.selected_ids()}
     assert chosen == {f"/l{k}/{op}" for k in (1, 2, 3) for op in ("MatMul", "Relu")}
     assert "Selected 6 nodes between" in window.statusBar().currentMessage()
     tab.view.set_selection([ids["/l3/Relu"]])
-    window.act_between.trigger()
+    window.commands["between"].trigger()
     assert "select exactly two nodes" in window.statusBar().currentMessage()

@@ -17,13 +17,13 @@ from onnxstudio.runner.compare import Comparison, compare, difference, parse_con
 from onnxstudio.runner.intermediates import node_outputs
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.tolerance import format_tolerance
-from onnxstudio.ui.insight.compare_panel import (
+from onnxstudio.ui.insight.compare_options import CompareOptions
+from onnxstudio.ui.insight.compare_panel import ComparePanel
+from onnxstudio.ui.insight.compare_table import (
     FIRST_TINT,
     NODE_ID_ROLE,
     SORT_ROLE,
     TINT,
-    CompareOptions,
-    ComparePanel,
     DifferenceTableModel,
 )
 from tests.conftest import REPO, shared_model

@@ -57,7 +57,7 @@ def test_diff_tab_colours_lists_and_jumps(window, qtbot, edited_pair) -> None:
     a, b = edited_pair
     window.open_paths([str(a)])
     qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
-    assert window.act_diff.isEnabled()
+    assert window.commands["diff"].isEnabled()
     tab = wait_diff(qtbot, diffing.open_diff(window, a, b))
     assert window.tabs.currentWidget() is tab
     shown = re.sub(r"<[^>]+>|&nbsp;|■", " ", tab.summary.text())
@@ -165,8 +165,8 @@ def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path
     source = diff_edits.conv_bn_relu(tmp_path / "net.onnx")
     window.open_paths([str(source)])
     qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
-    window.panels["run"][1].optimization_combo.setCurrentText("basic")
-    window.act_optimised.trigger()
+    window.run_panel.optimization_combo.setCurrentText("basic")
+    window.commands["optimised"].trigger()
     qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), DiffTab), timeout=60000)
     tab = wait_diff(qtbot, window.tabs.currentWidget())
     assert "as onnxruntime runs it (basic)" in window.tabs.tabText(window.tabs.currentIndex())

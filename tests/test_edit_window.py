@@ -152,9 +152,9 @@ def test_run_panel_runs_the_edited_model(qtbot, window: MainWindow) -> None:
     tab = open_model(qtbot, window, shared_model(MNIST))
     window.edits.apply([{"op": "add_output", "tensor": "Pooling66_Output_0"}])
     settle(qtbot, window, tab)
-    panel = window.panels["run"][1]
+    panel = window.run_panel
     assert panel.model_label.text() == "mnist.onnx (as edited)"
-    with qtbot.waitSignal(panel.run_finished, timeout=TIMEOUT) as blocker:
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT) as blocker:
         panel.run_random()
     (outcome,) = blocker.args[0]
     shapes = {v.name: v.shape for v in outcome.views}

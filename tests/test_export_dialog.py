@@ -132,7 +132,7 @@ def test_ctrl_e_in_the_main_window_exports_what_is_shown(
     window.show()
     tab = window.open_paths([str(save(tiny_mlp(), tmp_path / "mlp.onnx"))])[0]
     qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
-    assert window.act_export.shortcut() == QKeySequence("Ctrl+E")
+    assert window.commands["export"].shortcut() == QKeySequence("Ctrl+E")
     out = tmp_path / "shown.svg"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
     flows: list[ed.ExportFlow] = []

@@ -98,7 +98,7 @@ def test_ctrl_shift_x_extracts_and_opens_a_new_tab(
         return "open"
 
     monkeypatch.setattr(ExtractFlow, "ask_next", ask_next)
-    window.act_extract.trigger()
+    window.commands["extract"].trigger()
     qtbot.waitUntil(lambda: len(window.model_tabs()) == 2, timeout=30000)
     assert "mnist.onnx is open" in asked[0]
     assert "Wrote relu.onnx (1 node" in asked[1] and "Open it in a new tab?" in asked[1]
@@ -133,7 +133,7 @@ def test_run_this_part_matches_the_full_model(qtbot, tmp_path: Path) -> None:
     assert flow is not None
     with qtbot.waitSignal(flow.finished, timeout=30000):
         pass
-    with qtbot.waitSignal(flow.part_checked, timeout=60000) as blocker:
+    with qtbot.waitSignal(flow.partChecked, timeout=60000) as blocker:
         flow.run_part()
     checks = blocker.args[0]
     assert checks and all(c.matches for c in checks), [c.describe() for c in checks]
@@ -154,8 +154,8 @@ def test_run_this_part_feeds_the_last_real_input(qtbot, tmp_path: Path,
     qtbot.addWidget(window)
     window.show()
     tab = wait_open(qtbot, window.open_paths([str(sample_model_path())])[0])
-    run_panel = window.panels["run"][1]
-    with qtbot.waitSignal(run_panel.run_finished, timeout=120000):
+    run_panel = window.run_panel
+    with qtbot.waitSignal(run_panel.runFinished, timeout=120000):
         drop(window, [resource("sample", "digit_7.png")])
     fed: list[dict] = []
     real = cut_check.full_model_values
@@ -172,7 +172,7 @@ def test_run_this_part_feeds_the_last_real_input(qtbot, tmp_path: Path,
     assert flow is not None
     with qtbot.waitSignal(flow.finished, timeout=30000):
         pass
-    with qtbot.waitSignal(flow.part_checked, timeout=60000) as blocker:
+    with qtbot.waitSignal(flow.partChecked, timeout=60000) as blocker:
         flow.run_part()
     assert all(c.matches for c in blocker.args[0])
     assert "digit_7.png" in flow.source

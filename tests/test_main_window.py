@@ -51,7 +51,7 @@ def drop(widget, paths: list[Path]) -> None:
 def test_welcome_view_when_nothing_is_open(window: MainWindow, qtbot) -> None:
     assert window.central.currentWidget() is window.welcome
     assert window.welcome.no_recent.isVisible()
-    assert not window.act_export.isEnabled()
+    assert not window.commands["export"].isEnabled()
     qtbot.mouseClick(window.welcome.sample_button, Qt.MouseButton.LeftButton)
     tab = wait_open(qtbot, window.current_tab())
     assert tab.path == sample_model_path()
@@ -70,8 +70,8 @@ def test_drop_onnx_file_opens_a_tab(window: MainWindow, qtbot, tmp_path: Path) -
     assert window.tabs.tabText(window.tabs.currentIndex()) == "dropped.onnx"
     titles = sorted(b.title for b in tab.layout_data.boxes if b.kind == "node")
     assert titles == ["Add", "MatMul", "MatMul", "Relu", "Softmax"]
-    assert "5 nodes" in window.status_nodes.text()
-    assert "ai.onnx v21" in window.status_opset.text()
+    assert "5 nodes" in window.status_line.nodes.text()
+    assert "ai.onnx v21" in window.status_line.opsets.text()
 
 
 def test_bad_model_shows_reason_and_window_stays_usable(window: MainWindow, qtbot,
@@ -108,8 +108,8 @@ def test_settings_persist_across_restart(qtbot, tmp_path: Path) -> None:
     first.show()
     first.set_direction("LR")
     first.set_appearance("dark")
-    first.act_names.setChecked(True)
-    first._toggle_names()
+    first.commands["names"].setChecked(True)
+    first.toggle_names()
     first.resize(first.minimumSizeHint().width() + 37, first.minimumSizeHint().height() + 23)
     size = (first.width(), first.height())
     assert size != (1400, 900)  # not the first-start default
@@ -120,9 +120,9 @@ def test_settings_persist_across_restart(qtbot, tmp_path: Path) -> None:
     second = MainWindow()
     qtbot.addWidget(second)
     second.show()
-    assert second.direction == "LR" and second.act_lr.isChecked()
-    assert second.appearance == "dark" and second.theme_actions["dark"].isChecked()
-    assert second.show_names and second.act_names.isChecked()
+    assert second.direction == "LR" and second.commands["direction_lr"].isChecked()
+    assert second.appearance == "dark" and second.commands["theme_dark"].isChecked()
+    assert second.show_names and second.commands["names"].isChecked()
     # The offscreen screen is narrower than the window, so only the height survives as is.
     assert second.height() == size[1]
     assert next(a.toolTip() for a in second.recent_menu.actions()) == str(path)
@@ -136,7 +136,7 @@ def test_double_click_group_expands_and_click_selects(window: MainWindow, qtbot)
     ops = [b for b in layout.boxes if b.kind == "node"]
     assert ops, "the CNN opens with its operators visible"
     # Collapse everything: one box per top-level group, then expand one by double-click.
-    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
+    with qtbot.waitSignal(tab.layoutChanged, timeout=30000):
         tab.collapse_all()
     groups = [b for b in tab.layout_data.boxes if b.kind == "group"]
     assert groups
@@ -144,12 +144,12 @@ def test_double_click_group_expands_and_click_selects(window: MainWindow, qtbot)
     target = groups[0]
     tab.view.center_on_box(target.id, flash=False)
     pos = tab.view.map_box_to_view(target.id)
-    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
+    with qtbot.waitSignal(tab.layoutChanged, timeout=30000):
         qtbot.mouseDClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert target.id in tab.state.groups
     assert tab.layout_data.box(target.id) is None  # now a frame, not a box
     assert any(f.id == target.id for f in tab.layout_data.groups)
-    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
+    with qtbot.waitSignal(tab.layoutChanged, timeout=30000):
         tab.expand_all()
     op = next(b for b in tab.layout_data.boxes if b.kind == "node")
     tab.view.center_on_box(op.id, flash=False)
@@ -198,11 +198,11 @@ def test_second_launch_hands_files_to_the_running_window(window: MainWindow, qtb
 def test_view_menu_commands(window: MainWindow, qtbot, tmp_path: Path) -> None:
     tab = wait_open(qtbot, window.open_paths([str(save(tiny_mlp(), tmp_path / "m.onnx"))])[0])
     before = tab.view.current_scale()
-    window.act_zoom_in.trigger()
+    window.commands["zoom_in"].trigger()
     assert tab.view.current_scale() > before
-    window.act_fit.trigger()
-    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
-        window.act_toggle_dir.trigger()
+    window.commands["fit"].trigger()
+    with qtbot.waitSignal(tab.layoutChanged, timeout=30000):
+        window.commands["toggle_direction"].trigger()
     assert tab.layout_data.direction == "LR"
     xs = [b.x for b in tab.layout_data.boxes if b.kind == "node"]
     assert max(xs) - min(xs) > 0  # left-to-right really spreads along x
@@ -214,19 +214,42 @@ def test_image_dropped_on_the_window_is_classified(window: MainWindow, qtbot) ->
 
     tab = wait_open(qtbot, window.open_paths([str(sample_model_path())])[0])
     assert tab.model is not None
-    run_panel = window.panels["run"][1]
-    with qtbot.waitSignal(run_panel.run_finished, timeout=120000):
+    run_panel = window.run_panel
+    with qtbot.waitSignal(run_panel.runFinished, timeout=120000):
         drop(window, [resource("sample", "digit_7.png")])
     assert window.docks["run"].isVisible()
     assert run_panel.top_table.item(0, 0).text().startswith("7")
     assert run_panel.error_text() == ""
 
 
+def test_run_image_command_asks_for_an_image_and_classifies_it(
+        window: MainWindow, qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run ▸ Run Image… (Ctrl+R) opens a file dialog and runs the chosen image."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from onnxstudio.resources import resource
+
+    asked: list[str] = []
+
+    def choose(_parent, title, *_args):
+        asked.append(title)
+        return [str(resource("sample", "digit_7.png"))], ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(choose))
+    wait_open(qtbot, window.open_paths([str(sample_model_path())])[0])
+    assert window.commands["run_image"].shortcut().toString() == "Ctrl+R"
+    with qtbot.waitSignal(window.run_panel.runFinished, timeout=120000):
+        window.commands["run_image"].trigger()
+    assert asked == ["Open images"]
+    assert window.docks["run"].isVisible()
+    assert window.run_panel.top_table.item(0, 0).text().startswith("7")
+
+
 def test_real_mnist_digit_photo_dropped_on_the_window(window: MainWindow, qtbot) -> None:
     model = shared_model("zoo/mnist/mnist.onnx")
     wait_open(qtbot, window.open_paths([str(model)])[0])
-    run_panel = window.panels["run"][1]
-    with qtbot.waitSignal(run_panel.run_finished, timeout=120000):
+    run_panel = window.run_panel
+    with qtbot.waitSignal(run_panel.runFinished, timeout=120000):
         drop(window, [shared_model("images/digit_3.jpg")])
     assert run_panel.top_table.item(0, 0).text().startswith("3")
 
@@ -250,8 +273,8 @@ def test_expand_all_opens_local_function_calls_in_place(window: MainWindow, qtbo
     tab = wait_open(qtbot, window.open_paths([str(path)])[0])
     call = tab.model.graph.nodes[0]
     assert tab.layout_data.box(call.id) is not None  # a call starts collapsed, as one box
-    with qtbot.waitSignal(tab.layout_changed, timeout=30000):
-        window.act_expand.trigger()
+    with qtbot.waitSignal(tab.layoutChanged, timeout=30000):
+        window.commands["expand"].trigger()
     assert "function" in {f.kind for f in tab.layout_data.groups}
     inner = {b.title for b in tab.layout_data.boxes if b.id.startswith(f"{call.id}/")}
     assert inner == {"Sigmoid", "Mul"}
@@ -275,7 +298,38 @@ def test_menus_offer_what_the_issue_lists(window: MainWindow) -> None:
     assert {"Run Image…", "Run with Random Inputs", "Benchmark", "Execution Provider"} <= set(run)
     provider_menu = next(a.menu() for a in menus["Run"].actions() if a.menu())
     assert "CPU" in texts(provider_menu)
-    combo = window.panels["run"][1].provider_combo
+    combo = window.run_panel.provider_combo
     next(a for a in provider_menu.actions() if a.text() == "CPU").trigger()
     assert combo.currentText() == "CPUExecutionProvider"
     assert {"Keyboard Shortcuts", "About onnxstudio"} <= set(texts(menus["Help"]))
+
+
+def test_menus_and_shortcuts_come_from_the_command_table(window: MainWindow) -> None:
+    """Every shortcut the window had before the table still reaches its menu entry."""
+    def entries(menu) -> dict[str, str]:
+        out = {}
+        for act in menu.actions():
+            if act.menu() is not None:
+                out |= entries(act.menu())
+            elif not act.isSeparator():
+                out[act.text().replace("&", "")] = act.shortcut().toString()
+        return out
+
+    menus = {a.text().replace("&", ""): entries(a.menu()) for a in window.menuBar().actions()}
+    assert list(menus) == ["File", "Edit", "View", "Model", "Run", "Help"]
+    expected = {
+        ("File", "Export Diagram…"): "Ctrl+E", ("View", "Fit to Window"): "Ctrl+0",
+        ("View", "Expand All Groups"): "Ctrl+Shift+E",
+        ("View", "Collapse All Groups"): "Ctrl+Shift+C",
+        ("View", "Show Node Names"): "Ctrl+Shift+N", ("View", "Toggle Direction"): "Ctrl+D",
+        ("Model", "Model Properties"): "Ctrl+I", ("Model", "Extract Selection…"): "Ctrl+Shift+X",
+        ("Model", "Find…"): "Ctrl+F", ("Run", "Run Image…"): "Ctrl+R",
+        ("Run", "Run with Random Inputs"): "Ctrl+Shift+R", ("Run", "Profile Run"): "Ctrl+Shift+P",
+        ("Run", "Show Tensor Values"): "Ctrl+T", ("Run", "Compare Runs"): "Ctrl+Shift+M",
+        ("Help", "Keyboard Shortcuts"): "F1", ("File", "Open…"): "Ctrl+O",
+    }
+    assert {key: menus[key[0]].get(key[1]) for key in expected} == expected
+    assert {"Top to Bottom", "Left to Right", "Light", "Dark", "Node", "Run"} <= set(menus["View"])
+    assert [a.iconText() for a in window.toolbar.actions() if not a.isSeparator()] == [
+        "Open", "Export", "Fit", "Zoom +", "Zoom −", "Expand all", "Collapse all", "TB ⇄ LR",
+        "Find", "Run image"]

@@ -77,8 +77,8 @@ def test_tab_relabels_edges_and_node_panel_when_shapes_arrive(qtbot, tmp_path: P
     tab.show()
     inspector = Inspector(lambda: tab)
     tab.loaded.connect(inspector.show_model)
-    tab.shapes_ready.connect(lambda model: inspector.refresh(model, tab.view.selected_ids()))
-    with qtbot.waitSignal(tab.shapes_ready, timeout=120000):
+    tab.shapesReady.connect(lambda model: inspector.refresh(model, tab.view.selected_ids()))
+    with qtbot.waitSignal(tab.shapesReady, timeout=120000):
         tab.start()
     qtbot.waitUntil(lambda: not tab.busy, timeout=60000)
     labels = {e.value: e.label for e in tab.layout_data.edges}

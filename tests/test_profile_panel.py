@@ -11,15 +11,12 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QFileDialog, QTableView
 
+from onnxstudio.model import load_model
+from onnxstudio.model.formatting import format_ms
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
-from onnxstudio.ui.insight.profile_panel import (
-    ID_ROLE,
-    SORT_ROLE,
-    ProfileOptions,
-    ProfilePanel,
-    format_ms,
-)
+from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
+from onnxstudio.ui.insight.profile_tables import ID_ROLE, SORT_ROLE
 from tests.conftest import REPO, shared_model
 
 SAMPLE = REPO / "resources" / "sample" / "digits_cnn.onnx"
@@ -49,7 +46,7 @@ def _panel(qtbot, model: Path | None = None, result: ProfileResult | None = None
     panel.resize(400, 800)
     panel.show()
     if model is not None:
-        panel.set_model(model)
+        panel.set_model(model, load_model(model))
     if result is not None:
         panel.set_result(result)
     return panel

@@ -18,7 +18,7 @@ from onnxstudio.runner.compare import parse_config
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.session import Session, SessionConfig
 from onnxstudio.ui.canvas.model_tab import ModelTab
-from onnxstudio.ui.insight.compare_panel import CompareOptions
+from onnxstudio.ui.insight.compare_options import CompareOptions
 from onnxstudio.ui.insight.profile_panel import ProfileOptions
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
 from tests.conftest import REPO, shared_model
@@ -42,7 +42,7 @@ def _open(window: MainWindow, qtbot, path: Path) -> ModelTab:
 
 
 def _run(window: MainWindow, qtbot, image: Path) -> None:
-    run = window.panels["run"][1]
+    run = window.run_panel
     assert run.open_images([image])  # type: ignore[attr-defined]
     qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy,  # type: ignore[attr-defined]
                     timeout=60000)
@@ -131,7 +131,7 @@ def test_clicking_an_edge_shows_the_tensor_a_bare_session_returns(window: MainWi
     qtbot.waitUntil(lambda: dock.view.current_name() == value, timeout=60000)
     shown = dock.view.current_array()
 
-    request = window.panels["run"][1].inspection_request()  # type: ignore[attr-defined]
+    request = window.run_panel.inspection_request()
     _, feeds = request_feeds(request, Session(model, SessionConfig(optimization="disable")))
     proto = onnx.load(str(model))
     proto.graph.output.append(onnx.ValueInfoProto(name=value))
@@ -184,7 +184,7 @@ def test_capture_all_then_clicking_a_node_shows_its_output(window: MainWindow, q
     insight.capture_all()  # before any run: refused with a reason, nothing captured
     assert "Run the model first" in (insight.tensor_dock.view.error_message() or "")
     _run(window, qtbot, DIGIT)
-    window.act_tensors.trigger()
+    window.commands["tensors"].trigger()
     assert window.docks["tensor"].isVisible()
     insight.capture_all()
     model = tab.model

@@ -31,7 +31,7 @@ def panel(qtbot) -> Iterator[RunPanel]:
 
 
 def finish(qtbot, panel: RunPanel, action) -> list:
-    with qtbot.waitSignal(panel.run_finished, timeout=TIMEOUT) as blocker:
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT) as blocker:
         action()
     return blocker.args[0]
 
@@ -62,7 +62,7 @@ def test_drop_event_with_file_urls_runs_the_image(qtbot, panel: RunPanel) -> Non
     assert QApplication.sendEvent(panel, enter) and enter.isAccepted()
     event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
-    with qtbot.waitSignal(panel.run_finished, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT):
         QApplication.sendEvent(panel, event)
     assert panel.top_table.item(0, 0).text().startswith("3")
 
@@ -88,7 +88,7 @@ def test_sequence_of_maps_is_displayed(qtbot, panel: RunPanel) -> None:
 def test_refused_model_gives_a_clear_non_modal_message(qtbot, panel: RunPanel,
                                                        tmp_path: Path) -> None:
     panel.set_model(refused_model(tmp_path / "bogus.onnx"))
-    with qtbot.waitSignal(panel.run_failed, timeout=TIMEOUT) as blocker:
+    with qtbot.waitSignal(panel.runFailed, timeout=TIMEOUT) as blocker:
         panel.run_random()
     assert blocker.args[0].startswith("bogus.onnx: onnxruntime cannot load this model")
     assert "FrobnicateTensor" in panel.error_text()
@@ -107,7 +107,7 @@ def test_bad_images_get_a_message_and_nothing_else(qtbot, panel: RunPanel, tmp_p
     cut = tmp_path / "cut.png"
     Image.fromarray(np.random.default_rng(0).integers(0, 255, (64, 64, 3), np.uint8)).save(cut)
     cut.write_bytes(cut.read_bytes()[:300])
-    with qtbot.waitSignal(panel.run_failed, timeout=TIMEOUT) as blocker:
+    with qtbot.waitSignal(panel.runFailed, timeout=TIMEOUT) as blocker:
         panel.open_images([cut])
     assert blocker.args[0].startswith("cut.png: ")
     # the earlier answer is gone: nothing under the banner can pass for this file's result
@@ -116,7 +116,7 @@ def test_bad_images_get_a_message_and_nothing_else(qtbot, panel: RunPanel, tmp_p
     monkeypatch.setattr(images, "MAX_PIXELS", 1000)
     bomb = tmp_path / "bomb.png"
     Image.new("L", (64, 64)).save(bomb)
-    with qtbot.waitSignal(panel.run_failed, timeout=TIMEOUT) as blocker:
+    with qtbot.waitSignal(panel.runFailed, timeout=TIMEOUT) as blocker:
         panel.open_images([bomb])
     assert "bomb.png: image too large" in panel.error_text()
     assert not panel.open_images([tmp_path / "notes.txt"])
@@ -146,7 +146,7 @@ def test_gui_stays_responsive_and_cancel_works(qtbot, panel: RunPanel, tmp_path:
 def test_new_request_supersedes_a_running_one(qtbot, panel: RunPanel, tmp_path: Path) -> None:
     panel.set_model(slow_model(tmp_path / "slow.onnx"))
     seen: list[list] = []
-    panel.run_finished.connect(seen.append)
+    panel.runFinished.connect(seen.append)
     with qtbot.waitSignal(panel.controller.started, timeout=TIMEOUT):
         panel.run_random()
     panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
@@ -212,8 +212,8 @@ def test_rapid_drops_show_only_the_last_result(qtbot, panel: RunPanel, tmp_path:
         copy.write_bytes(digit.read_bytes())
         names.append(copy)
     seen: list[list] = []
-    panel.run_finished.connect(seen.append)
-    with qtbot.waitSignal(panel.run_finished, timeout=TIMEOUT):
+    panel.runFinished.connect(seen.append)
+    with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT):
         for path in names:
             panel.open_images([path])
     qtbot.wait(100)

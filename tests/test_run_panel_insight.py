@@ -27,7 +27,7 @@ def panel(qtbot) -> Iterator[RunPanel]:
     p.shutdown()
 
 
-def run(qtbot, panel: RunPanel, action, signal: str = "run_finished") -> list:
+def run(qtbot, panel: RunPanel, action, signal: str = "runFinished") -> list:
     with qtbot.waitSignal(getattr(panel, signal), timeout=TIMEOUT) as blocker:
         assert action() is not False
     return blocker.args[0]
@@ -108,5 +108,5 @@ def test_a_failed_run_clears_the_detector_overlay(qtbot, panel: RunPanel, tmp_pa
     run(qtbot, panel, lambda: panel.open_images([shared_model("images/camera.png")]))
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n broken")
-    run(qtbot, panel, lambda: panel.open_images([bad]), "run_failed")
+    run(qtbot, panel, lambda: panel.open_images([bad]), "runFailed")
     assert not panel.detection_view.isVisible() and panel.outcomes() == []

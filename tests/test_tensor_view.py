@@ -8,7 +8,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QToolButton
 
-from onnxstudio.model.summary import human_bytes
+from onnxstudio.model.formatting import human_bytes
 from onnxstudio.runner.intermediates import capture
 from onnxstudio.runner.pipeline import ImageSource, RunRequest
 from onnxstudio.ui.insight.tensor_view import ALERT, EMPTY_TEXT, TensorView

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxstudio.commands.run import _json_safe, add_input_options, requests
+from onnxstudio.model.formatting import format_number
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  warning: {w}")
     for d in result.outputs:
         flag = "DIVERGES" if d.exceeds else "ok"
-        print(f"  output {d.name}: max abs {d.max_abs:.3g}, max rel {d.max_rel:.3g}, "
+        print(f"  output {d.name}: max abs {format_number(d.max_abs, 3)}, "
+              f"max rel {format_number(d.max_rel, 3)}, "
               f"cosine {d.cosine:.6f}  {flag}")
     fd = result.first_divergence
     if fd is None:

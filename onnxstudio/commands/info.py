@@ -9,7 +9,8 @@ import time
 from typing import Any
 
 from onnxstudio.model import load_model
-from onnxstudio.model.summary import human_bytes, human_count, model_summary
+from onnxstudio.model.formatting import human_bytes, human_count
+from onnxstudio.model.summary import model_summary
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

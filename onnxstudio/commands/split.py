@@ -49,15 +49,15 @@ def _times(model_path: str) -> dict[int, float]:
 
 
 def _table(plan: Any) -> str:
-    from onnxstudio.model.cut import human_size
+    from onnxstudio.model.formatting import human_bytes
 
     lines = [f"{'stage':<14} {'nodes':>6} {'share':>6} {'weights':>9}  inputs"]
     for stage in plan.stages:
         share = stage.cost / plan.total_cost if plan.total_cost else 0.0
         fed = ", ".join(f"{i.name} ({i.source})" for i in stage.inputs)
         lines.append(f"{stage.file:<14} {len(stage.nodes):>6} {share:>6.1%} "
-                     f"{human_size(stage.params):>9}  {fed}")
-    handed = ", ".join(human_size(b) for b in plan.cut_bytes) or "–"
+                     f"{human_bytes(stage.params):>9}  {fed}")
+    handed = ", ".join(human_bytes(b) for b in plan.cut_bytes) or "–"
     lines.append(f"balance: costliest stage {plan.imbalance:.2f}× the ideal share "
                  f"(by {plan.by}); handed over at the cuts: {handed}")
     return "\n".join(lines)

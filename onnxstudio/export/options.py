@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from onnxstudio.errors import ExportError
+from onnxstudio.errors import Cancelled, ExportError
 
 if TYPE_CHECKING:
     from onnxstudio.model.graph import Model
@@ -32,7 +32,7 @@ CancelFn = Callable[[], bool]
 """Polled between work units; returning True stops the export (nothing is written)."""
 
 
-class ExportCancelled(ExportError):
+class ExportCancelled(ExportError, Cancelled):
     """The user cancelled; the destination file was left as it was."""
 
     def __init__(self) -> None:

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from onnxstudio.model.formatting import format_number
+from onnxstudio.model.formatting import shape_text as _shape
 from onnxstudio.model.graph import Attribute, Graph, Node, TensorSummary, TensorType
 from onnxstudio.model.schemas import input_names, slot_names
 
@@ -86,13 +88,9 @@ _DTYPES = {
 def _fmt(value: Any) -> str:
     if isinstance(value, TensorSummary):
         return value.preview or f"⟨{'×'.join(map(str, value.shape))}⟩"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
     if isinstance(value, (list, tuple)):
         return ",".join(_fmt(v) for v in value)
-    return str(value)
+    return format_number(value, 4)
 
 
 def _attrs(node: Node) -> dict[str, Attribute]:
@@ -225,10 +223,6 @@ def dim_abbreviations(graph: Graph) -> dict[str, str]:
                             out.setdefault(_initials(ident), ident)
         stack.extend(b for n in g.nodes for b in n.subgraphs.values())
     return dict(sorted(out.items()))
-
-
-def _shape(shape: Sequence[Any]) -> str:
-    return "×".join(str(d) for d in shape) if shape else "scalar"
 
 
 FOLDED_OPS = ("Constant", "ConstantOfShape")  # producers drawn as lines of their consumer

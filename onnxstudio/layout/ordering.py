@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from onnxstudio.errors import Cancelled
 from onnxstudio.layout.ranking import Dag, Link
 
 ORDER_SWEEPS = 6
@@ -19,7 +20,7 @@ Ports = dict[tuple[int, int], tuple[float, float]]
 _NONE = (0.0, 0.0)
 
 
-class LayoutCancelled(Exception):
+class LayoutCancelled(Cancelled):
     """Raised when the caller's cancel() returned True mid-layout."""
 
 

@@ -21,6 +21,7 @@ from onnx import external_data_helper
 from onnxstudio.errors import CutError
 from onnxstudio.model.dtypes import dtype_name
 from onnxstudio.model.external import model_folder
+from onnxstudio.model.formatting import human_bytes
 from onnxstudio.model.graph import Graph, Model, TensorType
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.write import (
@@ -61,7 +62,7 @@ class Cut:
             return f"{n:,} {word}{'' if n == 1 else 's'}"
 
         return (f"{count(len(self.nodes), 'node')}, "
-                f"{count(len(self.initializers), 'weight')} ({human_size(self.weight_bytes)}); "
+                f"{count(len(self.initializers), 'weight')} ({human_bytes(self.weight_bytes)}); "
                 f"{count(len(self.inputs), 'input')}, {count(len(self.outputs), 'output')}")
 
 
@@ -72,14 +73,6 @@ class WrittenCut:
     path: Path
     data_path: Path | None
     weight_bytes: int
-
-
-def human_size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
 
 
 def value_deps(graph: Graph, index: int) -> list[str]:

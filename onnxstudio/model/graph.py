@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from onnxstudio.model.formatting import shape_text
+
 T = TypeVar("T")
 
 Dim = int | str | None
@@ -29,9 +31,7 @@ class TensorType:
     kind: str = "tensor"  # tensor, sequence, map, optional, sparse_tensor
 
     def shape_text(self) -> str:
-        if self.shape is None:
-            return "?"
-        return "×".join("?" if d is None else str(d) for d in self.shape) or "scalar"
+        return shape_text(self.shape)
 
     def describe(self) -> str:
         base = f"{self.dtype or '?'}[{self.shape_text()}]"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 
 from onnxstudio.layout.scopes import graph_scope_tree
 from onnxstudio.layout.types import Layout
+from onnxstudio.model.formatting import format_duration
 from onnxstudio.model.graph import Graph
 
 if TYPE_CHECKING:
@@ -108,16 +109,6 @@ def box_values(layout: Layout, graph: Graph, values: Mapping[str, float],
     return out
 
 
-def _ms(value: float) -> str:
-    if value >= 100:
-        return f"{value:.0f} ms"
-    if value >= 1:
-        return f"{value:.1f} ms"
-    if value >= 0.01:
-        return f"{value:.2f} ms"
-    return f"{value * 1000:.1f} µs"
-
-
 def build_overlay(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     """Colours for every box of ``layout`` that a measured node falls in."""
     if data.kind == "profile":
@@ -138,7 +129,7 @@ def _profile(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
         # Square root: a node taking 1 % of the slowest still shows a tint, while the
         # hot spots stay clearly the darkest (linear washes most of a CNN out to white).
         fills[box_id] = ramp(HEAT, math.sqrt(max(ms, 0.0) / top))
-        badges[box_id] = _ms(ms)
+        badges[box_id] = format_duration(ms)
         tip = data.tips.get(box_id, "")
         tips[box_id] = (f"Time {ms:.3f} ms per run ({ms / whole * 100:.1f} % of "
                         f"{whole:.3f} ms)" + (f"<br>{tip}" if tip else ""))
@@ -146,7 +137,7 @@ def _profile(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     for node_id, tip in data.tips.items():  # e.g. nodes fused into another's kernel
         if node_id not in tips and node_id in drawn:
             tips[node_id] = tip
-    legend = tuple((ramp(HEAT, math.sqrt(f)), _ms(top * f) if f else "0")
+    legend = tuple((ramp(HEAT, math.sqrt(f)), format_duration(top * f) if f else "0")
                    for f in (0.0, 0.1, 0.5, 1.0))
     return Overlay(data, fills, badges, tips, legend)
 

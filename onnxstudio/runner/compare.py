@@ -24,6 +24,7 @@ from onnxstudio.model.diff import diff_models
 from onnxstudio.model.external import load_external_weights
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.reader import build_model
+from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.intermediates import DEFAULT_CAP_BYTES, capture_feeds, node_outputs
 from onnxstudio.runner.pipeline import RunRequest
@@ -196,14 +197,14 @@ def _reference(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
 
 
 def _side(model: Path, proto: onnx.ModelProto, external: bool, feeds: Mapping[str, Any],
-          cfg: RunConfig, names: list[str], cap_bytes: int
+          cfg: RunConfig, names: list[str], cap_bytes: int, cancel: CancelToken | None
           ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     if cfg.engine == "reference":
         outputs, every = _reference(model, proto, feeds, external)
         return outputs, {n: every[n] for n in names if n in every}, []
     config = SessionConfig(cfg.provider, cfg.optimization)
-    outputs = Session(model, config).run(feeds).outputs
-    cap = capture_feeds(model, proto, feeds, names, config, cap_bytes)
+    outputs = Session(model, config, cancel=cancel).run(feeds).outputs
+    cap = capture_feeds(model, proto, feeds, names, config, cap_bytes, cancel=cancel)
     return outputs, cap.values, cap.warnings
 
 
@@ -227,7 +228,8 @@ def value_pairs(model_a: Path, proto_a: onnx.ModelProto, model_b: Path,
 
 
 def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float | None = None,
-            model_b: Path | None = None, cap_bytes: int = DEFAULT_CAP_BYTES) -> Comparison:
+            model_b: Path | None = None, cap_bytes: int = DEFAULT_CAP_BYTES,
+            cancel: CancelToken | None = None) -> Comparison:
     """Compare the request's first input on ``a`` and ``b`` (``b`` on ``model_b`` if given);
     ``tolerance`` None follows each value's dtype."""
     model_a = request.model
@@ -235,14 +237,17 @@ def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float | 
     proto_a, ext_a = read_model_proto(model_a)
     proto_b, ext_b = (proto_a, ext_a) if model_b == model_a else read_model_proto(model_b)
     # Feeds are prepared once (preprocessing as in `onnxstudio run`), then shared.
-    source, feeds = request_feeds(request, Session(model_a, SessionConfig(optimization="disable")))
+    source, feeds = request_feeds(
+        request, Session(model_a, SessionConfig(optimization="disable"), cancel=cancel))
     pairs = (value_pairs(model_a, proto_a, model_b, proto_b) if model_b != model_a
              else {n: n for n in (*node_outputs(proto_a.graph), *_io_names(proto_a))})
     names = [n for n in node_outputs(proto_a.graph) if n in pairs]
     feeds_b = {pairs.get(k, k): v for k, v in feeds.items()}
-    out_a, mid_a, warn_a = _side(model_a, proto_a, ext_a, feeds, a, names, cap_bytes)
+    out_a, mid_a, warn_a = _side(model_a, proto_a, ext_a, feeds, a, names, cap_bytes, cancel)
+    if cancel is not None:
+        cancel.check()  # the reference evaluator cannot be stopped midway: not started
     out_b, mid_b, warn_b = _side(model_b, proto_b, ext_b, feeds_b, b,
-                                 [pairs[n] for n in names], cap_bytes)
+                                 [pairs[n] for n in names], cap_bytes, cancel)
     producer = {o: i for i, n in enumerate(proto_a.graph.node) for o in n.output if o}
     outputs = [difference(n, out_a[n], out_b[pairs[n]], tolerance) for n in out_a
                if pairs.get(n) in out_b]

@@ -15,9 +15,10 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from onnxstudio.errors import RunError
+from onnxstudio.errors import Cancelled, RunError
 from onnxstudio.model.external import load_external_weights, model_folder
 from onnxstudio.model.load import check_model_bytes, read_checked, read_model_proto
+from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.inputs import read_model_info
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.synthetic import synthetic_feeds
@@ -62,8 +63,8 @@ def cpu_session(model: bytes | str | Path, name: str | Path) -> ort.InferenceSes
 
 
 def full_model_values(model_path: str | Path, names: list[str],
-                      feeds: dict[str, Any] | None = None, seed: int = 0
-                      ) -> dict[str, np.ndarray]:
+                      feeds: dict[str, Any] | None = None, seed: int = 0,
+                      cancel: CancelToken | None = None) -> dict[str, np.ndarray]:
     """The full model's values of ``names`` (and its feeds) on ``feeds`` or random inputs."""
     path = Path(model_path)
     proto, external = read_model_proto(path)  # refuses data outside the model's folder
@@ -81,40 +82,49 @@ def full_model_values(model_path: str | Path, names: list[str],
         feeds = synthetic_feeds(read_model_info(path).inputs, seed=seed)
     wanted = [o.name for o in session.get_outputs()]
     try:
-        results = session.run(wanted, feeds)
+        with (cancel or CancelToken()).run_options() as options:
+            results = session.run(wanted, feeds, options)
+    except Cancelled:
+        raise
     except Exception as exc:
         raise RunError(f"{path.name}: the full model failed to run ({exc})") from exc
     return {**feeds, **dict(zip(wanted, results, strict=True))}
 
 
-def request_input(model_path: str | Path, request: RunRequest) -> tuple[str, dict[str, Any]]:
+def request_input(model_path: str | Path, request: RunRequest,
+                  cancel: CancelToken | None = None) -> tuple[str, dict[str, Any]]:
     """(source, feeds): the input of a run request (an image, .npy files) as the full
     model was fed it, so a part is checked on what really flowed, not on noise."""
     from onnxstudio.runner.feeds import request_feeds
     from onnxstudio.runner.session import Session
 
-    session = Session(Path(model_path), request.config)
+    session = Session(Path(model_path), request.config, cancel=cancel)
     return request_feeds(request, session)
 
 
 def run_part(model_path: str | Path, part_path: str | Path, seed: int = 0,
              rtol: float | None = None, atol: float | None = None,
-             feeds: dict[str, Any] | None = None) -> list[PartCheck]:
+             feeds: dict[str, Any] | None = None,
+             cancel: CancelToken | None = None) -> list[PartCheck]:
     """Run ``part_path`` on what ``model_path`` computes at the cut; compare its outputs
     (within the tolerance of their dtype unless ``rtol``/``atol`` are given).
 
     ``feeds``: the full model's inputs (see :func:`request_input`); seeded random inputs
-    of the right types when None.
+    of the right types when None. ``cancel`` stops its onnxruntime runs midway.
     """
     part = cpu_session(str(part_path), Path(part_path).name)
     inputs = [i.name for i in part.get_inputs()]
     outputs = [o.name for o in part.get_outputs()]
-    full = full_model_values(model_path, [*inputs, *outputs], feeds=feeds, seed=seed)
+    full = full_model_values(model_path, [*inputs, *outputs], feeds=feeds, seed=seed,
+                             cancel=cancel)
     missing = [n for n in inputs if n not in full]
     if missing:
         raise RunError(f"the full model does not make '{missing[0]}'")
     try:
-        got = part.run(outputs, {n: full[n] for n in inputs})
+        with (cancel or CancelToken()).run_options() as options:
+            got = part.run(outputs, {n: full[n] for n in inputs}, options)
+    except Cancelled:
+        raise
     except Exception as exc:
         raise RunError(f"{Path(part_path).name}: the part failed to run ({exc})") from exc
     checks = []

@@ -21,6 +21,7 @@ import onnx
 from onnx import helper, shape_inference
 
 from onnxstudio.errors import InputError, RunError
+from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.session import Session, SessionConfig
@@ -180,7 +181,8 @@ def with_outputs(proto: onnx.ModelProto, names: Sequence[str],
 
 def capture_feeds(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
                   names: Iterable[str] | None, config: SessionConfig,
-                  cap_bytes: int = DEFAULT_CAP_BYTES, source: str = "") -> Capture:
+                  cap_bytes: int = DEFAULT_CAP_BYTES, source: str = "",
+                  cancel: CancelToken | None = None) -> Capture:
     """Run ``feeds`` through a copy of ``proto`` that outputs ``names`` (None: all)."""
     wanted = node_outputs(proto.graph) if names is None else list(names)
     unknown = [n for n in wanted if n not in set(node_outputs(proto.graph)) and n not in feeds]
@@ -196,7 +198,7 @@ def capture_feeds(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
     if extra.ByteSize() > _PROTOBUF_LIMIT:
         raise RunError(f"{model.name}: too large to copy in memory (over 2 GB without "
                        "external data); capture needs the weights stored as external data")
-    session = Session(model, config, model_bytes=extra.SerializeToString())
+    session = Session(model, config, model_bytes=extra.SerializeToString(), cancel=cancel)
     del extra
     result = session.run(feeds).outputs
     values = {n: np.asarray(result[n]) for n in kept if n in result}
@@ -206,7 +208,8 @@ def capture_feeds(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
 
 
 def capture(request: RunRequest, names: Iterable[str] | None = None,
-            cap_bytes: int = DEFAULT_CAP_BYTES, optimization: str | None = "disable") -> Capture:
+            cap_bytes: int = DEFAULT_CAP_BYTES, optimization: str | None = "disable",
+            cancel: CancelToken | None = None) -> Capture:
     """Capture ``names`` (None: every node output) for the request's first input.
 
     ``optimization`` overrides the request's level (None keeps it).
@@ -215,5 +218,6 @@ def capture(request: RunRequest, names: Iterable[str] | None = None,
         replace(request.config, optimization=optimization)
     proto = request.proto()
     source, feeds = request_feeds(request, Session(request.model, config,
-                                                   model_bytes=request.model_bytes))
-    return capture_feeds(request.model, proto, feeds, names, config, cap_bytes, source)
+                                                   model_bytes=request.model_bytes,
+                                                   cancel=cancel))
+    return capture_feeds(request.model, proto, feeds, names, config, cap_bytes, source, cancel)

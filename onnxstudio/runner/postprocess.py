@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from onnxstudio.model.formatting import format_number
 from onnxstudio.runner.labels import Labels
 from onnxstudio.runner.preprocess import Preprocessed
 
@@ -96,20 +97,12 @@ def stats(value: np.ndarray) -> dict[str, float]:
     return out
 
 
-def _fmt(v: Any) -> str:
-    if isinstance(v, (float, np.floating)):
-        return f"{float(v):.6g}"
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    return str(v)
-
-
 def value_table(value: np.ndarray) -> list[list[str]]:
     """The first rows and columns of the tensor as text (rank >2 folded onto the last axis)."""
     if value.ndim == 0:
-        return [[_fmt(value.item())]]
+        return [[format_number(value.item())]]
     flat = value.reshape(-1, value.shape[-1]) if value.ndim > 1 else value.reshape(-1, 1)
-    return [[_fmt(x) for x in row[:TABLE_COLS]] for row in flat[:TABLE_ROWS]]
+    return [[format_number(x) for x in row[:TABLE_COLS]] for row in flat[:TABLE_ROWS]]
 
 
 def _image_axes(shape: Sequence[int]) -> str | None:
@@ -164,7 +157,7 @@ def as_image(value: np.ndarray, pre: Preprocessed | None) -> np.ndarray | None:
 
 
 def _map_table(m: Mapping[Any, Any]) -> list[list[str]]:
-    return [[_fmt(k), _fmt(v)] for k, v in list(m.items())[:TABLE_ROWS]]
+    return [[format_number(k), format_number(v)] for k, v in list(m.items())[:TABLE_ROWS]]
 
 
 def interpret(outputs: Mapping[str, Any], labels_for: LabelSource | None = None,
@@ -180,15 +173,18 @@ def interpret(outputs: Mapping[str, Any], labels_for: LabelSource | None = None,
             if value and isinstance(value[0], dict):
                 first: dict[Any, Any] = value[0]
                 view.summary = f"sequence of {len(value)} maps ({len(first)} keys each)"
-                view.table = [[str(i), ", ".join(f"{_fmt(a)}: {_fmt(b)}" for a, b in m.items())]
-                              for i, m in enumerate(value[:TABLE_ROWS])]
+                view.table = [
+                    [str(i), ", ".join(f"{format_number(a)}: {format_number(b)}"
+                                       for a, b in m.items())]
+                    for i, m in enumerate(value[:TABLE_ROWS])]
                 keys = list(first.keys())
                 scores = np.array([float(first[key]) for key in keys])
                 order = np.argsort(-scores, kind="stable")[:k]
-                view.top = [TopEntry(int(i), _fmt(keys[i]), float(scores[i])) for i in order]
+                view.top = [TopEntry(int(i), format_number(keys[i]), float(scores[i]))
+                            for i in order]
                 view.labels_source = "map keys"
             else:
-                view.table = [[str(i), _fmt(v)] for i, v in enumerate(value[:TABLE_ROWS])]
+                view.table = [[str(i), format_number(v)] for i, v in enumerate(value[:TABLE_ROWS])]
             views.append(view)
             continue
         if isinstance(value, dict):

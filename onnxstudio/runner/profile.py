@@ -24,6 +24,7 @@ import onnx
 import onnxruntime as ort
 
 from onnxstudio.errors import RunError
+from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.session import Session
@@ -266,7 +267,8 @@ def parse_trace(events: Sequence[dict[str, Any]], graph: onnx.GraphProto,
         fused_into
 
 
-def profile(request: RunRequest, runs: int = 1, warmup: int = 1) -> ProfileResult:
+def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
+            cancel: CancelToken | None = None) -> ProfileResult:
     """Run the request's first input with profiling on and map the trace onto the model.
 
     The session is made for this alone (profiling cannot be switched on later); the trace
@@ -279,7 +281,7 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1) -> ProfileResul
             options.profile_file_prefix = str(Path(tmp) / "trace")
 
         session = Session(request.model, request.config, tweak=enable,
-                          model_bytes=request.model_bytes)
+                          model_bytes=request.model_bytes, cancel=cancel)
         source, feeds = request_feeds(request, session)
         try:
             for _ in range(max(0, warmup) + max(1, runs)):

@@ -105,7 +105,7 @@ class RunController(QObject):
     finished = Signal(object)  # list[RunOutcome], or list[FolderRow] for a FolderRequest
     failed = Signal(str)  # a message naming the model/file and the reason
     cancelled = Signal()
-    busy_changed = Signal(bool)
+    busyChanged = Signal(bool)
     _submit = Signal(int, object)
     _release = Signal()
 
@@ -175,7 +175,7 @@ class RunController(QObject):
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:
             self._busy = busy
-            self.busy_changed.emit(busy)
+            self.busyChanged.emit(busy)
 
     @Slot(int)
     def _on_started(self, generation: int) -> None:

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from onnxstudio.errors import RunError
+from onnxstudio.errors import Cancelled, RunError
 from onnxstudio.model.external import model_folder
 from onnxstudio.model.load import check_model_bytes, read_checked
+from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.inputs import TensorSpec, spec_from_ort
 
 OPTIMIZATION_LEVELS: dict[str, ort.GraphOptimizationLevel] = {
@@ -27,7 +28,7 @@ OPTIMIZATION_LEVELS: dict[str, ort.GraphOptimizationLevel] = {
 CPU = "CPUExecutionProvider"
 
 
-class RunCancelled(RunError):
+class RunCancelled(RunError, Cancelled):
     """The run was stopped on request (Cancel, or superseded by a newer request)."""
 
 
@@ -85,9 +86,11 @@ class Session:
 
     def __init__(self, path: str | Path, config: SessionConfig | None = None, *,
                  model_bytes: bytes | None = None,
-                 tweak: Callable[[ort.SessionOptions], None] | None = None) -> None:
+                 tweak: Callable[[ort.SessionOptions], None] | None = None,
+                 cancel: CancelToken | None = None) -> None:
         """``model_bytes``: run this in-memory copy of ``path`` (e.g. with extra outputs);
-        ``tweak``: adjust the options before creation (e.g. turn profiling on).
+        ``tweak``: adjust the options before creation (e.g. turn profiling on);
+        ``cancel``: a job's token; cancelling it stops this session's runs for good.
 
         onnxruntime never reads the user's file itself: it gets bytes whose external data
         references the loader has checked (onnxruntime's own checks are a second wall).
@@ -121,6 +124,8 @@ class Session:
         self._lock = threading.Lock()
         self._current: ort.RunOptions | None = None
         self._cancelled = False
+        if cancel is not None:
+            cancel.watch(self.cancel)
 
     def cancel(self) -> None:
         """Stop the run in progress (if any) at the next node boundary."""

@@ -12,7 +12,7 @@ from math import prod
 import numpy as np
 
 from onnxstudio.errors import InputError
-from onnxstudio.model.summary import human_bytes
+from onnxstudio.model.formatting import human_bytes
 from onnxstudio.runner.inputs import Dim, TensorSpec
 
 AUDIO_SAMPLES = 512  # silero & co. want 256/512-sample windows; 1 breaks reflect padding

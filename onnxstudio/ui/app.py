@@ -26,7 +26,7 @@ class _FileOpenFilter(QObject):
         super().__init__(window)
         self._window = window
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+    def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.FileOpen and isinstance(event, QFileOpenEvent):
             self._window.open_paths([event.file()])
             return True

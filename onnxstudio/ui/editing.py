@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMenu, QMenuBar
+from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
 
-from onnxstudio.ui import panels
 from onnxstudio.ui.edit.controller import Rebuilt
 from onnxstudio.ui.edit.room import EditRoom
 
@@ -25,22 +24,22 @@ HISTORY_WIDTH = 250
 
 def create_room(window: MainWindow) -> EditRoom:
     room = EditRoom(window, window.current_tab, window.model_tabs)
-    room.status_message.connect(lambda text: window.statusBar().showMessage(text, 8000))
+    room.statusMessage.connect(lambda text: window.statusBar().showMessage(text, 8000))
     room.model_edited.connect(lambda tab, rebuilt: _model_edited(window, tab, rebuilt))
     room.modified_changed.connect(lambda tab, _modified: update_title(window, tab))
     window.inspector.editRequested.connect(room.edit_key)
-    room.act_history.triggered.connect(lambda: window._show_panel("history"))
+    room.act_history.triggered.connect(lambda: window.show_panel("history"))
     return room
 
 
-def history_panel(room: EditRoom) -> panels.PanelEntry:
+def history_panel(room: EditRoom) -> tuple[str, QWidget, Qt.DockWidgetArea]:
     return ("History", room.history, Qt.DockWidgetArea.LeftDockWidgetArea)
 
 
 def add_menus(window: MainWindow, bar: QMenuBar, file_menu: QMenu) -> QMenu:
     """The Edit menu (after File), and Save As / Save Edits as Script in File."""
     room = window.edits
-    before = file_menu.actions()[file_menu.actions().index(window.act_close) - 1]
+    before = file_menu.actions()[file_menu.actions().index(window.commands["close"]) - 1]
     file_menu.insertAction(before, room.act_save_as)
     file_menu.insertAction(before, room.act_save_script)
     edit = QMenu("&Edit", bar)
@@ -63,12 +62,12 @@ def connect_tab(window: MainWindow, tab: ModelTab) -> None:
 def _model_edited(window: MainWindow, tab: ModelTab, rebuilt: Rebuilt) -> None:
     tab.replace_model(rebuilt.model, rebuilt.model_bytes)
     if tab is window.current_tab():
-        panels.show_model(window, tab, rebuilt.model)
-        panels.show_selection(window, tab, [i for i in tab.view.selected_ids()
-                                            if rebuilt.model.node_by_id(i) is not None])
+        window.show_in_panels(tab, rebuilt.model)
+        window._on_selection(tab, [i for i in tab.view.selected_ids()
+                                   if rebuilt.model.node_by_id(i) is not None])
         dock = window.docks["history"]
         if dock.isHidden():  # the first edit: the history appears, narrow beside the graph
-            window._show_panel("history")
+            window.show_panel("history")
             window.resizeDocks([dock], [HISTORY_WIDTH], Qt.Orientation.Horizontal)
     update_title(window, tab)
 

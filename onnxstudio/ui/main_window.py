@@ -3,56 +3,50 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, Qt, QUrl
-from PySide6.QtGui import (
-    QAction,
-    QActionGroup,
-    QCloseEvent,
-    QDesktopServices,
-    QDragEnterEvent,
-    QDropEvent,
-    QIcon,
-    QKeySequence,
-)
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QIcon
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
     QFileDialog,
-    QLabel,
     QMainWindow,
     QMenu,
-    QMessageBox,
-    QProgressBar,
     QStackedWidget,
     QTabWidget,
-    QToolBar,
     QWidget,
 )
 
 from onnxstudio.export.formats import ExportResult
-from onnxstudio.layout.types import Layout
+from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Model
-from onnxstudio.model.schemas import display_domain
-from onnxstudio.model.summary import model_summary
-from onnxstudio.render.overlay import OverlayData
 from onnxstudio.resources import resource
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.ui import appearance, diffing, editing, panels
+from onnxstudio.ui import actions, appearance, diffing, editing
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
+from onnxstudio.ui.help import show_about, show_shortcuts
+from onnxstudio.ui.insight.run_insight import RunInsight
+from onnxstudio.ui.insight.run_panel import RunPanel
+from onnxstudio.ui.inspector.inspector import Inspector
+from onnxstudio.ui.model_commands import open_split_dialog, select_between
 from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
+from onnxstudio.ui.status_line import StatusLine
+from onnxstudio.ui.tasks import TaskRunner
 from onnxstudio.ui.welcome import WelcomePage
-from onnxstudio.ui.widgets.status import ElidedLabel, StatusBar
+from onnxstudio.ui.widgets.dock_tabs import keep_dock_tabs_readable
+from onnxstudio.ui.widgets.scrolled import scrolled
+from onnxstudio.ui.widgets.status import StatusBar
+from onnxstudio.ui.window_state import restore_window, save_window
 
 if TYPE_CHECKING:
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
 
 MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
-DOCK_STATE_VERSION = 4  # bump when the set of docks changes: old layouts are then ignored
 RUN_DOCKS = ("profile", "tensor", "compare")  # run inspection, beside the Run panel
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
@@ -74,7 +68,7 @@ class MainWindow(QMainWindow):
         settings = app_settings()
         self.appearance = str(settings.value("appearance", "system"))
         self.theme = appearance.resolve(self.appearance)
-        self.direction = "LR" if settings.value("direction", "TB") == "LR" else "TB"
+        self.direction: Direction = "LR" if settings.value("direction", "TB") == "LR" else "TB"
         self.show_names = settings.value("show_names", False) in (True, "true")
 
         self.tabs = QTabWidget()
@@ -84,9 +78,9 @@ class MainWindow(QMainWindow):
         self.tabs.tabCloseRequested.connect(self.close_tab)
         self.tabs.currentChanged.connect(self._on_current_changed)
         self.welcome = WelcomePage()
-        self.welcome.open_clicked.connect(self.open_dialog)
-        self.welcome.sample_clicked.connect(self.open_sample)
-        self.welcome.recent_clicked.connect(lambda p: self.open_paths([p]))
+        self.welcome.openClicked.connect(self.open_dialog)
+        self.welcome.sampleClicked.connect(self.open_sample)
+        self.welcome.recentClicked.connect(lambda p: self.open_paths([p]))
         self.central = QStackedWidget()
         self.central.addWidget(self.welcome)
         self.central.addWidget(self.tabs)
@@ -94,13 +88,26 @@ class MainWindow(QMainWindow):
 
         self.docks: dict[str, QDockWidget] = {}
         self._build_panels()
-        self._build_actions()
-        self._build_menus()
-        diffing.install(self)
-        self._build_toolbar()
-        self._build_status_bar()
+        self.command_table = actions.command_table(self)
+        built = actions.build(self, self.command_table)
+        self.commands, self.toolbar = built.actions, built.toolbar
+        self.recent_menu = built.submenus["recent"]
+        self.commands["names"].setChecked(self.show_names)
+        self.commands[f"direction_{self.direction.lower()}"].setChecked(True)
+        self.commands[f"theme_{self.appearance}"].setChecked(True)
+        for dock in self.docks.values():
+            built.submenus["panels"].addAction(dock.toggleViewAction())
+        file_menu = self.menuBar().actions()[0].menu()
+        assert isinstance(file_menu, QMenu)
+        self.edit_menu = editing.add_menus(self, self.menuBar(), file_menu)
+        self.optimiser = diffing.optimiser(self)
+        actions.mirror_combo(built.submenus["providers"], self.run_panel.provider_combo,
+                             lambda name: name.removesuffix("ExecutionProvider") or name)
+        self.status_bar = StatusBar(self)  # messages never run under the counts
+        self.setStatusBar(self.status_bar)
+        self.status_line = StatusLine(self.status_bar)
         self._refresh_recent()
-        self._restore_window_state()
+        restore_window(self, self.docks)
         self._update_actions()
 
     # -- construction ---------------------------------------------------------------
@@ -114,240 +121,39 @@ class MainWindow(QMainWindow):
         return dock
 
     def _build_panels(self) -> None:
-        """Docked panels: the inspector's five and the run panel (see ui/panels.py)."""
-        self.panels = panels.create_panels(self)
+        """The inspector's five panels, the run panel and the run-inspection docks; the
+        window hands them the current model and selection and routes their requests."""
+        self.inspector = Inspector(self.current_tab, lambda path: self.open_paths([path]),
+                                   self.show_panel, self)
+        self.run_panel = RunPanel()
+        self.run_panel.statusMessage.connect(self._status)
+        self.insight = RunInsight(self.current_tab, self.run_panel, self)
+        self.insight.statusMessage.connect(self._status)
+        self.insight.showPanel.connect(self.show_panel)
+        right = Qt.DockWidgetArea.RightDockWidgetArea
+        keep_dock_tabs_readable(self)
+        entries = {**self.inspector.entries(), "run": ("Run", self.run_panel, right),
+                   "profile": ("Profile", scrolled(self.insight.profile_panel), right),
+                   "tensor": ("Tensor", scrolled(self.insight.tensor_dock), right),
+                   "compare": ("Compare", scrolled(self.insight.compare_panel), right)}
         self.edits = editing.create_room(self)
-        self.panels["history"] = editing.history_panel(self.edits)
-        panels.keep_dock_tabs_readable(self)
-        for key, (title, widget, area) in self.panels.items():
+        entries["history"] = editing.history_panel(self.edits)
+        for key, (title, widget, area) in entries.items():
             self._add_dock(key, title, widget, area)
-        right = [self.docks[k] for k in ("node", "model", "opsets", "weights", "run")
-                 if k in self.docks]
-        for first, other in itertools.pairwise(right):
+        tabbed = [self.docks[k] for k in ("node", "model", "opsets", "weights", "run")]
+        for first, other in itertools.pairwise(tabbed):
             self.tabifyDockWidget(first, other)
-        if right:
-            right[0].raise_()
+        tabbed[0].raise_()
         for key in RUN_DOCKS:  # shown when first used; a saved state may show them again
-            if key in self.docks:
-                self.docks[key].hide()
+            self.docks[key].hide()
 
-    def _action(self, text: str, slot, shortcut: QKeySequence | str | None = None,  # type: ignore[no-untyped-def]
-                checkable: bool = False, tip: str = "") -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.setCheckable(checkable)
-        if tip:
-            action.setStatusTip(tip)
-            action.setToolTip(f"{tip} ({action.shortcut().toString()})"
-                              if shortcut else tip)
-        action.triggered.connect(slot)
-        return action
-
-    def _build_actions(self) -> None:
-        S = QKeySequence.StandardKey
-        a = self._action
-        self.act_open = a("&Open…", self.open_dialog, S.Open, tip="Open an ONNX model")
-        self.act_sample = a("Open &Sample Model", self.open_sample,
-                            tip="Open the bundled digit classifier")
-        self.act_export = a("&Export Diagram…", self.export_diagram, "Ctrl+E",
-                            tip="Export the graph as SVG, PNG, PDF, DOT or JSON")
-        self.act_close = a("&Close", lambda: self.close_tab(self.tabs.currentIndex()),
-                           S.Close, tip="Close this model")
-        self.act_quit = a("&Quit", self.close, S.Quit)
-        self.act_zoom_in = a("Zoom &In", lambda: self._view_call("zoom_in"), S.ZoomIn,
-                             tip="Zoom in")
-        self.act_zoom_out = a("Zoom &Out", lambda: self._view_call("zoom_out"), S.ZoomOut,
-                              tip="Zoom out")
-        self.act_fit = a("&Fit to Window", lambda: self._view_call("fit"), "Ctrl+0",
-                         tip="Show the whole graph")
-        self.act_expand = a("&Expand All Groups", lambda: self._tab_call("expand_all"),
-                            "Ctrl+Shift+E", tip="Expand every group and body")
-        self.act_collapse = a("&Collapse All Groups", lambda: self._tab_call("collapse_all"),
-                              "Ctrl+Shift+C", tip="Collapse every group")
-        self.act_names = a("Show Node &Names", self._toggle_names, "Ctrl+Shift+N",
-                           checkable=True)
-        self.act_names.setChecked(self.show_names)
-        self.direction_group = QActionGroup(self)
-        self.act_tb = a("&Top to Bottom", lambda: self.set_direction("TB"), checkable=True)
-        self.act_lr = a("&Left to Right", lambda: self.set_direction("LR"), checkable=True)
-        for act in (self.act_tb, self.act_lr):
-            self.direction_group.addAction(act)
-        (self.act_lr if self.direction == "LR" else self.act_tb).setChecked(True)
-        self.act_toggle_dir = a("Toggle &Direction", self._toggle_direction, "Ctrl+D",
-                                tip="Switch between top-to-bottom and left-to-right")
-        self.theme_group = QActionGroup(self)
-        self.theme_actions: dict[str, QAction] = {}
-        for name in appearance.APPEARANCES:
-            act = a(name.capitalize(), lambda _=False, n=name: self.set_appearance(n),
-                    checkable=True)
-            self.theme_group.addAction(act)
-            self.theme_actions[name] = act
-        self.theme_actions[self.appearance].setChecked(True)
-        self.act_find = a("&Find…", lambda: self._show_panel("search", focus=True), S.Find,
-                          tip="Find nodes, tensors and weights")
-        self.act_properties = a("Model &Properties", lambda: self._show_panel("model"),
-                                "Ctrl+I")
-        self.act_opsets = a("&Opsets", lambda: self._show_panel("opsets"))
-        self.act_convert = a("&Convert to Opset…", self._convert_opset,
-                             tip="Save a copy of the model converted to another opset")
-        self.act_run_image = a("Run &Image…", lambda: self._run_call("open_image_dialog"),
-                               "Ctrl+R", tip="Run the model on an image")
-        self.act_run_random = a("Run with &Random Inputs",
-                                lambda: self._run_call("run_random"), "Ctrl+Shift+R")
-        self.act_benchmark = a("&Benchmark", lambda: self._run_call("benchmark"))
-        self.act_profile = a("&Profile Run", lambda: self.insight.start_profile(),
-                             "Ctrl+Shift+P",
-                             tip="Time every node of the last input and show a heatmap")
-        self.act_tensors = a("Show &Tensor Values", lambda: self._show_panel("tensor"),
-                             "Ctrl+T",
-                             tip="After a run, click a node or edge to see its tensor")
-        self.act_capture_all = a("Capture &All Tensors", lambda: self.insight.capture_all(),
-                                 tip="Keep every intermediate tensor of the last run")
-        self.act_compare = a("&Compare Runs", lambda: self.insight.start_compare(),
-                             "Ctrl+Shift+M",
-                             tip="Run the last input on two configurations and find "
-                                 "where they differ")
-        self.act_clear_overlay = a("C&lear Heatmap", lambda: self.insight.clear_overlay(),
-                                   tip="Plain category colours on the canvas again")
-        self.act_extract = a("E&xtract Selection…", self.extract_selection, "Ctrl+Shift+X",
-                             tip="Save the selected nodes as a new model")
-        self.act_between = a("Select &Between", self.select_between, "Ctrl+Shift+B",
-                             tip="With two nodes selected: select every node on the paths "
-                                 "from one to the other")
-        self.act_split = a("S&plit into Stages…", self.split_into_stages,
-                           tip="Cut the model into N pipeline stages: preview, then write")
-        self.act_shortcuts = a("&Keyboard Shortcuts", self.show_shortcuts, "F1")
-        self.act_about = a("&About onnxstudio", self.show_about)
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addAction(self.act_open)
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        file_menu.addAction(self.act_sample)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_export)
-        file_menu.addSeparator()
-        file_menu.addAction(self.act_close)
-        file_menu.addAction(self.act_quit)
-        self.edit_menu = editing.add_menus(self, bar, file_menu)
-
-        view = bar.addMenu("&View")
-        for act in (self.act_zoom_in, self.act_zoom_out, self.act_fit):
-            view.addAction(act)
-        view.addSeparator()
-        view.addAction(self.act_expand)
-        view.addAction(self.act_collapse)
-        view.addAction(self.act_names)
-        direction = view.addMenu("&Direction")
-        direction.addAction(self.act_tb)
-        direction.addAction(self.act_lr)
-        view.addAction(self.act_toggle_dir)
-        theme = view.addMenu("&Theme")
-        for act in self.theme_actions.values():
-            theme.addAction(act)
-        view.addSeparator()
-        panels_menu = view.addMenu("&Panels")
-        for dock in self.docks.values():
-            panels_menu.addAction(dock.toggleViewAction())
-
-        model = bar.addMenu("&Model")
-        model.addAction(self.act_properties)
-        model.addAction(self.act_opsets)
-        model.addAction(self.act_convert)
-        model.addAction(self.act_find)
-        model.addAction(self.act_between)
-        model.addAction(self.act_extract)
-        model.addAction(self.act_split)
-        self.model_menu = model
-
-        run = bar.addMenu("&Run")
-        run.addAction(self.act_run_image)
-        run.addAction(self.act_run_random)
-        run.addAction(self.act_benchmark)
-        run.addSeparator()
-        for act in (self.act_profile, self.act_tensors, self.act_capture_all,
-                    self.act_compare, self.act_clear_overlay):
-            run.addAction(act)
-        run.addSeparator()
-        self._build_provider_menu(run.addMenu("Execution &Provider"))
-        self.run_menu = run
-
-        help_menu = bar.addMenu("&Help")
-        help_menu.addAction(self.act_shortcuts)
-        help_menu.addAction(self.act_about)
-
-    def _build_toolbar(self) -> None:
-        tb = QToolBar("Main")
-        tb.setObjectName("toolbar_main")
-        tb.setMovable(False)
-        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for act in (self.act_open, self.act_export):
-            tb.addAction(act)
-        tb.addSeparator()
-        for act in (self.act_fit, self.act_zoom_in, self.act_zoom_out):
-            tb.addAction(act)
-        tb.addSeparator()
-        tb.addAction(self.act_expand)
-        tb.addAction(self.act_collapse)
-        tb.addAction(self.act_toggle_dir)
-        tb.addSeparator()
-        tb.addAction(self.act_find)
-        tb.addAction(self.act_run_image)
-        self.act_expand.setIconText("Expand all")
-        self.act_collapse.setIconText("Collapse all")
-        self.act_toggle_dir.setIconText("TB ⇄ LR")
-        self.act_fit.setIconText("Fit")
-        self.act_zoom_in.setIconText("Zoom +")
-        self.act_zoom_out.setIconText("Zoom −")
-        self.act_open.setIconText("Open")
-        self.act_export.setIconText("Export")
-        self.act_find.setIconText("Find")
-        self.act_run_image.setIconText("Run image")
-        self.addToolBar(tb)
-        self.toolbar = tb
-
-    def _build_status_bar(self) -> None:
-        status = self.status_bar = StatusBar(self)  # messages never run under the counts
-        self.setStatusBar(status)
-        self.status_nodes = QLabel()
-        self.status_opset = ElidedLabel()  # a model importing many domains stays one line
-        self.status_opset.setMaximumWidth(360)  # and leaves the message its room
-        self.status_progress = QProgressBar()
-        self.status_progress.setMaximumWidth(180)
-        self.status_progress.setRange(0, 100)
-        self.status_progress.hide()
-        for w in (self.status_progress, self.status_nodes, self.status_opset):
-            status.addPermanentWidget(w)
+    def _status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 8000)
 
     # -- settings -------------------------------------------------------------------
-    def _restore_window_state(self) -> None:
-        settings = app_settings()
-        geometry = settings.value("window/geometry")
-        if isinstance(geometry, QByteArray | bytes):
-            self.restoreGeometry(QByteArray(geometry))
-        else:
-            self.resize(1400, 900)
-        state = settings.value("window/state")
-        restored = isinstance(state, QByteArray | bytes) and self.restoreState(
-            QByteArray(state), DOCK_STATE_VERSION)
-        if not restored and self.docks:
-            # First start: panels take a third of the window at most; the graph the rest.
-            docks = list(self.docks.values())
-            self.resizeDocks(docks, [420] * len(docks), Qt.Orientation.Horizontal)
-            for key in ("search", "history"):  # clutter until Ctrl+F / the first edit
-                if key in self.docks:
-                    self.docks[key].hide()
-
     def save_window_state(self) -> None:
-        settings = app_settings()
-        settings.setValue("window/geometry", self.saveGeometry())
-        settings.setValue("window/state", self.saveState(DOCK_STATE_VERSION))
-        settings.setValue("appearance", self.appearance)
-        settings.setValue("direction", self.direction)
-        settings.setValue("show_names", self.show_names)
-        settings.sync()
+        save_window(self, appearance=self.appearance, direction=self.direction,
+                    show_names=self.show_names)
 
     def shutdown(self) -> None:
         """Remember the window and stop every background thread; safe to call twice."""
@@ -357,10 +163,9 @@ class MainWindow(QMainWindow):
         self.save_window_state()
         for tab in self.model_tabs():
             tab.shutdown()
-        for _title, widget, _area in self.panels.values():
-            if hasattr(widget, "shutdown"):
-                widget.shutdown()
+        self.run_panel.shutdown()
         self.insight.shutdown()
+        TaskRunner.stop_all(self)  # no worker outlives the window
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not editing.confirm_close_all(self):
@@ -414,14 +219,14 @@ class MainWindow(QMainWindow):
             tab = ModelTab(path, self.direction, self.theme)
             tab.view.show_names = self.show_names
             tab.loaded.connect(lambda _m, t=tab: self._on_tab_loaded(t))
-            tab.shapes_ready.connect(lambda _m, t=tab: self._on_tab_shapes(t))
+            tab.shapesReady.connect(lambda _m, t=tab: self._on_tab_shapes(t))
             tab.failed.connect(lambda msg, t=tab: self._on_tab_failed(t, msg))
-            tab.layout_changed.connect(lambda layout, t=tab: self._on_layout_changed(t, layout))
-            tab.busy_changed.connect(lambda busy, t=tab: self._on_busy(t, busy))
+            tab.layoutChanged.connect(lambda layout, t=tab: self._on_layout_changed(t, layout))
+            tab.busyChanged.connect(lambda busy, t=tab: self._on_busy(t, busy))
             tab.progress.connect(lambda stage, f, t=tab: self._on_progress(t, stage, f))
-            tab.close_requested.connect(lambda t=tab: self.close_tab(self.tabs.indexOf(t)))
+            tab.closeRequested.connect(lambda t=tab: self.close_tab(self.tabs.indexOf(t)))
             tab.view.selectionChanged.connect(lambda ids, t=tab: self._on_selection(t, ids))
-            panels.connect_tab(self, tab)
+            self.connect_canvas(tab)
             editing.connect_tab(self, tab)
             index = self.tabs.addTab(tab, path.name)
             self.tabs.setTabToolTip(index, str(path))
@@ -431,6 +236,13 @@ class MainWindow(QMainWindow):
             opened.append(tab)
         self._update_actions()
         return opened
+
+    def connect_canvas(self, tab: ModelTab) -> None:
+        """The canvas' run gestures: click an edge to see its tensor, ✕ on the legend."""
+        tab.view.edgeClicked.connect(
+            lambda value: self.insight.edge_clicked(value) if tab is self.current_tab()
+            else None)
+        tab.view.overlayClosed.connect(self.insight.clear_overlay)
 
     def close_tab(self, index: int) -> None:
         if index < 0:
@@ -472,12 +284,11 @@ class MainWindow(QMainWindow):
 
     def _on_busy(self, tab: ModelTab, busy: bool) -> None:
         if tab is self.current_tab():
-            self.status_progress.setVisible(busy)
+            self.status_line.set_busy(busy)
 
     def _on_progress(self, tab: ModelTab, stage: str, fraction: float) -> None:
         if tab is self.current_tab():
-            self.status_progress.setValue(int(fraction * 100))
-            self.status_progress.setFormat(f"{stage} %p%")
+            self.status_line.set_progress(stage, fraction)
 
     def _on_layout_changed(self, tab: ModelTab, layout: Layout) -> None:
         if tab is self.current_tab():
@@ -488,39 +299,37 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         self._update_status(tab)
         self._update_actions()
-        panels.show_model(self, tab, tab.model if tab is not None else None)
+        self.show_in_panels(tab, tab.model if tab is not None else None)
         self.edits.tab_activated(tab)
         editing.update_title(self, tab)
         if tab is not None and tab.view.selected_ids():  # the panel shows that tab's pick
-            panels.show_selection(self, tab, tab.view.selected_ids())
+            self._on_selection(tab, tab.view.selected_ids())
+
+    def show_in_panels(self, tab: ModelTab | None, model: Model | None) -> None:
+        """The inspector, run panel and run insight show ``model`` (the tab's)."""
+        self.inspector.show_model(model)
+        if model is not None and tab is not None:
+            self.run_panel.set_model(tab.path, model, model_bytes=tab.model_bytes)
+        self.insight.show_model(tab, model)
 
     def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
-        panels.show_selection(self, tab, ids)
+        if tab.model is not None:
+            self.inspector.show_selection(tab.model, ids)
+            if ids:
+                self.show_panel("node")
+            self.insight.show_selection(tab, ids)
 
     def _update_status(self, tab: ModelTab | None) -> None:
-        model: Model | None = tab.model if tab is not None else None
-        if model is None:
-            self.status_nodes.setText("")
-            self.status_opset.setText("")
-            return
-        total = model_summary(model)["node_count_total"]
-        shown = sum(1 for b in tab.layout_data.boxes if b.kind == "node") if (
-            tab is not None and tab.layout_data is not None) else 0
-        self.status_nodes.setText(f"{total:,} nodes ({shown:,} shown)")
-        self.status_opset.setText("  ".join(
-            f"{display_domain(d)} v{v}" for d, v in sorted(model.opset_imports.items())))
+        if tab is None:
+            self.status_line.show_model(None, None)
+        else:
+            self.status_line.show_model(tab.model, tab.layout_data)
 
     def _update_actions(self) -> None:
-        has_tab = self.current_tab() is not None
-        has_model = has_tab and self.current_tab().model is not None  # type: ignore[union-attr]
-        for act in (self.act_close,):
-            act.setEnabled(has_tab)
-        for act in (self.act_export, self.act_zoom_in, self.act_zoom_out, self.act_fit,
-                    self.act_expand, self.act_collapse, self.act_find, self.act_run_image,
-                    self.act_run_random, self.act_benchmark, self.act_properties,
-                    self.act_opsets, self.act_convert):
-            act.setEnabled(bool(has_model))
-        diffing.update_actions(self, bool(has_model))
+        tab = self.current_tab()
+        has_model = tab is not None and tab.model is not None
+        actions.update_enabled(self.command_table, self.commands, tab is not None, has_model)
+        self.commands["optimised"].setEnabled(has_model and not self.optimiser.busy)
 
     def _refresh_recent(self, files: list[str] | None = None) -> None:
         files = recent_files() if files is None else files
@@ -563,27 +372,50 @@ class MainWindow(QMainWindow):
         if self.current_tab() is None or self.current_tab().model is None:  # type: ignore[union-attr]
             self.statusBar().showMessage("Open a model first, then drop images to run it", 8000)
             return
-        self._show_panel("run")
-        self._run_call("open_images", paths)
+        self.show_panel("run")
+        self.run_panel.open_images(paths)
 
     # -- view commands --------------------------------------------------------------
-    def _tab_call(self, name: str, *args: object) -> None:
+    def _on_tab(self, command: Callable[[ModelTab], object]) -> None:
         tab = self.current_tab()
         if tab is not None:
-            getattr(tab, name)(*args)
+            command(tab)
 
-    def _view_call(self, name: str) -> None:
-        tab = self.current_tab()
-        if tab is not None and hasattr(tab.view, name):
-            getattr(tab.view, name)()
+    def zoom_in(self) -> None:
+        self._on_tab(lambda tab: tab.view.zoom_in())
 
-    def _run_call(self, name: str, *args: object) -> None:
-        entry = self.panels.get("run")
-        if entry is not None and hasattr(entry[1], name):
-            self._show_panel("run")
-            getattr(entry[1], name)(*args)
+    def zoom_out(self) -> None:
+        self._on_tab(lambda tab: tab.view.zoom_out())
 
-    def _show_panel(self, key: str, focus: bool = False) -> None:
+    def fit(self) -> None:
+        self._on_tab(lambda tab: tab.view.fit())
+
+    def expand_all(self) -> None:
+        self._on_tab(ModelTab.expand_all)
+
+    def collapse_all(self) -> None:
+        self._on_tab(ModelTab.collapse_all)
+
+    def close_current_tab(self) -> None:
+        self.close_tab(self.tabs.currentIndex())
+
+    def find_in_model(self) -> None:
+        self.show_panel("search")
+        self.inspector.search.focus_query()
+
+    def run_image_dialog(self) -> None:
+        self.show_panel("run")
+        self.run_panel.open_image_dialog()
+
+    def run_random(self) -> None:
+        self.show_panel("run")
+        self.run_panel.run_random()
+
+    def benchmark(self) -> None:
+        self.show_panel("run")
+        self.run_panel.benchmark()
+
+    def show_panel(self, key: str) -> None:
         dock = self.docks.get(key)
         if dock is None:
             return
@@ -595,46 +427,29 @@ class MainWindow(QMainWindow):
             self.tabifyDockWidget(run, dock)
         dock.show()
         dock.raise_()
-        if focus and hasattr(dock.widget(), "focus_query"):
-            dock.widget().focus_query()
 
-    def _convert_opset(self) -> None:
-        self._show_panel("opsets")
+    def convert_opset(self) -> None:
+        self.show_panel("opsets")
         self.inspector.opsets.convert_dialog()
 
-    def _build_provider_menu(self, menu: QMenu) -> None:
-        """The run panel's provider choice, as a menu (onnxruntime's available providers)."""
-        combo = self.panels["run"][1].provider_combo  # type: ignore[attr-defined]
-        group = QActionGroup(menu)
-        for i in range(combo.count()):
-            name = combo.itemText(i)
-            act = menu.addAction(name.removesuffix("ExecutionProvider") or name)
-            act.setCheckable(True)
-            act.setChecked(name == combo.currentText())
-            act.triggered.connect(lambda _=False, n=name: combo.setCurrentText(n))
-            group.addAction(act)
-        combo.currentTextChanged.connect(lambda name: [
-            a.setChecked(a.text() == (name.removesuffix("ExecutionProvider") or name))
-            for a in group.actions()])
-
-    def _toggle_names(self) -> None:
-        self.show_names = self.act_names.isChecked()
+    def toggle_names(self) -> None:
+        self.show_names = self.commands["names"].isChecked()
         for tab in self.model_tabs():
             tab.view.show_names = self.show_names
             tab.view.viewport().update()
 
     def set_direction(self, direction: str) -> None:
         self.direction = "LR" if direction == "LR" else "TB"
-        (self.act_lr if self.direction == "LR" else self.act_tb).setChecked(True)
+        self.commands[f"direction_{self.direction.lower()}"].setChecked(True)
         for tab in self.model_tabs():
-            tab.set_direction(self.direction)  # type: ignore[arg-type]
+            tab.set_direction(self.direction)
 
-    def _toggle_direction(self) -> None:
+    def toggle_direction(self) -> None:
         self.set_direction("TB" if self.direction == "LR" else "LR")
 
     def set_appearance(self, name: str) -> None:
         self.appearance = name
-        self.theme_actions[name].setChecked(True)
+        self.commands[f"theme_{name}"].setChecked(True)
         app = QApplication.instance()
         if isinstance(app, QApplication):
             self.theme = appearance.apply(app, name)
@@ -651,53 +466,19 @@ class MainWindow(QMainWindow):
 
     def select_between(self) -> None:
         """Select every node on the paths joining the two selected nodes (to cut there)."""
-        from onnxstudio.model.cut import nodes_between
-        from onnxstudio.ui.canvas.band_select import drawn_boxes
-
         tab = self.current_tab()
-        if tab is None or tab.model is None or tab.layout_data is None:
-            return
-        graph = tab.model.graph
-        ends = [n.index for n in (tab.model.node_by_id(i) for i in tab.view.selected_ids())
-                if n is not None and "/" not in n.id]
-        if len(ends) != 2:
-            self.statusBar().showMessage("Select Between: select exactly two nodes of the "
-                                         "main graph first (Ctrl-click adds one)", 8000)
-            return
-        between = nodes_between(graph, *ends)
-        if not between:
-            names = " and ".join(graph.nodes[i].label for i in ends)
-            self.statusBar().showMessage(f"No path joins {names}", 8000)
-            return
-        ids = [graph.nodes[i].id for i in sorted(between)]
-        tab.view.set_selection(drawn_boxes(tab.layout_data, graph, ids))
-        self.statusBar().showMessage(f"Selected {len(between):,} nodes between "
-                                     f"{graph.nodes[min(ends)].label} and "
-                                     f"{graph.nodes[max(ends)].label}", 8000)
+        if tab is not None and tab.model is not None and tab.layout_data is not None:
+            self.statusBar().showMessage(select_between(tab), 8000)
 
     def split_into_stages(self) -> SplitDialog | None:
         """Model → Split into Stages…: a non-modal preview, so the canvas stays in view."""
-        from onnxstudio.ui.dialogs.split_dialog import SplitDialog
-
         tab = self.current_tab()
-        if tab is None or tab.model is None:
-            return None
-        profile = tab.run_results.get("profile")
-        times = {n.index: n.time_ms for n in profile.nodes} if profile is not None else None
-        before = tab.overlay_data
-
-        def preview(data: OverlayData | None, cut: set[str]) -> None:
-            tab.set_overlay(data if data is not None else before)
-            tab.view.mark_values(cut)
-
-        dialog = SplitDialog(self, tab.model, preview, times)
-        dialog.show()
-        return dialog
+        return open_split_dialog(self, tab) if tab is not None else None
 
     def _last_run_input(self) -> RunRequest | None:
         """The input the run panel last ran on the current model (None: nothing yet)."""
         try:
-            return self.panels["run"][1].inspection_request()  # type: ignore[attr-defined]
+            return self.run_panel.inspection_request()
         except ValueError:
             return None
 
@@ -721,46 +502,7 @@ class MainWindow(QMainWindow):
 
     # -- help -----------------------------------------------------------------------
     def show_shortcuts(self) -> None:
-        rows = []
-        for menu_action in self.menuBar().actions():
-            menu: QMenu | None = menu_action.menu()
-            if menu is None:
-                continue
-            for act in menu.actions():
-                if not act.shortcut().isEmpty():
-                    text = act.text().replace("&", "").rstrip("…")
-                    key = act.shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-                    rows.append(f"<tr><td>{text}</td><td><b>{key}</b></td></tr>")
-        canvas = [("Zoom", "Mouse wheel, pinch, + / −"),
-                  ("Pan", "Space+drag, middle drag, drag from a node, scroll bars, arrows"),
-                  ("Select / add to selection", "Click / Ctrl+click"),
-                  ("Select an area", "Drag on empty canvas (Shift adds, Ctrl toggles)"),
-                  ("Select a whole group", "Click its title"),
-                  ("Expand or collapse a group", "Double-click"),
-                  ("Next / previous search hit", "F3 / Shift+F3"),
-                  ("Clear selection", "Esc")]
-        rows += [f"<tr><td>{a}</td><td><b>{b}</b></td></tr>" for a, b in canvas]
-        QMessageBox.information(
-            self, "Keyboard shortcuts",
-            "<table cellspacing='6'>" + "".join(rows) + "</table>")
+        show_shortcuts(self, actions.shortcut_rows(self.command_table, self.commands))
 
     def show_about(self) -> None:
-        import onnx
-        import PySide6
-        from PySide6.QtCore import qVersion
-
-        from onnxstudio import __version__
-
-        try:
-            from importlib.metadata import version
-
-            ort = version("onnxruntime")
-        except Exception:
-            ort = "not installed"
-        QMessageBox.about(
-            self, "About onnxstudio",
-            f"<h3>onnxstudio {__version__}</h3>"
-            "<p>See, inspect, run and export ONNX models.</p>"
-            f"<p>onnx {onnx.__version__}<br>onnxruntime {ort}<br>"
-            f"Qt {qVersion()} (PySide6 {PySide6.__version__})</p>"
-            "<p>MIT licensed.</p>")
+        show_about(self)

@@ -23,16 +23,10 @@ def recent_files() -> list[str]:
     value = app_settings().value("recent_files", [])
     if isinstance(value, str):  # QSettings gives a bare string for one-element lists
         value = [value]
-    return [str(v) for v in value or []]
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def add_recent_file(path: str) -> list[str]:
     files = [path, *[f for f in recent_files() if f != path]][:MAX_RECENT]
-    app_settings().setValue("recent_files", files)
-    return files
-
-
-def remove_recent_file(path: str) -> list[str]:
-    files = [f for f in recent_files() if f != path]
     app_settings().setValue("recent_files", files)
     return files

@@ -39,7 +39,7 @@ def hand_over(paths: list[str]) -> bool:
 class InstanceServer(QObject):
     """Listens for later launches and calls ``on_open(paths)`` with what they send."""
 
-    def __init__(self, on_open: Callable[[list[str]], None], parent: QObject | None = None):
+    def __init__(self, on_open: Callable[[list[str]], object], parent: QObject | None = None):
         super().__init__(parent)
         self._on_open = on_open
         self._server = QLocalServer(self)

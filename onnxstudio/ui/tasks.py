@@ -1,25 +1,27 @@
-"""Background tasks for the window: run a function off the GUI thread, keep only the newest.
+"""The one worker mechanism of the window: run a function off the GUI thread, keep only
+the newest, report progress, finished, failed; cancel.
 
-Each owner has a TaskRunner; starting a task cancels the previous one (cooperatively)
-and bumps a generation counter, so a stale result arriving late is dropped rather than
-shown (the Orange3 pattern DESIGN.md describes).
+Every background job (open, layout, convert, weights, profile, compare, capture,
+run-part, export) is a TaskRunner task. Each owner has a TaskRunner; starting a task
+cancels the previous one and bumps a generation counter, so a stale result arriving late
+is dropped rather than shown (the Orange3 pattern DESIGN.md describes). Cancelling sets
+the task's ``CancelToken``: layout and export poll it, and runner calls given
+``context.token`` terminate their onnxruntime runs. A task stopped this way raises
+``onnxstudio.errors.Cancelled`` (or a subclass), which is never reported as a failure.
+The window cancels its runners and waits for the pool when it closes.
 """
 
 from __future__ import annotations
 
 import gc
-import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from onnxstudio.errors import describe_failure, user_message
-
-
-class Cancelled(Exception):
-    """Raised inside a task when its owner cancelled it."""
+from onnxstudio.errors import Cancelled, describe_failure, user_message
+from onnxstudio.runner.cancel import CancelToken
 
 
 class TaskContext:
@@ -28,17 +30,16 @@ class TaskContext:
     def __init__(self, signals: _Signals, generation: int) -> None:
         self._signals = signals
         self._generation = generation
-        self._cancel = threading.Event()
+        self.token = CancelToken()  # hand it to runner calls so cancel reaches onnxruntime
 
     def cancel(self) -> None:
-        self._cancel.set()
+        self.token.cancel()
 
     def cancelled(self) -> bool:
-        return self._cancel.is_set()
+        return self.token.cancelled
 
     def check(self) -> None:
-        if self._cancel.is_set():
-            raise Cancelled
+        self.token.check()
 
     def progress(self, stage: str, fraction: float) -> None:
         self._signals.progress.emit(self._generation, stage, float(fraction))
@@ -87,7 +88,7 @@ class TaskRunner(QObject):
     progress = Signal(str, float)
     finished = Signal(object)
     failed = Signal(str)
-    busy_changed = Signal(bool)
+    busyChanged = Signal(bool)
 
     _pool: QThreadPool | None = None
 
@@ -118,14 +119,14 @@ class TaskRunner(QObject):
         self._context = TaskContext(self._signals, self._generation)
         self.pool().start(_Runnable(fn, self._context, self._signals, self._generation,
                                     quiet_gc))
-        self.busy_changed.emit(True)
+        self.busyChanged.emit(True)
         return self._generation
 
     def cancel(self) -> None:
         if self._context is not None:
             self._context.cancel()
             self._context = None
-            self.busy_changed.emit(False)
+            self.busyChanged.emit(False)
 
     def _current(self, generation: int) -> bool:
         return generation == self._generation and self._context is not None
@@ -137,16 +138,24 @@ class TaskRunner(QObject):
     def _on_finished(self, generation: int, result: object) -> None:
         if self._current(generation):
             self._context = None
-            self.busy_changed.emit(False)
+            self.busyChanged.emit(False)
             self.finished.emit(result)
 
     def _on_failed(self, generation: int, message: str) -> None:
         if self._current(generation):
             self._context = None
-            self.busy_changed.emit(False)
+            self.busyChanged.emit(False)
             self.failed.emit(message)
 
     @classmethod
     def wait_all(cls, msecs: int = 30000) -> bool:
         """Block until every task finished (tests and shutdown)."""
         return cls.pool().waitForDone(msecs)
+
+    @classmethod
+    def stop_all(cls, owner: QObject, msecs: int = 5000) -> bool:
+        """Cancel every runner under ``owner`` and wait for the pool (closing a window):
+        no worker outlives the window or writes after it is gone."""
+        for runner in owner.findChildren(TaskRunner):
+            runner.cancel()
+        return cls.wait_all(msecs)

@@ -21,9 +21,9 @@ from onnxstudio.resources import resource
 
 
 class WelcomePage(QWidget):
-    open_clicked = Signal()
-    sample_clicked = Signal()
-    recent_clicked = Signal(str)
+    openClicked = Signal()
+    sampleClicked = Signal()
+    recentClicked = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -41,9 +41,9 @@ class WelcomePage(QWidget):
 
         self.open_button = QPushButton("Open model…")
         self.open_button.setDefault(True)
-        self.open_button.clicked.connect(self.open_clicked)
+        self.open_button.clicked.connect(self.openClicked)
         self.sample_button = QPushButton("Open the sample model")
-        self.sample_button.clicked.connect(self.sample_clicked)
+        self.sample_button.clicked.connect(self.sampleClicked)
         for b in (self.open_button, self.sample_button):
             b.setMinimumWidth(200)
             b.setMinimumHeight(34)
@@ -63,9 +63,9 @@ class WelcomePage(QWidget):
         self.recent.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.recent.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.recent.setMaximumHeight(240)
-        self.recent.itemActivated.connect(lambda item: self.recent_clicked.emit(
+        self.recent.itemActivated.connect(lambda item: self.recentClicked.emit(
             item.data(Qt.ItemDataRole.UserRole)))
-        self.recent.itemClicked.connect(lambda item: self.recent_clicked.emit(
+        self.recent.itemClicked.connect(lambda item: self.recentClicked.emit(
             item.data(Qt.ItemDataRole.UserRole)))
         self.no_recent = QLabel("Files you open appear here.")
         self.no_recent.setStyleSheet("color: palette(placeholder-text);")

@@ -200,9 +200,6 @@ class GraphView(QGraphicsView):
         self._state.show_names = bool(value)
         self.viewport().update()
 
-    def set_show_names(self, value: bool) -> None:
-        self.show_names = value
-
     @property
     def show_edge_labels(self) -> bool:
         return self._state.show_edge_labels
@@ -283,7 +280,7 @@ class GraphView(QGraphicsView):
         box = index.box(box_id) if index else None
         return None if box is None else self.mapFromScene(QPointF(*box.center))
 
-    def centerOn(self, *args: object) -> None:  # type: ignore[override]
+    def centerOn(self, *args: object) -> None:
         """``centerOn(box_id)`` centres a box and rings it briefly; Qt's overloads pass on."""
         if len(args) == 1 and isinstance(args[0], str):
             self.center_on_box(args[0])
@@ -420,7 +417,8 @@ class GraphView(QGraphicsView):
 
     # -- painting -----------------------------------------------------------------------
 
-    def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
+    def drawBackground(self, painter: QPainter, rect: QRectF | QRect) -> None:
+        rect = QRectF(rect)
         painter.fillRect(rect, QColor(self._theme.canvas))
         if self._graph is None:
             return

@@ -33,16 +33,11 @@ class Minimap(QWidget):
         self._view = view
         self._image: QImage | None = None
         self._dirty = True
-        self.enabled_by_user = True
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
         self.hide()
 
     # -- called by the view -------------------------------------------------------------
-
-    def set_enabled_by_user(self, on: bool) -> None:
-        self.enabled_by_user = on
-        self.view_changed()
 
     def layout_changed(self) -> None:
         self._dirty = True
@@ -51,7 +46,7 @@ class Minimap(QWidget):
 
     def view_changed(self) -> None:
         layout = self._view.graph_layout()
-        wanted = self.enabled_by_user and layout is not None and not self._whole_graph_visible()
+        wanted = layout is not None and not self._whole_graph_visible()
         if wanted != self.isVisible():
             self.setVisible(wanted)
             if wanted:

@@ -3,7 +3,7 @@
 The tab owns the model's view state (what is expanded, the direction) and re-lays the
 graph out in the background whenever that changes; a newer request supersedes an older
 one, so fast clicking never queues stale layouts. The graph is drawn before its shapes
-are known: inferred shapes arrive a moment later (``shapes_ready``) and the edges are
+are known: inferred shapes arrive a moment later (``shapesReady``) and the edges are
 re-labelled then.
 """
 
@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.layout.build import build_layout
-from onnxstudio.layout.layered import LayoutCancelled
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Graph, Model
@@ -38,7 +37,7 @@ from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme, theme_named
 from onnxstudio.ui.canvas.graph_view import GraphView
-from onnxstudio.ui.tasks import Cancelled, TaskContext, TaskRunner
+from onnxstudio.ui.tasks import TaskContext, TaskRunner
 from onnxstudio.ui.widgets.wrapping import breakable
 
 
@@ -72,13 +71,10 @@ def _functions(model: Model) -> dict[tuple[str, str], Graph]:
 def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
           context: TaskContext, overlay_data: OverlayData | None = None) -> Drawing:
     functions = _functions(model)
-    try:
-        layout = build_layout(
-            model.graph, state, direction, cancel=context.cancelled,
-            progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
-            functions=functions)
-    except LayoutCancelled as exc:
-        raise Cancelled from exc
+    layout = build_layout(
+        model.graph, state, direction, cancel=context.cancelled,
+        progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
+        functions=functions)  # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
     return Drawing(layout, GraphPainter(layout, theme).prepare(), overlay_data, overlay)
@@ -87,7 +83,7 @@ def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
 class _ProgressPage(QWidget):
     """Shown while a model opens: what is happening, how far, and a way out."""
 
-    cancel_clicked = Signal()
+    cancelClicked = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -103,7 +99,7 @@ class _ProgressPage(QWidget):
         self.bar.setRange(0, 100)
         self.bar.setFixedWidth(360)
         self.cancel = QPushButton("Cancel")
-        self.cancel.clicked.connect(self.cancel_clicked)
+        self.cancel.clicked.connect(self.cancelClicked)
         box = QVBoxLayout(self)
         box.addStretch(2)
         box.addWidget(self.title)
@@ -125,7 +121,7 @@ class _ErrorPage(QWidget):
     """A model that could not be opened: the whole reason, wrapped, with a way to copy
     it (for a bug report) and to close the tab; the window stays usable."""
 
-    close_clicked = Signal()
+    closeClicked = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -145,7 +141,7 @@ class _ErrorPage(QWidget):
         self.copy_button.setToolTip("Copy the file name and the reason")
         self.copy_button.clicked.connect(self._copy)
         close = QPushButton("Close tab")
-        close.clicked.connect(self.close_clicked)
+        close.clicked.connect(self.closeClicked)
         self._text = ""
         box = QVBoxLayout(self)
         box.setContentsMargins(24, 24, 24, 24)
@@ -185,12 +181,12 @@ class ModelTab(QWidget):
     """A tab holding one model file."""
 
     loaded = Signal(object)  # Model, once, when the first layout is shown
-    shapes_ready = Signal(object)  # Model, once its inferred shapes are in (after loaded)
+    shapesReady = Signal(object)  # Model, once its inferred shapes are in (after loaded)
     failed = Signal(str)  # the user-facing reason
-    layout_changed = Signal(object)  # Layout, after every (re)layout
-    busy_changed = Signal(bool)
+    layoutChanged = Signal(object)  # Layout, after every (re)layout
+    busyChanged = Signal(bool)
     progress = Signal(str, float)
-    close_requested = Signal()
+    closeRequested = Signal()
 
     def __init__(self, path: str | Path, direction: Direction = "TB", theme: str = "light",
                  parent: QWidget | None = None) -> None:
@@ -217,9 +213,9 @@ class ModelTab(QWidget):
         self.view.collapseRequested.connect(self.toggle)
         self._progress_page = _ProgressPage()
         self._progress_page.title.setText(f"Opening {self.path.name}")
-        self._progress_page.cancel_clicked.connect(self.cancel)
+        self._progress_page.cancelClicked.connect(self.cancel)
         self._error_page = _ErrorPage()
-        self._error_page.close_clicked.connect(self.close_requested)
+        self._error_page.closeClicked.connect(self.closeRequested)
         self._stack = QStackedWidget()
         for page in (self._progress_page, self.view, self._error_page):
             self._stack.addWidget(page)
@@ -231,17 +227,17 @@ class ModelTab(QWidget):
         self._opener.progress.connect(self._on_progress)
         self._opener.finished.connect(self._on_opened)
         self._opener.failed.connect(self._on_failed)
-        self._opener.busy_changed.connect(self._on_busy)
+        self._opener.busyChanged.connect(self._on_busy)
         self._layouter = TaskRunner(self)
         self._layouter.progress.connect(self.progress)
         self._layouter.finished.connect(self._on_laid_out)
         self._layouter.failed.connect(self._on_failed)
-        self._layouter.busy_changed.connect(self._on_busy)
+        self._layouter.busyChanged.connect(self._on_busy)
         self._shaper = TaskRunner(self)
         self._shaper.progress.connect(self.progress)
         self._shaper.finished.connect(self._on_shapes)
         self._shaper.failed.connect(self._on_failed)
-        self._shaper.busy_changed.connect(self._on_busy)
+        self._shaper.busyChanged.connect(self._on_busy)
         self._pending_shapes: PendingShapes | None = None
 
     # -- opening --------------------------------------------------------------------
@@ -249,7 +245,7 @@ class ModelTab(QWidget):
         """Open the file in the background; ``model``: show this one, already loaded
         (a diff's side, or its merged graph), laying it out in the background only."""
         self._stack.setCurrentWidget(self._progress_page)
-        path, direction, theme = self.path, self.direction, self.view.theme
+        path, direction, theme = self.path, self.direction, self.view.theme()
         started = time.perf_counter()
         given = model
 
@@ -279,7 +275,7 @@ class ModelTab(QWidget):
         return self._opener.busy or self._layouter.busy or self._shaper.busy
 
     def _on_busy(self, _busy: bool) -> None:
-        self.busy_changed.emit(self.busy)
+        self.busyChanged.emit(self.busy)
 
     def cancel(self) -> None:
         """Stop opening (closes nothing: the tab shows why it is empty) or a relayout."""
@@ -312,7 +308,7 @@ class ModelTab(QWidget):
     def _on_shapes(self, _changed: int) -> None:
         self._pending_shapes = None
         self.relayout()  # the edges' shape labels
-        self.shapes_ready.emit(self.model)
+        self.shapesReady.emit(self.model)
 
     def shutdown(self) -> None:
         """Stop all background work before the tab goes (a shape-inference child too)."""
@@ -349,7 +345,7 @@ class ModelTab(QWidget):
         if self.model is None:
             return
         model, state, direction = self.model, self.state.copy(), self.direction
-        theme, data = self.view.theme, self.overlay_data
+        theme, data = self.view.theme(), self.overlay_data
         self._keep_view = keep_view
         self._layouter.start(
             lambda context: _draw(model, state, direction, theme, context, data),
@@ -366,7 +362,7 @@ class ModelTab(QWidget):
         else:  # the overlay changed while this layout was being built
             self.set_overlay(self.overlay_data)
         self._center_pending(drawing.layout)
-        self.layout_changed.emit(drawing.layout)
+        self.layoutChanged.emit(drawing.layout)
 
     def set_overlay(self, data: OverlayData | None, overlay: Overlay | None = None) -> None:
         """Colour the graph by a run's measurements (None: plain again); ``overlay`` is

@@ -52,7 +52,6 @@ class OverlayLegend(QFrame):
         self.swatches = QHBoxLayout()
         self.swatches.setSpacing(6)
         outer.addLayout(self.swatches)
-        self._captions: list[str] = []
         self.hide()
 
     def show_overlay(self, overlay: Overlay | None) -> None:
@@ -61,11 +60,11 @@ class OverlayLegend(QFrame):
             w = item.widget() if item is not None else None
             if w is not None:
                 w.deleteLater()
-        self._captions = []
         if overlay is None:
             self.hide()
             return
         self.title.setText(overlay.data.title)
+        added: list[QLabel] = []
         for colour, caption in overlay.legend:
             chip = QLabel()
             chip.setFixedSize(14, 14)
@@ -75,15 +74,16 @@ class OverlayLegend(QFrame):
             text = QLabel(caption)
             text.setStyleSheet("font-size: 11px;")
             self.swatches.addWidget(text)
-            self._captions.append(caption)
+            added += [chip, text]
         self.swatches.addStretch(1)
+        self.show()
+        # Widgets added to a shown legend would only appear (and count for its size) on
+        # the next event loop pass, and a longer key than the last one be cut off.
+        for label in added:
+            label.show()
         self.adjustSize()
         self.reposition()
-        self.show()
         self.raise_()
-
-    def captions(self) -> list[str]:
-        return list(self._captions)
 
     def reposition(self) -> None:
         parent = self.parentWidget()

@@ -39,7 +39,6 @@ from onnxstudio.export.formats import (
 )
 from onnxstudio.export.options import (
     PAPER_SIZES,
-    ExportCancelled,
     ExportOptions,
     Format,
     Rect,
@@ -47,7 +46,7 @@ from onnxstudio.export.options import (
 from onnxstudio.layout.types import Layout
 from onnxstudio.model.graph import Model
 from onnxstudio.ui.settings import app_settings
-from onnxstudio.ui.tasks import Cancelled, TaskContext, TaskRunner
+from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
 LAST_FOLDER_KEY = "export/last_folder"
 LAST_FORMAT_KEY = "export/last_format"
@@ -114,7 +113,7 @@ def choose_destination(parent: QWidget | None, model: Model | None) -> Path | No
     if not folder or not Path(folder).is_dir():
         folder = str(model.path.parent) if model is not None else str(Path.home())
     last = str(settings.value(LAST_FORMAT_KEY, "svg") or "svg")
-    fmt: Format = last if last in FORMAT_ORDER else "svg"  # type: ignore[assignment]
+    fmt: Format = last if last in FORMAT_ORDER else "svg"
     stem = model.path.stem if model is not None else "graph"
     filters = file_filters()
     chosen_filter = filters[FORMAT_ORDER.index(fmt)]
@@ -199,7 +198,7 @@ class ExportOptionsDialog(QDialog):
         self.scale.setSingleStep(0.5)
         self.scale.setDecimals(2)
         self.scale.setSuffix(" ×")
-        self.scale.setValue(float(app_settings().value(LAST_SCALE_KEY, 2.0) or 2.0))
+        self.scale.setValue(float(str(app_settings().value(LAST_SCALE_KEY, 2.0) or 2.0)))
         self.size_label = QLabel()
         self.size_label.setWordWrap(True)
         self.tile = QCheckBox("Split into tiles instead of reducing the scale")
@@ -207,10 +206,10 @@ class ExportOptionsDialog(QDialog):
             form.addRow("Scale:", self.scale)
             form.addRow("", self.tile)
             form.addRow("Size:", self.size_label)
-            for w in (self.scale, self.region, self.title, self.tile):
-                signal = getattr(w, "valueChanged", None) or getattr(
-                    w, "currentIndexChanged", None) or w.toggled
-                signal.connect(self._update_size)
+            self.scale.valueChanged.connect(self._update_size)
+            self.region.currentIndexChanged.connect(self._update_size)
+            self.title.toggled.connect(self._update_size)
+            self.tile.toggled.connect(self._update_size)
             self._update_size()
 
         self.paper = QComboBox()
@@ -296,8 +295,6 @@ class ExportFlow(QObject):
         state = self.view.expand_state
 
         def work(context: TaskContext) -> ExportResult:
-            from onnxstudio.layout import LayoutCancelled
-
             drawn = layout
             relayout = options.expand != "current" or (
                 options.direction is not None and options.direction != layout.direction)
@@ -313,8 +310,6 @@ class ExportFlow(QObject):
                     drawn, model, path, options,
                     progress=lambda done, total: context.progress("Exporting", done / total),
                     cancel=context.cancelled)
-            except (LayoutCancelled, ExportCancelled) as exc:
-                raise Cancelled from exc  # quietly: the user asked for it
             except MemoryError as exc:
                 raise ExportError(f"{path.name}: out of memory; try a smaller scale, "
                                   "SVG or PDF") from exc
@@ -355,9 +350,6 @@ class ExportFlow(QObject):
 
     def _on_failed(self, message: str) -> None:
         self._end()
-        if message == str(ExportCancelled()):
-            self.cancelled.emit()
-            return
         self.error = message
         if self.interactive:
             QMessageBox.warning(self.parent_widget, "Export Failed", message)

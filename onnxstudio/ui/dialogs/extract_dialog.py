@@ -163,11 +163,11 @@ def _tensor_item(tensor: CutTensor) -> QTreeWidgetItem:
 
 class ExtractFlow(QObject):
     """Writes a cut on a worker; ``finished(WrittenCut)`` or ``failed(str)``; then offers
-    to open it or to run it against the full model (``part_checked``)."""
+    to open it or to run it against the full model (``partChecked``)."""
 
     finished = Signal(object)
     failed = Signal(str)
-    part_checked = Signal(object)  # list[PartCheck] after "Run This Part"
+    partChecked = Signal(object)  # list[PartCheck] after "Run This Part"
 
     def __init__(self, parent: QWidget | None, model: Model, cut: Cut, dest: Path,
                  protect: list[Path], interactive: bool = True,
@@ -195,7 +195,7 @@ class ExtractFlow(QObject):
         if self.interactive:
             self.progress = QProgressDialog(f"Extracting to {self.dest.name}…", "", 0, 0,
                                             self.parent_widget)
-            self.progress.setCancelButton(None)  # type: ignore[arg-type]
+            self.progress.setCancelButton(None)
             self.progress.setWindowTitle(TITLE)
             self.progress.setMinimumDuration(300)
             self.progress.setWindowModality(Qt.WindowModality.WindowModal)
@@ -245,16 +245,18 @@ class ExtractFlow(QObject):
         """
         from onnxstudio.runner.cut_check import request_input, run_part
 
+        assert self.written is not None  # offered only after the part was written
         source, part = Path(self.model.path), self.written.path
         request = self.last_input() if self.last_input is not None else None
         if request is not None and request.random:
             request = None
 
-        def work(_context: TaskContext) -> tuple[str, list[Any]]:
+        def work(context: TaskContext) -> tuple[str, list[Any]]:
             if request is None:
-                return "random inputs", run_part(source, part)
-            name, feeds = request_input(source, request)
-            return f"from {name}, the last input run", run_part(source, part, feeds=feeds)
+                return "random inputs", run_part(source, part, cancel=context.token)
+            name, feeds = request_input(source, request, cancel=context.token)
+            return f"from {name}, the last input run", run_part(source, part, feeds=feeds,
+                                                               cancel=context.token)
 
         self.checker = TaskRunner(self)
         self.checker.finished.connect(self._checked)
@@ -263,7 +265,7 @@ class ExtractFlow(QObject):
 
     def _checked(self, answer: tuple[str, list[Any]]) -> None:
         self.source, checks = answer
-        self.part_checked.emit(checks)
+        self.partChecked.emit(checks)
         if not self.interactive:
             return
         ok = all(c.matches for c in checks)
@@ -271,7 +273,8 @@ class ExtractFlow(QObject):
                    "Its outputs DIFFER from the full model's values.")
         lines = "\n".join(c.describe() for c in checks)
         show = QMessageBox.information if ok else QMessageBox.warning
-        show(self.parent_widget, TITLE, f"Ran {self.written.path.name} on the full model's "
+        name = self.written.path.name if self.written is not None else "the part"
+        show(self.parent_widget, TITLE, f"Ran {name} on the full model's "
              f"values at the cut ({self.source}).\n{verdict}\n\n{lines}")
 
     def _failed(self, message: str) -> None:
@@ -334,6 +337,7 @@ def start_extract(window: QWidget | None, model: Model | None, box_ids: list[str
         if chosen is None:
             return None
         dest = chosen
+    assert dest is not None
     flow = ExtractFlow(window, model, cut, Path(dest), _open_paths(window), interactive,
                        last_input)
     flow.start()

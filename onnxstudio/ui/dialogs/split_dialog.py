@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.model import Model
-from onnxstudio.model.cut import human_size
+from onnxstudio.model.formatting import human_bytes
 from onnxstudio.model.split import CostKind, SplitPlan, manifest_json, plan_split, write_split
 from onnxstudio.render.overlay import OverlayData, stage_fill, stages_overlay
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
@@ -160,7 +160,7 @@ class SplitDialog(QDialog):
             bar.setFormat(f"{share:.1%}")
             self.table.setCellWidget(row, 1, bar)
             self.table.setItem(row, 2, QTableWidgetItem(f"{len(stage.nodes):,}"))
-            self.table.setItem(row, 3, QTableWidgetItem(human_size(stage.params)))
+            self.table.setItem(row, 3, QTableWidgetItem(human_bytes(stage.params)))
             fed = ", ".join(sorted({i.source for i in stage.inputs}))
             item = QTableWidgetItem(fed)
             item.setToolTip("\n".join(f"{i.name} ← {i.source}" for i in stage.inputs))
@@ -168,7 +168,7 @@ class SplitDialog(QDialog):
         rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
         self.table.setFixedHeight(rows + self.table.horizontalHeader().height()
                                   + 2 * self.table.frameWidth())
-        handed = ", ".join(human_size(b) for b in plan.cut_bytes)
+        handed = ", ".join(human_bytes(b) for b in plan.cut_bytes)
         self.summary.setText(
             f"The costliest stage is {plan.imbalance:.2f}× the ideal share. Handed over "
             f"at the cuts (symbolic dimensions counted as 1): {handed}. The cut tensors "

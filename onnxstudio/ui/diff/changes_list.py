@@ -68,11 +68,11 @@ class ChangesList(QWidget):
         self.tree.setMinimumWidth(200)
         self.tree.itemActivated.connect(self._on_item)
         self.tree.itemClicked.connect(self._on_item)
-        box = QVBoxLayout(self)
-        box.setContentsMargins(4, 4, 4, 4)
-        box.addWidget(self.query)
-        box.addLayout(row)
-        box.addWidget(self.tree)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(4, 4, 4, 4)
+        column.addWidget(self.query)
+        column.addLayout(row)
+        column.addWidget(self.tree)
         self._entries: list[NodeDiff] = []
 
     def set_result(self, result: ModelDiff) -> None:

@@ -92,9 +92,9 @@ class DiffTab(QWidget):
 
     loaded = Signal()  # the diff is computed and shown
     failed = Signal(str)
-    active_changed = Signal()  # the side the user works on changed
-    canvas_added = Signal(object)  # ModelTab: the merged canvas, made on first use
-    close_requested = Signal()
+    activeChanged = Signal()  # the side the user works on changed
+    canvasAdded = Signal(object)  # ModelTab: the merged canvas, made on first use
+    closeRequested = Signal()
 
     def __init__(self, path_a: str | Path, path_b: str | Path, direction: Direction = "TB",
                  theme: str = "light", title: str = "",
@@ -270,7 +270,7 @@ class DiffTab(QWidget):
     def _set_active(self, tab: ModelTab) -> None:
         if tab is not self._active:
             self._active = tab
-            self.active_changed.emit()
+            self.activeChanged.emit()
 
     def entry_for(self, tab: ModelTab, box_id: str) -> NodeDiff | None:
         if self.result is None:
@@ -337,10 +337,11 @@ class DiffTab(QWidget):
                                          self._computed.merged_status))
             tab.view.selectionChanged.connect(lambda ids: self._selected(tab, ids))
             holder = self._merged_holder.layout()
+            assert holder is not None
             holder.addWidget(_captioned(
                 tab, f"A + B · {self.path_a.name} with what {self.path_b.name} adds"))
             tab.start(self._computed.merged)
-            self.canvas_added.emit(tab)
+            self.canvasAdded.emit(tab)
         self.mode_merged.setChecked(merged)
         self.sync_box.setEnabled(not merged)
         self.canvas.setCurrentWidget(self._merged_holder if merged else self.sides)

@@ -33,7 +33,7 @@ class EditRoom(QObject):
 
     model_edited = Signal(object, object)  # ModelTab, Rebuilt
     modified_changed = Signal(object, bool)  # ModelTab, has unsaved edits
-    status_message = Signal(str)
+    statusMessage = Signal(str)
 
     def __init__(self, window: QWidget, current_tab: Callable[[], ModelTab | None],
                  open_tabs: Callable[[], list[ModelTab]]) -> None:
@@ -51,7 +51,7 @@ class EditRoom(QObject):
             found = EditController(tab.path, tab, self)
             found.model_changed.connect(self._on_rebuilt)
             found.refused.connect(self._refused)
-            found.failed.connect(self.status_message)
+            found.failed.connect(self.statusMessage)
             found.modified_changed.connect(self.modified_changed)
             self.group.addStack(found.stack)
             self.controllers[tab] = found
@@ -61,7 +61,7 @@ class EditRoom(QObject):
 
     def tab_activated(self, tab: ModelTab | None) -> None:
         found = self.controllers.get(tab) if tab is not None else None
-        self.group.setActiveStack(found.stack if found is not None else None)
+        self.group.setActiveStack(found.stack if found is not None else None)  # type: ignore[arg-type]  # None: no active stack
         self.history.show_report(found.report if found else None,
                                  len(found.edits) if found else 0)
         self._update_actions()
@@ -285,7 +285,7 @@ class EditRoom(QObject):
             return
         ids = tab.view.selected_ids()
         if not ids:
-            self.status_message.emit("Select a node, input or output first "
+            self.statusMessage.emit("Select a node, input or output first "
                                      "(or right-click it)")
             return
         menu = QMenu(self._window)
@@ -328,7 +328,7 @@ class EditRoom(QObject):
             except OSError as exc:
                 self._refused(f"{Path(path).name}: could not be written ({exc.strerror})")
                 return
-            self.status_message.emit(f"Saved {len(controller.edits)} edits to {path}")
+            self.statusMessage.emit(f"Saved {len(controller.edits)} edits to {path}")
 
     def save_as_dialog(self, tab: ModelTab | None = None) -> bool:
         """Ask where, then save; False when cancelled or refused."""
@@ -349,7 +349,7 @@ class EditRoom(QObject):
             self._refused(str(exc), "Not saved")
             return False
         data = f" and {saved.data_path.name}" if saved.data_path else ""
-        self.status_message.emit(f"Saved {saved.path.name}{data}")
+        self.statusMessage.emit(f"Saved {saved.path.name}{data}")
         return True
 
     def confirm_close(self, tab: ModelTab) -> bool:

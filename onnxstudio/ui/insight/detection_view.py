@@ -25,7 +25,7 @@ MAX_LISTED = 12
 class DetectionView(QWidget):
     """Overlay + threshold slider + the list of what is shown; hidden for other models."""
 
-    threshold_changed = Signal(float)
+    thresholdChanged = Signal(float)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,7 +88,7 @@ class DetectionView(QWidget):
         self.threshold_label.setText(f"{self.threshold():.2f}")
         if self._outcome is not None and self._outcome.detections is not None:
             self._redraw()
-            self.threshold_changed.emit(self.threshold())
+            self.thresholdChanged.emit(self.threshold())
 
     def _redraw(self) -> None:
         out = self._outcome

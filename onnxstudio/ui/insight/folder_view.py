@@ -33,7 +33,7 @@ WRONG_BG = QColor(207, 34, 46, 60)
 class FolderView(QWidget):
     """Rows arrive with `add_row`; `finish` adds the summary. `rows()` for tests/export."""
 
-    row_activated = Signal(object)  # FolderRow (double-click: show that image's run)
+    rowActivated = Signal(object)  # FolderRow (double-click: show that image's run)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -76,7 +76,7 @@ class FolderView(QWidget):
         lay.addWidget(self.confusion)
         self.export_button.clicked.connect(self._export)
         self.table.cellDoubleClicked.connect(
-            lambda r, _c: self.row_activated.emit(self._rows[r]) if r < len(self._rows) else None)
+            lambda r, _c: self.rowActivated.emit(self._rows[r]) if r < len(self._rows) else None)
         self.hide()
 
     def rows(self) -> list[FolderRow]:

@@ -25,6 +25,7 @@ from onnxstudio.render.overlay import (
     divergence_overlay,
     profile_overlay,
 )
+from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.compare import Comparison, compare
 from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
@@ -67,8 +68,8 @@ def _node_caption(node: Node) -> str:
 class RunInsight(QObject):
     """Owns the three panels and their tasks; the window forwards tab changes to it."""
 
-    status_message = Signal(str)
-    show_panel = Signal(str)  # "profile" | "tensor" | "compare": raise that dock
+    statusMessage = Signal(str)
+    showPanel = Signal(str)  # "profile" | "tensor" | "compare": raise that dock
 
     def __init__(self, current_tab: Callable[[], ModelTab | None], run_panel: RunPanel,
                  parent: QObject | None = None) -> None:
@@ -93,12 +94,12 @@ class RunInsight(QObject):
         self.compare_panel.colourToggled.connect(lambda on: self._toggle(COMPARISON, on))
         self.tensor_dock.valueChosen.connect(self.show_value)
         self.tensor_dock.captureAllRequested.connect(self.capture_all)
-        self.run_panel.run_finished.connect(lambda _outcomes: self._forget_captures())
+        self.run_panel.runFinished.connect(lambda _outcomes: self._forget_captures())
 
         for runner, panel in ((self._profiler, self.profile_panel),
                               (self._comparer, self.compare_panel)):
             runner.failed.connect(panel.show_error)
-            runner.busy_changed.connect(lambda busy, p=panel: p.set_busy(busy) if not busy
+            runner.busyChanged.connect(lambda busy, p=panel: p.set_busy(busy) if not busy
                                         else None)
         self._profiler.finished.connect(self._on_profiled)
         self._comparer.finished.connect(self._on_compared)
@@ -109,7 +110,7 @@ class RunInsight(QObject):
     def show_model(self, tab: ModelTab | None, model: Model | None) -> None:
         """A tab became current (or finished loading): show its own results."""
         path = tab.path if tab is not None and model is not None else None
-        self.profile_panel.set_model(path)
+        self.profile_panel.set_model(path, model)
         self.compare_panel.set_model(path, model)
         if tab is not None and model is not None:
             self.profile_panel.set_result(tab.run_results.get(PROFILE))
@@ -139,7 +140,7 @@ class RunInsight(QObject):
             if found is not None and found.producer is not None:
                 caption = "Output of " + _node_caption(tab.model.graph.nodes[found.producer])
         self.tensor_dock.set_node(caption, [value])
-        self.show_panel.emit("tensor")
+        self.showPanel.emit("tensor")
         self.show_value(value)
 
     # -- tensors ----------------------------------------------------------------------
@@ -181,7 +182,7 @@ class RunInsight(QObject):
     def _capture(context: TaskContext, request: RunRequest,
                  names: list[str] | None) -> Capture:
         context.progress("Capturing", 0.0)
-        return capture(request, names)
+        return capture(request, names, cancel=context.token)
 
     def _on_captured(self, result: Capture) -> None:
         self._captured.update(result.values)
@@ -192,7 +193,7 @@ class RunInsight(QObject):
             self.tensor_dock.show_tensor(value, self._captured[value])
         elif value is None:
             self.tensor_dock.show_captured(len(result.values))
-            self.status_message.emit(f"Captured {len(result.values)} tensors "
+            self.statusMessage.emit(f"Captured {len(result.values)} tensors "
                                      f"({sum(v.nbytes for v in result.values.values()) / 2**20:.1f}"
                                      " MiB)")
 
@@ -210,16 +211,17 @@ class RunInsight(QObject):
                                                   optimization=options.optimization))
         source = "the last input" if self.run_panel.has_run() else "random inputs"
         self.profile_panel.set_busy(True, f"Profiling {options.runs} run(s) of {source}…")
-        self.show_panel.emit("profile")
+        self.showPanel.emit("profile")
         self._launch(self._profiler, tab,
-                     lambda: profile(request, runs=options.runs, warmup=options.warmup),
+                     lambda token: profile(request, runs=options.runs, warmup=options.warmup,
+                                           cancel=token),
                      profile_overlay)
 
     def _on_profiled(self, answer: tuple[ModelTab, ProfileResult, Painted]) -> None:
         tab, result, _ = answer
         self._landed(PROFILE, answer, self.profile_panel.set_result,
                      self.profile_panel.heatmap_enabled())
-        self.status_message.emit(f"Profiled {tab.path.name}: {result.total_ms:.2f} ms per run")
+        self.statusMessage.emit(f"Profiled {tab.path.name}: {result.total_ms:.2f} ms per run")
 
     # -- compare ----------------------------------------------------------------------
     def start_compare(self, options: CompareOptions | None = None) -> None:
@@ -228,17 +230,17 @@ class RunInsight(QObject):
                 options = self.compare_panel.options()
             except OnnxStudioError as exc:  # e.g. a tolerance that is not a number
                 self.compare_panel.show_error(str(exc))
-                self.show_panel.emit("compare")
+                self.showPanel.emit("compare")
                 return
         request = self._request(self.compare_panel.show_error)
         tab = self._tab()
         if request is None or tab is None or tab.model is None:
             return
         self.compare_panel.set_busy(True, f"Running {options.a.label} and {options.b.label}…")
-        self.show_panel.emit("compare")
+        self.showPanel.emit("compare")
         self._launch(self._comparer, tab,
-                     lambda: compare(request, options.a, options.b, options.tolerance,
-                                     options.model_b),
+                     lambda token: compare(request, options.a, options.b, options.tolerance,
+                                           options.model_b, cancel=token),
                      divergence_overlay)
 
     def _on_compared(self, answer: tuple[ModelTab, Comparison, Painted]) -> None:
@@ -246,22 +248,23 @@ class RunInsight(QObject):
         self._landed(COMPARISON, answer, self.compare_panel.set_result,
                      self.compare_panel.colour_by_divergence())
         first = result.first_divergence
-        self.status_message.emit(
+        self.statusMessage.emit(
             f"Compared {result.a.label} with {result.b.label}: "
             + (f"first divergence at {first.op_type} '{first.name or first.id}'" if first
                else "all values agree"))
 
     # -- shared -----------------------------------------------------------------------
     @staticmethod
-    def _launch(runner: TaskRunner, tab: ModelTab, compute: Callable[[], Any],
+    def _launch(runner: TaskRunner, tab: ModelTab, compute: Callable[[CancelToken], Any],
                 overlay_of: Callable[[Any], OverlayData]) -> None:
-        """Compute on a worker, then fold the answer into the layout shown now."""
+        """Compute on a worker (cancelling the task terminates its onnxruntime runs), then
+        fold the answer into the layout shown now."""
         layout = tab.layout_data
         assert tab.model is not None
         graph = tab.model.graph
 
         def work(context: TaskContext) -> tuple[ModelTab, Any, Painted]:
-            result = compute()
+            result = compute(context.token)
             context.check()
             return tab, result, _fold(overlay_of(result), layout, graph)
 

@@ -112,10 +112,10 @@ class DropZone(QLabel):
 class RunPanel(QWidget):
     """Dock content. Wire it with `set_model(path)` and route dropped images to `open_images`."""
 
-    run_finished = Signal(object)  # list[RunOutcome]
+    runFinished = Signal(object)  # list[RunOutcome]
     folder_finished = Signal(object)  # list[FolderRow] (also after a cancel or failure)
-    run_failed = Signal(str)
-    status_message = Signal(str)
+    runFailed = Signal(str)
+    statusMessage = Signal(str)
 
     def __init__(self, parent: QWidget | None = None,
                  controller: RunController | None = None) -> None:
@@ -513,7 +513,7 @@ class RunPanel(QWidget):
         return s
 
     def _connect(self) -> None:
-        self.open_button.clicked.connect(self._pick_images)
+        self.open_button.clicked.connect(self.open_image_dialog)
         self.paste_button.clicked.connect(self.paste_image)
         self.npy_button.clicked.connect(self._pick_npy)
         self.wav_button.clicked.connect(self._pick_wav)
@@ -521,7 +521,7 @@ class RunPanel(QWidget):
         self.zeros_button.clicked.connect(lambda: self.run_random(zeros=True))
         self.presets_button.clicked.connect(self.try_presets)
         self.presets_table.cellDoubleClicked.connect(self._use_preset_row)
-        self.folder_view.row_activated.connect(
+        self.folder_view.rowActivated.connect(
             lambda row: self.open_images([row.item.path]))
         self.cancel_button.clicked.connect(self.cancel)
         self.bench_button.clicked.connect(lambda: self.benchmark())
@@ -543,7 +543,7 @@ class RunPanel(QWidget):
         c.finished.connect(self._on_finished)
         c.failed.connect(self._on_failed)
         c.cancelled.connect(self._on_cancelled)
-        c.busy_changed.connect(lambda _busy: self._update_enabled())
+        c.busyChanged.connect(lambda _busy: self._update_enabled())
 
     # ----------------------------------------------------------------- settings
     def _restore_session_settings(self) -> None:
@@ -657,7 +657,7 @@ class RunPanel(QWidget):
         self.hide_error()
         self.controller.submit(request)
 
-    def _pick_images(self) -> None:
+    def open_image_dialog(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, "Open images", "",
                                                 f"{IMAGE_FILTER};;All files (*)")
         if files:
@@ -720,7 +720,7 @@ class RunPanel(QWidget):
     def show_error(self, message: str) -> None:
         """Non-modal: a banner at the top of the panel; everything stays usable."""
         self.error_banner.show_message(message)
-        self.status_message.emit(message)
+        self.statusMessage.emit(message)
 
     def hide_error(self) -> None:
         self.error_banner.hide()
@@ -760,7 +760,7 @@ class RunPanel(QWidget):
             self.folder_view.finish(cancelled=True)
         self.status_label.setText("Failed")
         self.show_error(message)
-        self.run_failed.emit(message)
+        self.runFailed.emit(message)
 
     def _on_cancelled(self) -> None:
         self.status_label.setText("Cancelled")
@@ -784,7 +784,7 @@ class RunPanel(QWidget):
         self.outcome_combo.blockSignals(False)
         self._show_outcome(0)
         self.status_label.setText("Done")
-        self.run_finished.emit(outcomes)
+        self.runFinished.emit(outcomes)
 
     def _clear_results(self, keep_last: bool = False) -> None:
         self._outcomes = []
@@ -931,14 +931,3 @@ class RunPanel(QWidget):
             for c, text in enumerate(row_values):
                 vt.setItem(r, c, QTableWidgetItem(text))
         vt.show()
-
-
-def make_dock(parent: QWidget | None = None) -> tuple[Any, RunPanel]:
-    """A QDockWidget titled "Run" holding a RunPanel (for the main window)."""
-    from PySide6.QtWidgets import QDockWidget
-
-    dock = QDockWidget("Run", parent)
-    dock.setObjectName("RunDock")
-    panel = RunPanel(dock)
-    dock.setWidget(panel)
-    return dock, panel

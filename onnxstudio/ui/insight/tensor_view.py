@@ -11,24 +11,18 @@ and histogram make a column left of the values and maps (`SideBySide`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QEvent,
-    QModelIndex,
-    QPersistentModelIndex,
-    QPoint,
     Qt,
     QTimer,
-    Signal,
 )
 from PySide6.QtGui import (
     QColor,
     QFont,
     QImage,
-    QMouseEvent,
     QPainter,
     QPalette,
     QPixmap,
@@ -48,17 +42,17 @@ from PySide6.QtWidgets import (
     QSpinBox,
     QTableView,
     QTabWidget,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
-from onnxstudio.model.summary import human_bytes
+from onnxstudio.model.formatting import format_number, human_bytes, shape_list
 from onnxstudio.runner.featuremaps import FeatureGrid, feature_map_grid, table_slice
 from onnxstudio.runner.intermediates import TensorStats, histogram, tensor_stats
+from onnxstudio.ui.insight.tensor_parts import MosaicLabel, SliceTableModel
 from onnxstudio.ui.widgets.banner import ErrorBanner
 from onnxstudio.ui.widgets.empty_state import EmptyStateStack
-from onnxstudio.ui.widgets.histogram import HistogramView, format_number
+from onnxstudio.ui.widgets.histogram import HistogramView
 from onnxstudio.ui.widgets.images import qimage_from_array
 from onnxstudio.ui.widgets.responsive import SideBySide
 from onnxstudio.ui.widgets.wrapping import breakable
@@ -79,97 +73,6 @@ def _number(value: float | None, integral: bool = False) -> str:
     return format_number(value)
 
 
-def _shape_text(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(d) for d in shape) + "]"
-
-
-class SliceTableModel(QAbstractTableModel):
-    """A 2-D numpy view as a table; cells are formatted only when Qt paints them."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._matrix: np.ndarray = np.zeros((0, 0))
-        self._column_title: str | None = None
-
-    def set_matrix(self, matrix: np.ndarray | None, column_title: str | None = None) -> None:
-        """``matrix`` is kept as is (a view, not a copy); ``column_title`` names the one
-        column of a 0-D/1-D tensor instead of numbering it."""
-        self.beginResetModel()
-        self._matrix = np.zeros((0, 0)) if matrix is None else matrix
-        self._column_title = column_title
-        self.endResetModel()
-
-    def matrix(self) -> np.ndarray:
-        return self._matrix
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else int(self._matrix.shape[0])
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else int(self._matrix.shape[1])
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return format_number(self._matrix[index.row(), index.column()])
-        if role == Qt.ItemDataRole.ToolTipRole:
-            value = self._matrix[index.row(), index.column()]
-            return repr(float(value)) if isinstance(value, np.floating) else str(value)
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        if orientation == Qt.Orientation.Horizontal and self._column_title is not None:
-            return self._column_title
-        return str(section)
-
-
-class MosaicLabel(QLabel):
-    """Shows the mosaic pixmap at (0, 0) so label and mosaic pixels coincide; reports
-    which tile is clicked and shows a live tooltip for the pixel under the mouse."""
-
-    tile_clicked = Signal(int)  # channel
-    tile_activated = Signal(int)  # double-click
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.grid: FeatureGrid | None = None
-        self.describe: Callable[[int, int], str | None] | None = None  # set by the view
-        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
-        self.setContentsMargins(0, 0, 0, 0)
-        self.setMouseTracking(True)
-
-    def _channel(self, pos: QPoint) -> int | None:
-        return None if self.grid is None else self.grid.tile_at(pos.x(), pos.y())
-
-    def mousePressEvent(self, event: QMouseEvent) -> None:
-        channel = self._channel(event.position().toPoint())
-        if event.button() == Qt.MouseButton.LeftButton and channel is not None:
-            self.tile_clicked.emit(channel)
-        super().mousePressEvent(event)
-
-    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        channel = self._channel(event.position().toPoint())
-        if event.button() == Qt.MouseButton.LeftButton and channel is not None:
-            self.tile_activated.emit(channel)
-        super().mouseDoubleClickEvent(event)
-
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        pos = event.position().toPoint()
-        text = self.describe(pos.x(), pos.y()) if self.describe is not None else None
-        if text:
-            QToolTip.showText(event.globalPosition().toPoint(), text, self)
-        else:
-            QToolTip.hideText()
-        super().mouseMoveEvent(event)
-
-
 class TensorView(QWidget):
     """Dock content: ``show_tensor`` with a captured array; ``set_busy`` while capturing,
     ``show_error`` when that fails, ``clear`` when the model or run changes."""
@@ -186,6 +89,48 @@ class TensorView(QWidget):
 
         self.banner = ErrorBanner()
 
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.values_tab = self.tabs.addTab(self._build_values_page(), "Values")
+        self.maps_tab = self.tabs.addTab(self._build_maps_page(), "Feature maps")
+        self.tabs.currentChanged.connect(lambda _i: self._refresh_grid_if_shown())
+        # What the tensor is, its statistics and histogram on one side, the values and maps
+        # on the other: above them in a side dock, a column to their left in a wide one.
+        summary = self._build_summary()
+        self.layout_switch = SideBySide(summary, self.tabs)
+        content = QWidget()
+        content_layout = QVBoxLayout(content)
+        content_layout.setContentsMargins(6, 6, 6, 6)
+        content_layout.addWidget(self.layout_switch)
+
+        body = QWidget()
+        self.stack = EmptyStateStack(body, EMPTY_TEXT, content)
+        self.placeholder = self.stack.placeholder
+        # A hidden page still counts towards a stack's minimum size: while the hint shows,
+        # the tensor page's must not keep a short dock scrolling.
+        self.stack.currentChanged.connect(
+            lambda i: content.setSizePolicy(QSizePolicy.Policy.Preferred,
+                                            QSizePolicy.Policy.Preferred if i == 1
+                                            else QSizePolicy.Policy.Ignored))
+        content.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        banner_box = QVBoxLayout()
+        banner_box.setContentsMargins(6, 6, 6, 0)
+        banner_box.addWidget(self.banner)
+        outer.addLayout(banner_box)
+        outer.addWidget(body, 1)
+
+        # Re-wrap the mosaic to the dock's width once resizing pauses.
+        self._relayout = QTimer(self)
+        self._relayout.setSingleShot(True)
+        self._relayout.setInterval(80)
+        self._relayout.timeout.connect(self._width_changed)
+        self.clear()
+
+    def _build_summary(self) -> QWidget:
+        """Name, type, caption, statistics (two per row, for a narrow dock), histogram."""
         # Header: what the tensor is.
         self.name_edit = QLineEdit()  # selectable and never widens the dock, unlike a label
         self.name_edit.setReadOnly(True)
@@ -224,6 +169,20 @@ class TensorView(QWidget):
         stats.setColumnStretch(3, 1)
         self.histogram = HistogramView()
 
+        summary = QWidget()
+        layout = QVBoxLayout(summary)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(3)
+        layout.addWidget(self.name_edit)
+        layout.addWidget(self.type_label)
+        layout.addWidget(self.caption_label)
+        layout.addSpacing(4)
+        layout.addLayout(stats)
+        layout.addSpacing(2)
+        layout.addWidget(self.histogram)
+        return summary
+
+    def _build_values_page(self) -> QWidget:
         # Values tab: leading-index spin boxes above a virtual table.
         self.index_box = QWidget()
         self.index_grid = QGridLayout(self.index_box)
@@ -249,7 +208,9 @@ class TensorView(QWidget):
         values_layout.addWidget(self.index_box)
         values_layout.addWidget(self.slice_label)
         values_layout.addWidget(self.table, 1)
+        return values_page
 
+    def _build_maps_page(self) -> QWidget:
         # Feature maps tab.
         self.scale_combo = QComboBox()
         for title, key in SCALE_CHOICES:
@@ -263,8 +224,8 @@ class TensorView(QWidget):
         self.grid_note.setEnabled(False)
         self.grid_label = MosaicLabel()
         self.grid_label.describe = self.mosaic_tooltip
-        self.grid_label.tile_clicked.connect(self.select_channel)
-        self.grid_label.tile_activated.connect(self._open_channel)
+        self.grid_label.tileClicked.connect(self.select_channel)
+        self.grid_label.tileActivated.connect(self._open_channel)
         self.grid_scroll = QScrollArea()
         self.grid_scroll.setWidget(self.grid_label)
         self.grid_scroll.setWidgetResizable(False)
@@ -281,57 +242,7 @@ class TensorView(QWidget):
         maps_layout.addLayout(scale_row)
         maps_layout.addWidget(self.grid_note)
         maps_layout.addWidget(self.grid_scroll, 1)
-
-        self.tabs = QTabWidget()
-        self.tabs.setDocumentMode(True)
-        self.values_tab = self.tabs.addTab(values_page, "Values")
-        self.maps_tab = self.tabs.addTab(maps_page, "Feature maps")
-        self.tabs.currentChanged.connect(lambda _i: self._refresh_grid_if_shown())
-
-        # What the tensor is, its statistics and histogram on one side, the values and maps
-        # on the other: above them in a side dock, a column to their left in a wide one.
-        summary = QWidget()
-        layout = QVBoxLayout(summary)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(3)
-        layout.addWidget(self.name_edit)
-        layout.addWidget(self.type_label)
-        layout.addWidget(self.caption_label)
-        layout.addSpacing(4)
-        layout.addLayout(stats)
-        layout.addSpacing(2)
-        layout.addWidget(self.histogram)
-        self.layout_switch = SideBySide(summary, self.tabs)
-        content = QWidget()
-        content_layout = QVBoxLayout(content)
-        content_layout.setContentsMargins(6, 6, 6, 6)
-        content_layout.addWidget(self.layout_switch)
-
-        body = QWidget()
-        self.stack = EmptyStateStack(body, EMPTY_TEXT, content)
-        self.placeholder = self.stack.placeholder
-        # A hidden page still counts towards a stack's minimum size: while the hint shows,
-        # the tensor page's must not keep a short dock scrolling.
-        self.stack.currentChanged.connect(
-            lambda i: content.setSizePolicy(QSizePolicy.Policy.Preferred,
-                                            QSizePolicy.Policy.Preferred if i == 1
-                                            else QSizePolicy.Policy.Ignored))
-        content.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Ignored)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.setSpacing(0)
-        banner_box = QVBoxLayout()
-        banner_box.setContentsMargins(6, 6, 6, 0)
-        banner_box.addWidget(self.banner)
-        outer.addLayout(banner_box)
-        outer.addWidget(body, 1)
-
-        # Re-wrap the mosaic to the dock's width once resizing pauses.
-        self._relayout = QTimer(self)
-        self._relayout.setSingleShot(True)
-        self._relayout.setInterval(80)
-        self._relayout.timeout.connect(self._width_changed)
-        self.clear()
+        return maps_page
 
     # --- API ----------------------------------------------------------------------
 
@@ -346,7 +257,7 @@ class TensorView(QWidget):
         self.name_edit.setText(name)
         self.name_edit.setCursorPosition(0)
         self.name_edit.setToolTip(name)
-        shape = _shape_text(a.shape) if a.ndim else "scalar"
+        shape = shape_list(a.shape) if a.ndim else "scalar"
         self.type_label.setText(f"{a.dtype} {shape} · {a.size:,} value"
                                 f"{'' if a.size == 1 else 's'}")
         self.caption_label.setText(breakable(caption))
@@ -464,7 +375,7 @@ class TensorView(QWidget):
         tile = grid.tiles[channel]
         index = (grid.batch, channel, row, col) if a.ndim == 4 else (channel, row, col)
         return (f"channel {channel}: min {_number(tile.lo)}, max {_number(tile.hi)}\n"
-                f"{_shape_text(index)} = {format_number(a[index])}")
+                f"{shape_list(index)} = {format_number(a[index])}")
 
     # --- internals ------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """The inspector's five panels and their routes to the canvas, in one object.
 
-The window's glue (``ui/panels.py``) creates one ``Inspector`` and calls
+The main window creates one ``Inspector`` and calls
 ``entries()`` once, then ``show_model``/``show_selection`` as tabs and selection change.
 Panel requests go to the current tab: jump → ``ModelTab.reveal`` (expands the groups
 and bodies on the way and centres the box), body link → expand that node in place.
@@ -36,7 +36,7 @@ class Inspector(QObject):
     editRequested = Signal(str, str)  # a value edited in place: (edit key, new text)
 
     def __init__(self, current_tab: Callable[[], ModelTab | None],
-                 open_path: Callable[[str], None] | None = None,
+                 open_path: Callable[[str], object] | None = None,
                  show_panel: Callable[[str], None] | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -62,7 +62,7 @@ class Inspector(QObject):
             self.opsets.openConverted.connect(open_path)
 
     def entries(self) -> dict[str, tuple[str, QWidget, Qt.DockWidgetArea]]:
-        """(title, widget, area) per panel key, as ``panels.create_panels`` returns them."""
+        """(title, widget, area) per panel key: the window makes each a dock."""
         return {
             "node": ("Node", self.node, Right),
             "model": ("Model", self.model, Right),

@@ -11,19 +11,14 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QWidget
 
 from onnxstudio.layout.labels import dim_abbreviations
+from onnxstudio.model.formatting import human_bytes, human_count, shape_list
 from onnxstudio.model.graph import Model
-from onnxstudio.model.summary import human_bytes, human_count, model_summary
+from onnxstudio.model.summary import model_summary
 from onnxstudio.ui.inspector.property_tree import PropertyTree
 from onnxstudio.ui.widgets.empty_state import EmptyStateStack
 
 EMPTY_TEXT = "Open a model to see its properties"
 WARNING_COLOR = QColor("#b9770e")
-
-
-def _shape(shape: list | None) -> str:
-    if shape is None:
-        return "?"
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 class ModelPanel(QWidget):
@@ -82,7 +77,7 @@ class ModelPanel(QWidget):
         for title, kind, rows in (("Inputs", "in", s["inputs"]), ("Outputs", "out", s["outputs"])):
             sec = tree.add_section(title, len(rows))
             for io in rows:
-                tree.add_row(sec, io["name"], f"{io['dtype'] or '?'} {_shape(io['shape'])}",
+                tree.add_row(sec, io["name"], f"{io['dtype'] or '?'} {shape_list(io['shape'])}",
                              link=f"node:{kind}:{io['name']}",
                              copy=[("Copy tensor name", io["name"])],
                              edit=f"dims:{kind}:{io['name']}",

@@ -1,7 +1,7 @@
 """Opset panel: every operator the model uses with the version in force and the newest,
 and "Convert to opset N…" (onnx's version converter) into a new file.
 
-The conversion runs on a QThreadPool worker. On success the panel shows an "Open it"
+The conversion is a TaskRunner task. On success the panel shows an "Open it"
 link that emits ``openConverted(path)``; failures are shown in the panel in words
 (ConversionError's message), never as a traceback.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -28,38 +28,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.errors import OnnxStudioError
 from onnxstudio.model.convert import ConversionResult, convert_opset, default_target_path
 from onnxstudio.model.graph import Model
 from onnxstudio.model.operators import operator_rows
 from onnxstudio.model.schemas import display_domain, newest_opset
+from onnxstudio.ui.tasks import TaskRunner
 
 COLUMNS = ["Operator", "Domain", "Count", "In force", "Newest", "Note"]
 NOTE_COLOR = QColor("#b9770e")
-
-
-class _Signals(QObject):
-    done = Signal(object)
-    failed = Signal(str)
-
-
-class _ConvertTask(QRunnable):
-    def __init__(self, source: Path, opset: int, destination: Path, overwrite: bool,
-                 signals: _Signals) -> None:
-        super().__init__()
-        self.args = (source, opset, destination)
-        self.overwrite = overwrite
-        self.signals = signals
-
-    def run(self) -> None:
-        try:
-            result = convert_opset(*self.args, overwrite=self.overwrite)
-        except OnnxStudioError as exc:
-            self.signals.failed.emit(str(exc))
-        except Exception as exc:  # a bug: still tell the user
-            self.signals.failed.emit(f"conversion failed unexpectedly: {exc!r}")
-        else:
-            self.signals.done.emit(result)
 
 
 class OpsetPanel(QWidget):
@@ -73,9 +49,9 @@ class OpsetPanel(QWidget):
         super().__init__(parent)
         self.model: Model | None = None
         self.last_result: ConversionResult | None = None
-        self._signals = _Signals()
-        self._signals.done.connect(self._on_done)
-        self._signals.failed.connect(self._on_failed)
+        self._converter = TaskRunner(self)
+        self._converter.finished.connect(self._on_done)
+        self._converter.failed.connect(self._on_failed)
 
         self.summary = QLabel("Open a model to see the operator versions it uses")
         self.summary.setWordWrap(True)
@@ -167,8 +143,8 @@ class OpsetPanel(QWidget):
 
     def table_rows(self) -> list[list[str]]:
         """The table as displayed (tests read it)."""
-        return [[self.table.item(r, c).text() for c in range(self.table.columnCount())]
-                for r in range(self.table.rowCount())]
+        return [[item.text() if (item := self.table.item(r, c)) else ""
+                 for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
 
     def convert_dialog(self) -> None:
         """Ask for a new file name, then convert in the background."""
@@ -199,8 +175,9 @@ class OpsetPanel(QWidget):
             return
         self.convert_button.setEnabled(False)
         self.status.setText(f"Converting to opset {opset}…")
-        QThreadPool.globalInstance().start(_ConvertTask(
-            self.model.path, opset, destination, overwrite, self._signals))
+        source = self.model.path
+        self._converter.start(
+            lambda _context: convert_opset(source, opset, destination, overwrite=overwrite))
 
     # --- internals -----------------------------------------------------------------
 

@@ -183,7 +183,9 @@ class PropertyTree(QTreeWidget):
         """Every row as (name, value, type), depth first: what the user reads (tests use it)."""
         out: list[tuple[str, str, str]] = []
 
-        def walk(item: QTreeWidgetItem) -> None:
+        def walk(item: QTreeWidgetItem | None) -> None:
+            if item is None:
+                return
             out.append((item.text(0), item.text(1), item.text(2)))
             for i in range(item.childCount()):
                 walk(item.child(i))
@@ -195,11 +197,13 @@ class PropertyTree(QTreeWidget):
     def find_row(self, name: str, section: str | None = None) -> QTreeWidgetItem | None:
         for i in range(self.topLevelItemCount()):
             top = self.topLevelItem(i)
-            if section is not None and not top.text(0).startswith(section):
+            if top is None or (section is not None and not top.text(0).startswith(section)):
                 continue
             stack = [top.child(j) for j in range(top.childCount())]
             while stack:
                 item = stack.pop(0)
+                if item is None:
+                    continue
                 if item.text(0) == name:
                     return item
                 stack.extend(item.child(j) for j in range(item.childCount()))

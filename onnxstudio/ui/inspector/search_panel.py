@@ -179,8 +179,9 @@ class SearchPanel(QWidget):
         row = self.results.indexOfTopLevelItem(current) if current is not None else -1
         row = (0 if delta > 0 else n - 1) if row < 0 else (row + delta) % n
         item = self.results.topLevelItem(row)
-        self.results.setCurrentItem(item)
-        self._activate_item(item)
+        if item is not None:
+            self.results.setCurrentItem(item)
+            self._activate_item(item)
 
     def _activate_item(self, item: QTreeWidgetItem | None, _column: int = 0) -> None:
         if item is None:

@@ -11,9 +11,9 @@ from collections import Counter
 
 from onnxstudio.layout.scope_shape import leaves
 from onnxstudio.layout.scopes import graph_scope_tree
+from onnxstudio.model.formatting import human_bytes
 from onnxstudio.model.graph import Model, Node
 from onnxstudio.model.index import ModelIndex
-from onnxstudio.model.summary import human_bytes
 from onnxstudio.ui.inspector.property_tree import PropertyTree
 
 MAX_MEMBER_ROWS = 40

@@ -1,8 +1,8 @@
 """Weights panel: one initializer's values, statistics, histogram and a value table.
 
-Reading and statistics run on a QThreadPool worker (a 400 MB embedding must not freeze
-the window); a newer request supersedes an older one through a generation number, so a
-user clicking through weights sees the last one clicked. The table is a model over the
+Reading and statistics are a TaskRunner task (a 400 MB embedding must not freeze the
+window); a newer request supersedes an older one, so a user clicking through weights
+sees the last one clicked. The table is a model over the
 array, so Qt only ever formats the cells on screen.
 """
 
@@ -16,11 +16,8 @@ import numpy as np
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
-    QObject,
     QPersistentModelIndex,
-    QRunnable,
     Qt,
-    QThreadPool,
     Signal,
 )
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
@@ -36,10 +33,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.errors import OnnxStudioError
+from onnxstudio.model.formatting import format_number, human_bytes
 from onnxstudio.model.graph import InitializerInfo, Model
 from onnxstudio.model.index import ModelIndex
-from onnxstudio.model.summary import human_bytes
 from onnxstudio.model.weights import (
     TensorStats,
     WeightStore,
@@ -49,8 +45,9 @@ from onnxstudio.model.weights import (
     save_npy,
     tensor_stats,
 )
+from onnxstudio.ui.tasks import TaskRunner
 from onnxstudio.ui.widgets.empty_state import EmptyStateStack
-from onnxstudio.ui.widgets.histogram import HistogramView, format_number
+from onnxstudio.ui.widgets.histogram import HistogramView
 
 EMPTY_TEXT = "Click a weight (an initializer input of a node) to see its values"
 
@@ -104,28 +101,10 @@ class ArrayTableModel(QAbstractTableModel):
         return row_index_label(self._shape, section)
 
 
-class _Signals(QObject):
-    done = Signal(int, object)
-    failed = Signal(int, str)
-
-
-class _LoadTask(QRunnable):
-    def __init__(self, store: WeightStore, name: str, generation: int,
-                 signals: _Signals) -> None:
-        super().__init__()
-        self.store, self.name, self.generation, self.signals = store, name, generation, signals
-
-    def run(self) -> None:
-        try:
-            raw = self.store.read(self.name)
-            values = display_array(raw)
-            result = LoadedWeight(self.name, raw, values, tensor_stats(values))
-        except OnnxStudioError as exc:
-            self.signals.failed.emit(self.generation, str(exc))
-        except Exception as exc:  # a bug: show it instead of losing the worker
-            self.signals.failed.emit(self.generation, f"cannot show '{self.name}': {exc!r}")
-        else:
-            self.signals.done.emit(self.generation, result)
+def _load(store: WeightStore, name: str) -> LoadedWeight:
+    raw = store.read(name)
+    values = display_array(raw)
+    return LoadedWeight(name, raw, values, tensor_stats(values))
 
 
 class WeightsPanel(QWidget):
@@ -139,11 +118,9 @@ class WeightsPanel(QWidget):
         self.model: Model | None = None
         self.store: WeightStore | None = None
         self.current: LoadedWeight | None = None
-        self._generation = 0
-        self._signals = _Signals()
-        self._signals.done.connect(self._on_done)
-        self._signals.failed.connect(self._on_failed)
-        self.pool = QThreadPool.globalInstance()
+        self._loader = TaskRunner(self)  # the newest request wins
+        self._loader.finished.connect(self._on_done)
+        self._loader.failed.connect(self._on_failed)
 
         self.title = QLabel()
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -204,7 +181,7 @@ class WeightsPanel(QWidget):
         self.clear()
 
     def clear(self) -> None:
-        self._generation += 1
+        self._loader.cancel()
         self.current = None
         self.table_model.set_array(None)
         self.stack.setCurrentIndex(0)
@@ -218,11 +195,11 @@ class WeightsPanel(QWidget):
             self.clear()
             self.placeholder.setText(f"'{name}' is not an initializer of this model")
             return
-        self._generation += 1
         self.current = None
         self._show_info(info)
         self.stack.setCurrentIndex(1)
-        self.pool.start(_LoadTask(self.store, name, self._generation, self._signals))
+        store = self.store
+        self._loader.start(lambda _context: _load(store, name))
 
     def _show_info(self, info: InitializerInfo) -> None:
         where = ""
@@ -242,9 +219,7 @@ class WeightsPanel(QWidget):
         self.status.setText("Reading values…")
         self.save_button.setEnabled(False)
 
-    def _on_done(self, generation: int, result: LoadedWeight) -> None:
-        if generation != self._generation:
-            return  # a newer request superseded this one
+    def _on_done(self, result: LoadedWeight) -> None:
         self.current = result
         s = result.stats
         labels = self.stat_labels
@@ -265,9 +240,7 @@ class WeightsPanel(QWidget):
         self.save_button.setEnabled(True)
         self.loaded.emit(result.name)
 
-    def _on_failed(self, generation: int, message: str) -> None:
-        if generation != self._generation:
-            return
+    def _on_failed(self, message: str) -> None:
         self.status.setText(f"⚠ {message}")
         self.failed.emit(message)
 

@@ -1,6 +1,5 @@
 """The one histogram widget (weights panel, tensor dock): bars over the finite values,
-the range written under them, and the bin under the mouse named in a tooltip; with the
-number format both panels share."""
+the range written under them, and the bin under the mouse named in a tooltip."""
 
 from __future__ import annotations
 
@@ -9,13 +8,7 @@ from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QMouseEvent, QPainter, QPalette
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
-
-def format_number(value: object, digits: int = 6) -> str:
-    if isinstance(value, (float, np.floating)):
-        return f"{float(value):.{digits}g}"
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return str(value)
+from onnxstudio.model.formatting import format_number
 
 
 class HistogramView(QWidget):

@@ -74,12 +74,12 @@ class StatusBar(QStatusBar):
         if self._action is not None:
             self._action()
 
-    def showMessage(self, text: str, timeout: int = 0) -> None:
+    def showMessage(self, text: str, timeout: int | None = 0) -> None:
         self.message_label.setText(text)
         self._action = None
         self.action_button.hide()
         self._timer.stop()
-        if timeout > 0:
+        if timeout:
             self._timer.start(timeout)
         self.messageChanged.emit(text)
 

@@ -1,0 +1,77 @@
+"""How numbers, durations, byte sizes and shapes are written, in every panel and the CLI.
+
+One module so a value reads the same wherever it appears (the tensor dock and the
+weights panel, the profile table and its summary line, ``info`` and the Model panel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def format_number(value: object, digits: int = 6) -> str:
+    """A cell value: floats to ``digits`` significant digits (inf/nan spelled out),
+    bytes decoded, anything else as ``str``."""
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.{digits}g}"
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+def format_ms(ms: float) -> str:
+    """Three significant-ish digits: 123 / 12.4 / 1.24 / 0.124 ms."""
+    if ms >= 100:
+        return f"{ms:.0f}"
+    if ms >= 10:
+        return f"{ms:.1f}"
+    if ms >= 1:
+        return f"{ms:.2f}"
+    return f"{ms:.3f}"
+
+
+def format_duration(ms: float) -> str:
+    """A time with its unit, short enough for a box on the canvas: 123 ms, 1.2 ms,
+    0.05 ms, 4.0 µs."""
+    if ms >= 100:
+        return f"{ms:.0f} ms"
+    if ms >= 1:
+        return f"{ms:.1f} ms"
+    if ms >= 0.01:
+        return f"{ms:.2f} ms"
+    return f"{ms * 1000:.1f} µs"
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+def human_count(n: int) -> str:
+    for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= size:
+            return f"{n / size:.2f}{unit}"
+    return str(n)
+
+
+Dims = Sequence[int | str | None]
+
+
+def shape_text(shape: Dims | None) -> str:
+    """``1×3×?×?`` (``?`` for an unknown dimension), ``scalar`` for rank 0, ``?`` for an
+    unknown rank: compact, for labels, tables and edges."""
+    if shape is None:
+        return "?"
+    return "×".join("?" if d is None else str(d) for d in shape) or "scalar"
+
+
+def shape_list(shape: Dims | None) -> str:
+    """``[1, 3, ?, ?]``: for property lists, and for an index into a tensor."""
+    if shape is None:
+        return "?"
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"

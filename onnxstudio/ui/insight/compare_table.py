@@ -1,0 +1,235 @@
+"""The Compare panel's table: one row per compared value, divergent rows tinted, the first
+divergence marked; sorted numerically, filtered to divergent rows on request."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QBrush, QColor, QKeyEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QTableView,
+)
+
+from onnxstudio.model.formatting import format_number, shape_text
+from onnxstudio.runner.compare import Difference
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers sort as numbers, the Node column by graph order
+NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 2  # "n12", or None for a value no node produces
+EXCEEDS_ROLE = Qt.ItemDataRole.UserRole + 3
+TINT = QColor(253, 226, 225)  # the same reds as the error banner, readable in dark mode too
+FIRST_TINT = QColor(246, 184, 180)  # the first divergence stands out among its followers
+TINT_TEXT = QColor(107, 21, 16)
+GOOD = QColor(40, 130, 50)
+BAD = QColor(190, 40, 30)
+
+
+class DifferenceTableModel(QAbstractTableModel):
+    """Rows of `Difference`; kept in the order given (topological for intermediates)."""
+
+    def __init__(self, intermediates: bool) -> None:
+        super().__init__()
+        self.intermediates = intermediates
+        first = ("Node", "Value") if intermediates else ("Name", "Shape")
+        self.headers = (*first, "Max abs", "Max rel", "Cosine", "")  # cells say ✓ or ✗
+        self.rows: list[Difference] = []
+        self.nodes: dict[int, tuple[str, str]] = {}  # index -> (name, op_type)
+        self.first: str | None = None  # the first divergence's value, tinted deeper
+
+    def set_rows(self, rows: list[Difference], nodes: dict[int, tuple[str, str]],
+                 first: str | None = None) -> None:
+        self.beginResetModel()
+        self.rows, self.nodes, self.first = list(rows), nodes, first
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.headers)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.headers[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return {0: "Sort by this column to return to graph (topological) order"
+                    if self.intermediates else None,
+                    2: "Largest |A − B|", 3: "Largest |A − B| / max(|A|, |B|) where not ~0",
+                    4: "Cosine similarity of A and B (1 = same direction)",
+                    5: "✓ within the tolerance, ✗ beyond it"}.get(section)
+        return None
+
+    def node_text(self, d: Difference) -> str:
+        if d.producer is None:
+            return "—"
+        op = self.nodes.get(d.producer, ("", ""))[1]
+        return f"{op} n{d.producer}" if op else f"n{d.producer}"
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid():
+            return None
+        d, col = self.rows[index.row()], index.column()
+        mismatch = d.shape_a != d.shape_b
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(d, col, mismatch)
+        if role == SORT_ROLE:
+            return self._sort_key(d, index.row(), col)
+        if role == NODE_ID_ROLE:
+            return None if d.producer is None else f"n{d.producer}"
+        if role == EXCEEDS_ROLE:
+            return d.exceeds
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(d)
+        if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:
+            align = Qt.AlignmentFlag.AlignCenter if col == 5 else Qt.AlignmentFlag.AlignRight
+            return int(align | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.BackgroundRole and d.exceeds:
+            first = self.intermediates and d.name == self.first
+            return QBrush(FIRST_TINT if first else TINT)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if col == 5:
+                return QBrush(BAD if d.exceeds else GOOD)
+            if d.exceeds:
+                return QBrush(TINT_TEXT)
+        return None
+
+    def _display(self, d: Difference, col: int, mismatch: bool) -> str:
+        mismatch_text = f"{shape_text(d.shape_a)} vs {shape_text(d.shape_b)}"
+        if col == 0:
+            return self.node_text(d) if self.intermediates else d.name
+        if col == 1:
+            if self.intermediates:
+                return d.name
+            return mismatch_text if mismatch else shape_text(d.shape_a)
+        if col == 5:
+            return "✗" if d.exceeds else "✓"
+        if mismatch:  # no numbers to show: say why instead (the outputs show it in Shape)
+            return mismatch_text if col == 2 and self.intermediates else "—"
+        if col == 2:
+            return format_number(d.max_abs, 3)
+        if col == 3:
+            return format_number(d.max_rel, 3)
+        return f"{d.cosine:.6f}"
+
+    def _sort_key(self, d: Difference, row: int, col: int) -> object:
+        if col == 0:
+            return float(row) if self.intermediates else d.name
+        if col == 1:
+            return d.name if self.intermediates else float(math.prod(d.shape_a))
+        value = (d.max_abs, d.max_rel, d.cosine, float(d.exceeds))[col - 2]
+        return float("inf") if math.isnan(value) else float(value)
+
+    def _tooltip(self, d: Difference) -> str:
+        lines = [d.name]
+        if d.producer is not None:
+            name, op = self.nodes.get(d.producer, ("", ""))
+            named = f" {name!r}" if name else ""
+            lines.append(f"produced by {op or 'node'}{named} (n{d.producer})")
+        shapes = shape_text(d.shape_a) if d.shape_a == d.shape_b else \
+            f"A {shape_text(d.shape_a)}, B {shape_text(d.shape_b)} (shapes differ)"
+        lines.append(f"shape {shapes}")
+        lines.append(f"max abs {d.max_abs:.6g}, max rel {d.max_rel:.6g}, cosine {d.cosine:.9f}")
+        if math.isfinite(d.ratio):
+            lines.append(f"{d.ratio:.3g}× the allowed difference"
+                         + (", beyond the tolerance" if d.exceeds else ""))
+        else:
+            lines.append("beyond the tolerance" if d.exceeds else "within the tolerance")
+        return "\n".join(lines)
+
+
+class DifferenceFilter(QSortFilterProxyModel):
+    """Numeric sorting through SORT_ROLE, and an optional "only beyond tolerance" filter."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setSortRole(SORT_ROLE)
+        self.only_exceeding = False
+
+    def set_only_exceeding(self, on: bool) -> None:
+        self.beginFilterChange()
+        self.only_exceeding = on
+        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+
+    def filterAcceptsRow(self, source_row: int,
+                         source_parent: QModelIndex | QPersistentModelIndex) -> bool:
+        if not self.only_exceeding:
+            return True
+        source = self.sourceModel()
+        return bool(source.data(source.index(source_row, 0, source_parent), EXCEEDS_ROLE))
+
+
+class DifferenceView(QTableView):
+    """A read-only, sortable table whose rows activate (double-click, Enter) their node."""
+
+    rowActivated = Signal(QModelIndex)
+
+    def __init__(self, source: DifferenceTableModel) -> None:
+        super().__init__()
+        self.source = source
+        self.proxy = DifferenceFilter()
+        self.proxy.setSourceModel(source)
+        self.setModel(self.proxy)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setWordWrap(False)
+        self.setSortingEnabled(True)
+        self.verticalHeader().setVisible(False)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.horizontalHeader()
+        header.setHighlightSections(False)
+        header.setMinimumSectionSize(24)
+        # Numbers get just the width "1.23e-05" / "0.000000" need (ResizeToContents would
+        # reserve room for a sort arrow in every header), so names keep most of a narrow dock.
+        fm = self.fontMetrics()
+        number = max(fm.horizontalAdvance("1.23e-05"), fm.horizontalAdvance("Max abs")) + 10
+        widths = {2: number, 3: number, 4: fm.horizontalAdvance("0.000000") + 10,
+                  5: fm.horizontalAdvance("✗") + 12}
+        for col, width in widths.items():
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(col, width)
+        # Intermediates: a short "Conv n4" (sized in fit_columns) then the value name, which
+        # takes what is left; outputs: the name, then its shape.
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive
+                                    if source.intermediates else QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch if source.intermediates
+                                    else QHeaderView.ResizeMode.ResizeToContents)
+        self.doubleClicked.connect(self.rowActivated)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Enter activates on every platform (QAbstractItemView skips it on macOS)."""
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
+                self.currentIndex().isValid():
+            self.rowActivated.emit(self.currentIndex())
+            return
+        super().keyPressEvent(event)
+
+    def fit_columns(self) -> None:
+        """The Node column as wide as its text, but never more than a third of a narrow dock."""
+        if self.source.intermediates:
+            cap = self.fontMetrics().horizontalAdvance("BatchNormal n1234")
+            self.horizontalHeader().resizeSection(
+                0, max(self.fontMetrics().horizontalAdvance("Node") + 24,
+                       min(self.sizeHintForColumn(0), cap)))
+
+    def graph_order(self) -> None:
+        """Back to the order the comparison gave (topological for intermediates)."""
+        self.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+
+    def node_ids(self) -> list[str | None]:
+        """Node ids of the rows as displayed (sorted and filtered), for tests and callers."""
+        return [self.proxy.index(r, 0).data(NODE_ID_ROLE) for r in range(self.proxy.rowCount())]

@@ -1,0 +1,114 @@
+"""The tensor view's parts: a 2-D slice as a lazily formatted table model, and the feature-map
+mosaic label that names the map under the mouse."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import (
+    QMouseEvent,
+)
+from PySide6.QtWidgets import (
+    QLabel,
+    QToolTip,
+    QWidget,
+)
+
+from onnxstudio.model.formatting import format_number
+from onnxstudio.runner.featuremaps import FeatureGrid
+
+
+class SliceTableModel(QAbstractTableModel):
+    """A 2-D numpy view as a table; cells are formatted only when Qt paints them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._matrix: np.ndarray = np.zeros((0, 0))
+        self._column_title: str | None = None
+
+    def set_matrix(self, matrix: np.ndarray | None, column_title: str | None = None) -> None:
+        """``matrix`` is kept as is (a view, not a copy); ``column_title`` names the one
+        column of a 0-D/1-D tensor instead of numbering it."""
+        self.beginResetModel()
+        self._matrix = np.zeros((0, 0)) if matrix is None else matrix
+        self._column_title = column_title
+        self.endResetModel()
+
+    def matrix(self) -> np.ndarray:
+        return self._matrix
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else int(self._matrix.shape[0])
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else int(self._matrix.shape[1])
+
+    def data(self, index: QModelIndex | QPersistentModelIndex,
+             role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid():
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return format_number(self._matrix[index.row(), index.column()])
+        if role == Qt.ItemDataRole.ToolTipRole:
+            value = self._matrix[index.row(), index.column()]
+            return repr(float(value)) if isinstance(value, np.floating) else str(value)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        if orientation == Qt.Orientation.Horizontal and self._column_title is not None:
+            return self._column_title
+        return str(section)
+
+
+class MosaicLabel(QLabel):
+    """Shows the mosaic pixmap at (0, 0) so label and mosaic pixels coincide; reports
+    which tile is clicked and shows a live tooltip for the pixel under the mouse."""
+
+    tileClicked = Signal(int)  # channel
+    tileActivated = Signal(int)  # double-click
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.grid: FeatureGrid | None = None
+        self.describe: Callable[[int, int], str | None] | None = None  # set by the view
+        self.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.setContentsMargins(0, 0, 0, 0)
+        self.setMouseTracking(True)
+
+    def _channel(self, pos: QPoint) -> int | None:
+        return None if self.grid is None else self.grid.tile_at(pos.x(), pos.y())
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        channel = self._channel(event.position().toPoint())
+        if event.button() == Qt.MouseButton.LeftButton and channel is not None:
+            self.tileClicked.emit(channel)
+        super().mousePressEvent(event)
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        channel = self._channel(event.position().toPoint())
+        if event.button() == Qt.MouseButton.LeftButton and channel is not None:
+            self.tileActivated.emit(channel)
+        super().mouseDoubleClickEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        pos = event.position().toPoint()
+        text = self.describe(pos.x(), pos.y()) if self.describe is not None else None
+        if text:
+            QToolTip.showText(event.globalPosition().toPoint(), text, self)
+        else:
+            QToolTip.hideText()
+        super().mouseMoveEvent(event)

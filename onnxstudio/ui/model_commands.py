@@ -1,0 +1,54 @@
+"""Model-menu commands that work on the current tab's graph: Select Between, Split."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtWidgets import QWidget
+
+from onnxstudio.render.overlay import OverlayData
+from onnxstudio.ui.canvas.model_tab import ModelTab
+
+if TYPE_CHECKING:  # the dialog and the path search load on first use, not at start-up
+    from onnxstudio.ui.dialogs.split_dialog import SplitDialog
+
+
+def select_between(tab: ModelTab) -> str:
+    """Select every node on the paths joining the tab's two selected main-graph nodes;
+    the status-bar sentence that says what happened (or what to do first)."""
+    from onnxstudio.model.cut import nodes_between
+    from onnxstudio.ui.canvas.band_select import drawn_boxes
+
+    assert tab.model is not None and tab.layout_data is not None
+    graph = tab.model.graph
+    ends = [n.index for n in (tab.model.node_by_id(i) for i in tab.view.selected_ids())
+            if n is not None and "/" not in n.id]
+    if len(ends) != 2:
+        return "Select Between: select exactly two nodes of the main graph first " \
+               "(Ctrl-click adds one)"
+    between = nodes_between(graph, *ends)
+    if not between:
+        return f"No path joins {' and '.join(graph.nodes[i].label for i in ends)}"
+    ids = [graph.nodes[i].id for i in sorted(between)]
+    tab.view.set_selection(drawn_boxes(tab.layout_data, graph, ids))
+    return (f"Selected {len(between):,} nodes between {graph.nodes[min(ends)].label} and "
+            f"{graph.nodes[max(ends)].label}")
+
+
+def open_split_dialog(parent: QWidget, tab: ModelTab) -> SplitDialog | None:
+    """The split preview for ``tab``: its plan coloured on the canvas while it is open."""
+    from onnxstudio.ui.dialogs.split_dialog import SplitDialog
+
+    if tab.model is None:
+        return None
+    profile = tab.run_results.get("profile")
+    times = {n.index: n.time_ms for n in profile.nodes} if profile is not None else None
+    before = tab.overlay_data
+
+    def preview(data: OverlayData | None, cut: set[str]) -> None:
+        tab.set_overlay(data if data is not None else before)
+        tab.view.mark_values(cut)
+
+    dialog = SplitDialog(parent, tab.model, preview, times)
+    dialog.show()
+    return dialog

@@ -1,0 +1,44 @@
+"""The status bar's permanent right side: background progress, node counts, opsets."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
+
+from onnxstudio.layout.types import Layout
+from onnxstudio.model import Model
+from onnxstudio.model.schemas import display_domain
+from onnxstudio.model.summary import model_summary
+from onnxstudio.ui.widgets.status import ElidedLabel
+
+
+class StatusLine:
+    """Owns three permanent widgets of a status bar; fed by the window."""
+
+    def __init__(self, bar: QStatusBar) -> None:
+        self.nodes = QLabel()
+        self.opsets = ElidedLabel()  # a model importing many domains stays one line
+        self.opsets.setMaximumWidth(360)  # and leaves the message its room
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(180)
+        self.progress.setRange(0, 100)
+        self.progress.hide()
+        for widget in (self.progress, self.nodes, self.opsets):
+            bar.addPermanentWidget(widget)
+
+    def show_model(self, model: Model | None, layout: Layout | None) -> None:
+        if model is None:
+            self.nodes.setText("")
+            self.opsets.setText("")
+            return
+        total = model_summary(model)["node_count_total"]
+        shown = 0 if layout is None else sum(1 for b in layout.boxes if b.kind == "node")
+        self.nodes.setText(f"{total:,} nodes ({shown:,} shown)")
+        self.opsets.setText("  ".join(
+            f"{display_domain(d)} v{v}" for d, v in sorted(model.opset_imports.items())))
+
+    def set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+
+    def set_progress(self, stage: str, fraction: float) -> None:
+        self.progress.setValue(int(fraction * 100))
+        self.progress.setFormat(f"{stage} %p%")
