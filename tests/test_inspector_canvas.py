@@ -122,7 +122,7 @@ def test_multi_selection_shows_a_summary(qtbot, tmp_path):
 
 def test_node_panel_follows_a_collapse_to_the_group(qtbot, tmp_path):
     tab, inspector = open_tab(qtbot, save(tiny_mlp(), tmp_path / "m.onnx"))
-    tab.layout_changed.connect(
+    tab.layoutChanged.connect(
         lambda layout: inspector.follow_layout(tab.model, tab.state, layout))
     relu = next(n for n in tab.model.graph.nodes if n.op_type == "Relu")
     tab.view.set_selection([relu.id])

@@ -39,15 +39,15 @@ def test_status_message_never_runs_under_the_counts(window: MainWindow, qtbot,
     bar.showMessage(long, 5000)
     qtbot.wait(50)
     label = bar.message_label
-    right = window.status_nodes.geometry()
+    right = window.status_line.nodes.geometry()
     assert bar.currentMessage() == long and label.toolTip() == long
     assert label.geometry().right() < right.left()  # side by side, never overlapping
-    assert label.is_elided() and window.status_nodes.text().endswith("shown)")
+    assert label.is_elided() and window.status_line.nodes.text().endswith("shown)")
 
 
 def test_dock_tabs_show_whole_names(window: MainWindow, qtbot) -> None:
     for key in ("profile", "compare", "tensor"):
-        window._show_panel(key)
+        window.show_panel(key)
     qtbot.wait(100)
     bars = [b for b in window.findChildren(QTabBar) if b.parent() is window]
     assert bars
@@ -180,10 +180,10 @@ def test_opsets_table_shows_whole_domains(qtbot, tmp_path: Path) -> None:
 
 def test_many_opset_domains_never_widen_the_window(window: MainWindow, qtbot) -> None:
     """Ultraface imports eight domains: the status bar's opset list elides instead."""
-    window.status_opset.setText("  ".join(f"com.example.domain{i} v1" for i in range(12)))
+    window.status_line.opsets.setText("  ".join(f"com.example.domain{i} v1" for i in range(12)))
     qtbot.wait(50)
     assert window.minimumSizeHint().width() < 1280
-    assert window.status_opset.toolTip().startswith("com.example.domain0")
+    assert window.status_line.opsets.toolTip().startswith("com.example.domain0")
     window.status_bar.showMessage("Opened m.onnx in 0.01 s")
     qtbot.wait(50)
     label = window.status_bar.message_label
