@@ -9,7 +9,8 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtTest import QTest
 
 from onnxstudio.model import load_model
-from onnxstudio.model.cut import cut_from_nodes, nodes_between
+from onnxstudio.model.cut import cut_from_nodes
+from onnxstudio.model.paths import nodes_between
 from onnxstudio.ui.dialogs.extract_dialog import selection_node_ids
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner

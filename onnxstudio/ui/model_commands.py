@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the dialog and the path search load on first use, not at st
 def select_between(tab: ModelTab) -> str:
     """Select every node on the paths joining the tab's two selected main-graph nodes;
     the status-bar sentence that says what happened (or what to do first)."""
-    from onnxstudio.model.cut import nodes_between
+    from onnxstudio.model.paths import nodes_between
     from onnxstudio.ui.canvas.band_select import drawn_boxes
 
     assert tab.model is not None and tab.layout_data is not None
