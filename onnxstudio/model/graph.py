@@ -195,6 +195,12 @@ class Model:
             self.derived[key] = compute()
         return self.derived[key]
 
+    def forget_typed_views(self) -> None:
+        """Drop derived views that read value types (keys starting ``types:``): inferred
+        shapes arrive after the model is shown and make them stale."""
+        for key in [k for k in self.derived if k.startswith("types:")]:
+            self.derived.pop(key, None)
+
     def function(self, key: tuple[str, str]) -> Function | None:
         return next((f for f in self.functions if f.key == key), None)
 

@@ -335,6 +335,8 @@ def apply_inferred_types(model: Model, inferred: onnx.ModelProto) -> int:
                 if found is not None and found != _UNKNOWN:
                     value.type = found
                     changed += 1
+    if changed:
+        model.forget_typed_views()
     return changed
 
 

@@ -2,7 +2,9 @@
 
 The overview is painted once per layout/theme into a cached image at coarse detail (no
 text), so moving the view only redraws the outline. Click or drag to move the view.
-It hides itself while the whole graph already fits in the view.
+It hides itself while the whole graph already fits in the view. Its size follows from the
+layout alone, so the layout worker can paint the image (``render_overview``) and the
+GUI thread only draws it: on 100k boxes the overview takes ~0.2 s to paint.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QWidget
 
+from onnxstudio.layout.types import Layout
+from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import QtSurface, qcolor
-from onnxstudio.render.scene_painter import PaintState
+from onnxstudio.render.scene_painter import GraphPainter, PaintState
 
 if TYPE_CHECKING:
     from onnxstudio.ui.canvas.graph_view import GraphView
@@ -22,6 +26,44 @@ if TYPE_CHECKING:
 MAX_SIZE = QSize(220, 260)
 CORNER_MARGIN = 12
 INNER_PAD = 6
+
+
+def overview_size(layout: Layout) -> QSize:
+    """The minimap's size for ``layout``: the graph's aspect within ``MAX_SIZE``."""
+    w, h = max(layout.width, 1.0), max(layout.height, 1.0)
+    s = min((MAX_SIZE.width() - 2 * INNER_PAD) / w, (MAX_SIZE.height() - 2 * INNER_PAD) / h)
+    return QSize(max(40, int(w * s) + 2 * INNER_PAD), max(40, int(h * s) + 2 * INNER_PAD))
+
+
+def _placement(size: QSize, layout: Layout | None) -> tuple[float, QPointF]:
+    """Scale and offset of the graph inside a minimap of ``size`` (centred, padded)."""
+    if layout is None:
+        return 1.0, QPointF(INNER_PAD, INNER_PAD)
+    s = min((size.width() - 2 * INNER_PAD) / max(layout.width, 1.0),
+            (size.height() - 2 * INNER_PAD) / max(layout.height, 1.0))
+    return s, QPointF((size.width() - layout.width * s) / 2,
+                      (size.height() - layout.height * s) / 2)
+
+
+def render_overview(graph: GraphPainter | None, size: QSize, dpr: float,
+                    overlay: Overlay | None = None) -> QImage:
+    """The overview image (transparent around the graph); safe off the GUI thread."""
+    image = QImage(int(size.width() * dpr), int(size.height() * dpr),
+                   QImage.Format.Format_ARGB32_Premultiplied)
+    image.setDevicePixelRatio(dpr)
+    image.fill(Qt.GlobalColor.transparent)
+    if graph is None:
+        return image
+    s, off = _placement(size, graph.layout)
+    painter = QPainter(image)
+    try:
+        painter.translate(off)
+        painter.scale(s, s)
+        # The overview shows the heatmap too: where the hot spots are in a big graph.
+        graph.paint(QtSurface(painter), None, s, PaintState(overlay=overlay))
+    finally:
+        painter.end()
+    return image
 
 
 class Minimap(QWidget):
@@ -32,7 +74,7 @@ class Minimap(QWidget):
         super().__init__(view)
         self._view = view
         self._image: QImage | None = None
-        self._dirty = True
+        self._image_for: tuple[object, ...] = ()  # what _image shows (see _wanted)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
         self.hide()
@@ -40,9 +82,25 @@ class Minimap(QWidget):
     # -- called by the view -------------------------------------------------------------
 
     def layout_changed(self) -> None:
-        self._dirty = True
+        """The layout, theme or overlay changed: the next paint checks the image."""
         self.reposition()
         self.view_changed()
+
+    def offer(self, image: QImage, graph: GraphPainter, overlay: Overlay | None) -> None:
+        """An overview painted off-thread by ``render_overview`` for ``graph`` (with the
+        theme it has now) and ``overlay``; used while it is what the view shows."""
+        self._image = image
+        self._image_for = (graph, graph.theme, overlay, image.deviceIndependentSize().toSize(),
+                           image.devicePixelRatio())
+
+    def _wanted(self) -> tuple[object, ...]:
+        graph = self._view.painter()
+        return (graph, graph.theme if graph else None, self._view.overlay(), self.size(),
+                self.devicePixelRatioF())
+
+    def _same(self, a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+        return len(a) == len(b) and a[0] is b[0] and a[1] == b[1] and a[2] is b[2] \
+            and a[3:] == b[3:]
 
     def view_changed(self) -> None:
         layout = self._view.graph_layout()
@@ -58,12 +116,9 @@ class Minimap(QWidget):
         layout = self._view.graph_layout()
         if layout is None:
             return
-        w, h = max(layout.width, 1.0), max(layout.height, 1.0)
-        s = min((MAX_SIZE.width() - 2 * INNER_PAD) / w, (MAX_SIZE.height() - 2 * INNER_PAD) / h)
-        size = QSize(max(40, int(w * s) + 2 * INNER_PAD), max(40, int(h * s) + 2 * INNER_PAD))
+        size = overview_size(layout)
         if size != self.size():
             self.resize(size)
-            self._dirty = True
         vp = self._view.viewport().geometry()
         self.move(
             vp.right() - self.width() - CORNER_MARGIN, vp.bottom() - self.height() - CORNER_MARGIN
@@ -78,54 +133,12 @@ class Minimap(QWidget):
         visible = self._view.visible_scene_rect()
         return visible.contains(QRectF(0, 0, layout.width, layout.height))
 
-    def _scale(self) -> float:
-        layout = self._view.graph_layout()
-        if layout is None:
-            return 1.0
-        inner_w = self.width() - 2 * INNER_PAD
-        inner_h = self.height() - 2 * INNER_PAD
-        return min(inner_w / max(layout.width, 1.0), inner_h / max(layout.height, 1.0))
-
-    def _offset(self) -> QPointF:
-        layout = self._view.graph_layout()
-        s = self._scale()
-        if layout is None:
-            return QPointF(INNER_PAD, INNER_PAD)
-        return QPointF(
-            (self.width() - layout.width * s) / 2, (self.height() - layout.height * s) / 2
-        )
-
     def scene_point(self, pos: QPointF) -> QPointF:
         """Scene coordinates of a point on the minimap."""
-        s = self._scale()
-        off = self._offset()
+        s, off = _placement(self.size(), self._view.graph_layout())
         return QPointF((pos.x() - off.x()) / s, (pos.y() - off.y()) / s)
 
     # -- painting -----------------------------------------------------------------------
-
-    def _render(self) -> QImage:
-        dpr = self.devicePixelRatioF()
-        image = QImage(
-            int(self.width() * dpr),
-            int(self.height() * dpr),
-            QImage.Format.Format_ARGB32_Premultiplied,
-        )
-        image.setDevicePixelRatio(dpr)
-        image.fill(Qt.GlobalColor.transparent)
-        graph = self._view.painter()
-        if graph is None:
-            return image
-        painter = QPainter(image)
-        try:
-            off = self._offset()
-            s = self._scale()
-            painter.translate(off)
-            painter.scale(s, s)
-            # The overview shows the heatmap too: where the hot spots are in a big graph.
-            graph.paint(QtSurface(painter), None, s, PaintState(overlay=self._view.overlay()))
-        finally:
-            painter.end()
-        return image
 
     def paintEvent(self, event: QPaintEvent) -> None:
         theme = self._view.theme()
@@ -137,14 +150,15 @@ class Minimap(QWidget):
         p.setPen(QPen(qcolor(theme.group_border), 1.0))
         p.setBrush(bg)
         p.drawRoundedRect(frame, 5, 5)
-        if self._dirty or self._image is None:
-            self._image = self._render()
-            self._dirty = False
+        wanted = self._wanted()
+        if self._image is None or not self._same(self._image_for, wanted):
+            self._image = render_overview(self._view.painter(), self.size(),
+                                          self.devicePixelRatioF(), self._view.overlay())
+            self._image_for = wanted
         p.drawImage(0, 0, self._image)
         # The visible area.
         visible = self._view.visible_scene_rect()
-        s = self._scale()
-        off = self._offset()
+        s, off = _placement(self.size(), self._view.graph_layout())
         r = QRectF(
             off.x() + visible.x() * s,
             off.y() + visible.y() * s,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.layout.build import build_layout
+from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Graph, Model
@@ -36,7 +38,9 @@ from onnxstudio.model.operators import prepare_model_views
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme, theme_named
+from onnxstudio.runner.choices import model_key
 from onnxstudio.ui.canvas.graph_view import GraphView
+from onnxstudio.ui.canvas.minimap import overview_size, render_overview
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 from onnxstudio.ui.widgets.wrapping import breakable
 
@@ -49,6 +53,12 @@ class Drawing:
     painter: GraphPainter
     overlay_data: OverlayData | None = None
     overlay: Overlay | None = None  # overlay_data folded into this layout's boxes
+    overview: QImage | None = None  # the minimap's image, for big graphs only
+
+    def offer_overview(self, view: GraphView) -> None:
+        """Give the minimap its image if the view still shows what it was painted for."""
+        if self.overview is not None:
+            view.minimap.offer(self.overview, self.painter, self.overlay)
 
 
 @dataclass
@@ -68,8 +78,22 @@ def _functions(model: Model) -> dict[tuple[str, str], Graph]:
     return {f.key: f.body for f in model.functions}
 
 
+def _prepare_views(model: Model) -> None:
+    """What the panels read the moment the model lands (inspector summary, node index,
+    dimension legend, the run panel's settings key), computed here off the GUI thread:
+    on 100k nodes together they would freeze the window for half a second."""
+    prepare_model_views(model)
+    model_dim_abbreviations(model)
+    if model.path.is_file():
+        model_key(model.path)
+
+
+OVERVIEW_OFF_THREAD = 2_000  # boxes and edges; below this the minimap paints in ms
+
+
 def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
-          context: TaskContext, overlay_data: OverlayData | None = None) -> Drawing:
+          context: TaskContext, overlay_data: OverlayData | None = None,
+          dpr: float = 1.0) -> Drawing:
     functions = _functions(model)
     layout = build_layout(
         model.graph, state, direction, cancel=context.cancelled,
@@ -77,7 +101,10 @@ def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
         functions=functions)  # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
-    return Drawing(layout, GraphPainter(layout, theme).prepare(), overlay_data, overlay)
+    painter = GraphPainter(layout, theme).prepare()
+    overview = render_overview(painter, overview_size(layout), dpr, overlay) \
+        if len(layout.boxes) + len(layout.edges) > OVERVIEW_OFF_THREAD else None
+    return Drawing(layout, painter, overlay_data, overlay, overview)
 
 
 class _ProgressPage(QWidget):
@@ -246,6 +273,7 @@ class ModelTab(QWidget):
         (a diff's side, or its merged graph), laying it out in the background only."""
         self._stack.setCurrentWidget(self._progress_page)
         path, direction, theme = self.path, self.direction, self.view.theme()
+        dpr = self.view.devicePixelRatioF()
         started = time.perf_counter()
         given = model
 
@@ -258,9 +286,9 @@ class ModelTab(QWidget):
             try:
                 context.check()
                 loaded = time.perf_counter()
-                prepare_model_views(model)  # includes the node index toggle() uses
+                _prepare_views(model)
                 state = default_state(model.graph)
-                drawing = _draw(model, state, direction, theme, context)
+                drawing = _draw(model, state, direction, theme, context, dpr=dpr)
             except BaseException:
                 shapes.cancel()
                 raise
@@ -301,7 +329,9 @@ class ModelTab(QWidget):
 
         def infer(context: TaskContext) -> int:
             context.progress("Inferring shapes", 0.5)
-            return shapes.apply(opened.model)
+            changed = shapes.apply(opened.model)
+            model_dim_abbreviations(opened.model)  # the inspector's refresh needs them
+            return changed
 
         self._shaper.start(infer)
 
@@ -346,9 +376,10 @@ class ModelTab(QWidget):
             return
         model, state, direction = self.model, self.state.copy(), self.direction
         theme, data = self.view.theme(), self.overlay_data
+        dpr = self.view.devicePixelRatioF()
         self._keep_view = keep_view
         self._layouter.start(
-            lambda context: _draw(model, state, direction, theme, context, data),
+            lambda context: _draw(model, state, direction, theme, context, data, dpr),
             quiet_gc=True)
 
     def _on_laid_out(self, drawing: Drawing) -> None:
@@ -359,6 +390,7 @@ class ModelTab(QWidget):
         self.view.set_layout(drawing.layout, keep_view=keep_view, painter=drawing.painter)
         if drawing.overlay_data is self.overlay_data:
             self.view.set_overlay(drawing.overlay)
+            drawing.offer_overview(self.view)
         else:  # the overlay changed while this layout was being built
             self.set_overlay(self.overlay_data)
         self._center_pending(drawing.layout)

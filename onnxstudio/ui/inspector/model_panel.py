@@ -10,7 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QWidget
 
-from onnxstudio.layout.labels import dim_abbreviations
+from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.model.formatting import human_bytes, human_count, shape_list
 from onnxstudio.model.graph import Model
 from onnxstudio.model.summary import model_summary
@@ -83,7 +83,7 @@ class ModelPanel(QWidget):
                              edit=f"dims:{kind}:{io['name']}",
                              edit_name=f"io-name:{kind}:{io['name']}")
 
-        short = dim_abbreviations(model.graph)
+        short = model_dim_abbreviations(model)
         if short:  # the canvas writes long symbolic dimensions by their initials
             sec = tree.add_section("Dimension abbreviations", len(short))
             for abbr, full in short.items():

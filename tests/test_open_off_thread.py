@@ -1,0 +1,94 @@
+"""What the panels read when a model lands is computed by the open task, off the GUI
+thread: the dimension legend, the run panel's settings key, the minimap's overview."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+from onnx import TensorProto, helper
+
+from onnxstudio.layout.labels import model_dim_abbreviations
+from onnxstudio.model.open import open_model
+from onnxstudio.render.theme import theme_named
+from onnxstudio.runner import choices
+from onnxstudio.ui.canvas.model_tab import OVERVIEW_OFF_THREAD, ModelTab
+from onnxstudio.ui.inspector.model_panel import ModelPanel
+from tests.builders import make_model, save
+
+
+def relu_chain(count: int, seq: str = "sequence_length") -> onnx.ModelProto:
+    """x[seq, 8] -> Relu × count -> y (no scopes: every node is its own box)."""
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"relu{i}")
+             for i in range(count)]
+    nodes[0].input[0] = "x"
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, 8])],
+        [helper.make_tensor_value_info(f"v{count}", TensorProto.FLOAT, None)])
+    return make_model(graph)
+
+
+def test_dimension_legend_is_dropped_when_inferred_types_arrive(tmp_path: Path) -> None:
+    model, shapes = open_model(save(relu_chain(4), tmp_path / "chain.onnx"))
+    assert model_dim_abbreviations(model) == {"sl": "sequence_length"}
+    assert "types:dim_abbreviations" in model.derived
+    assert shapes.apply(model) > 0  # new types: views that read them are stale now
+    assert "types:dim_abbreviations" not in model.derived
+    assert model.graph.values["v2"].type.describe() == "float32[sequence_length×8]"
+    assert model_dim_abbreviations(model) == {"sl": "sequence_length"}
+
+
+def test_settings_key_is_kept_until_the_file_changes(tmp_path: Path) -> None:
+    path = save(relu_chain(4), tmp_path / "chain.onnx")
+    first = choices.model_key(path)
+    assert choices.model_key(path) == first
+    save(relu_chain(5), path)  # rewritten in place: another size and time, another key
+    assert choices.model_key(path) != first
+
+
+def _wait_shown(qtbot, tab: ModelTab) -> None:
+    tab.resize(900, 700)
+    tab.show()
+    with qtbot.waitSignal(tab.loaded, timeout=120000):
+        tab.start()
+    qtbot.waitUntil(lambda: not tab.busy, timeout=120000)
+
+
+def test_tab_lands_with_the_legend_and_settings_key_ready(qtbot, tmp_path: Path) -> None:
+    path = save(relu_chain(30), tmp_path / "chain.onnx")
+    tab = ModelTab(path)
+    qtbot.addWidget(tab)
+    _wait_shown(qtbot, tab)
+    assert "types:dim_abbreviations" in tab.model.derived
+    assert any(key[0] == str(path.resolve()) for key in choices._KEYS)
+    panel = ModelPanel()
+    qtbot.addWidget(panel)
+    panel.set_model(tab.model)
+    assert panel.tree.find_row("sl", "Dimension abbreviations").text(1) == "sequence_length"
+
+
+def _lightness(image) -> tuple[float, int]:
+    """Mean lightness of the minimap's inner area and how many distinct colours it has."""
+    seen = [image.pixelColor(x, y) for y in range(8, image.height() - 8, 2)
+            for x in range(8, image.width() - 8, 2)]
+    return sum(c.lightness() for c in seen) / len(seen), len({c.name() for c in seen})
+
+
+def test_big_graph_minimap_uses_the_overview_painted_off_thread(qtbot, tmp_path: Path) -> None:
+    count = OVERVIEW_OFF_THREAD + 100
+    tab = ModelTab(save(relu_chain(count, seq="n"), tmp_path / "long.onnx"))
+    qtbot.addWidget(tab)
+    _wait_shown(qtbot, tab)
+    view, minimap = tab.view, tab.view.minimap
+    view.zoom_in()  # a 2,100-node chain never fits whole: the minimap is wanted
+    qtbot.waitUntil(minimap.isVisible, timeout=10000)
+    offered = minimap._image
+    assert offered is not None  # given by the layout task before any paint
+    shown = minimap.grab().toImage()
+    assert minimap._image is offered  # the paint drew it instead of painting again
+    light, colours = _lightness(shown)
+    assert colours > 3  # the chain is drawn, not only the minimap's background
+    view.set_theme(theme_named("dark" if view.theme().name == "light" else "light"))
+    again = minimap.grab().toImage()
+    assert minimap._image is not offered  # painted again, in the new theme's colours
+    assert abs(_lightness(again)[0] - light) > 40
