@@ -97,13 +97,21 @@ class PropertyTree(QTreeWidget):
         self.itemDoubleClicked.connect(self._start_edit)
         self.itemChanged.connect(self._edited)
         self._editing: tuple[QTreeWidgetItem, int, str] | None = None
+        self._unspanned: list[QTreeWidgetItem] = []
 
     # --- building ---------------------------------------------------------------
 
+    def clear(self) -> None:
+        self._unspanned.clear()
+        super().clear()
+
     def add_section(self, title: str, count: int | None = None) -> QTreeWidgetItem:
+        """A bold section row; it spans the name and value columns once the tree is
+        filled (``fit_name_column``): spanning lays out every row, so spanning each
+        section as it came made filling the model panel quadratic."""
         text = title if count is None else f"{title} ({count})"
         item = QTreeWidgetItem(self, [text])
-        item.setFirstColumnSpanned(True)
+        self._unspanned.append(item)
         font = QFont(item.font(0))
         font.setBold(True)
         item.setFont(0, font)
@@ -142,7 +150,11 @@ class PropertyTree(QTreeWidget):
         return item
 
     def fit_name_column(self, maximum: int = 180, type_maximum: int = 90) -> None:
-        """Names and types as wide as they need up to a cap, so values get the rest."""
+        """The tree is filled: sections span their row; names and types as wide as they
+        need up to a cap, so values get the rest."""
+        for item in self._unspanned:
+            item.setFirstColumnSpanned(True)
+        self._unspanned.clear()
         self.resizeColumnToContents(0)
         self.setColumnWidth(0, min(maximum, self.columnWidth(0) + 8))
         self.resizeColumnToContents(2)
