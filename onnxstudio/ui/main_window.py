@@ -101,7 +101,7 @@ class MainWindow(QMainWindow):
         assert isinstance(file_menu, QMenu)
         self.edit_menu = editing.add_menus(self, self.menuBar(), file_menu)
         self.optimiser = diffing.optimiser(self)
-        actions.mirror_combo(built.submenus["providers"], self.run_panel.provider_combo,
+        actions.mirror_combo(built.submenus["providers"], self.run_panel.choices.provider_combo,
                              lambda name: name.removesuffix("ExecutionProvider") or name)
         self.status_bar = StatusBar(self)  # messages never run under the counts
         self.setStatusBar(self.status_bar)
