@@ -165,7 +165,7 @@ def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path
     source = diff_edits.conv_bn_relu(tmp_path / "net.onnx")
     window.open_paths([str(source)])
     qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
-    window.run_panel.optimization_combo.setCurrentText("basic")
+    window.run_panel.choices.optimization_combo.setCurrentText("basic")
     window.commands["optimised"].trigger()
     qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), DiffTab), timeout=60000)
     tab = wait_diff(qtbot, window.tabs.currentWidget())

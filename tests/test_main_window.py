@@ -218,7 +218,7 @@ def test_image_dropped_on_the_window_is_classified(window: MainWindow, qtbot) ->
     with qtbot.waitSignal(run_panel.runFinished, timeout=120000):
         drop(window, [resource("sample", "digit_7.png")])
     assert window.docks["run"].isVisible()
-    assert run_panel.top_table.item(0, 0).text().startswith("7")
+    assert run_panel.results.top_table.item(0, 0).text().startswith("7")
     assert run_panel.error_text() == ""
 
 
@@ -242,7 +242,7 @@ def test_run_image_command_asks_for_an_image_and_classifies_it(
         window.commands["run_image"].trigger()
     assert asked == ["Open images"]
     assert window.docks["run"].isVisible()
-    assert window.run_panel.top_table.item(0, 0).text().startswith("7")
+    assert window.run_panel.results.top_table.item(0, 0).text().startswith("7")
 
 
 def test_real_mnist_digit_photo_dropped_on_the_window(window: MainWindow, qtbot) -> None:
@@ -251,7 +251,7 @@ def test_real_mnist_digit_photo_dropped_on_the_window(window: MainWindow, qtbot)
     run_panel = window.run_panel
     with qtbot.waitSignal(run_panel.runFinished, timeout=120000):
         drop(window, [shared_model("images/digit_3.jpg")])
-    assert run_panel.top_table.item(0, 0).text().startswith("3")
+    assert run_panel.results.top_table.item(0, 0).text().startswith("3")
 
 
 def test_expand_all_opens_local_function_calls_in_place(window: MainWindow, qtbot,
@@ -298,7 +298,7 @@ def test_menus_offer_what_the_issue_lists(window: MainWindow) -> None:
     assert {"Run Image…", "Run with Random Inputs", "Benchmark", "Execution Provider"} <= set(run)
     provider_menu = next(a.menu() for a in menus["Run"].actions() if a.menu())
     assert "CPU" in texts(provider_menu)
-    combo = window.run_panel.provider_combo
+    combo = window.run_panel.choices.provider_combo
     next(a for a in provider_menu.actions() if a.text() == "CPU").trigger()
     assert combo.currentText() == "CPUExecutionProvider"
     assert {"Keyboard Shortcuts", "About onnxstudio"} <= set(texts(menus["Help"]))

@@ -42,15 +42,15 @@ def test_mnist_digit_shows_top_k_with_labels_thumbnail_and_tensor(qtbot, panel: 
     image = shared_model("images/digit_3.jpg")
     outcomes = finish(qtbot, panel, lambda: panel.open_images([image]))
     assert len(outcomes) == 1
-    assert panel.top_table.isVisible()
-    assert panel.top_table.item(0, 0).text() == "3"
-    assert "labels: class indices, softmax applied" in panel.top_caption.text()
-    bar = panel.top_table.cellWidget(0, 1)
+    assert panel.results.top_table.isVisible()
+    assert panel.results.top_table.item(0, 0).text() == "3"
+    assert "labels: class indices, softmax applied" in panel.results.top_caption.text()
+    bar = panel.results.top_table.cellWidget(0, 1)
     assert bar.value() > 900
-    assert "float32[1, 1, 28, 28]" in panel.fed_label.text()
-    assert "range [0" in panel.fed_label.text()
-    assert not panel.thumbnail.pixmap().isNull()
-    assert panel.latency_label.text().startswith("Latency ")
+    assert "float32[1, 1, 28, 28]" in panel.results.fed_label.text()
+    assert "range [0" in panel.results.fed_label.text()
+    assert not panel.results.thumbnail.pixmap().isNull()
+    assert panel.results.latency_label.text().startswith("Latency ")
 
 
 def test_drop_event_with_file_urls_runs_the_image(qtbot, panel: RunPanel) -> None:
@@ -64,7 +64,7 @@ def test_drop_event_with_file_urls_runs_the_image(qtbot, panel: RunPanel) -> Non
                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
     with qtbot.waitSignal(panel.runFinished, timeout=TIMEOUT):
         QApplication.sendEvent(panel, event)
-    assert panel.top_table.item(0, 0).text().startswith("3")
+    assert panel.results.top_table.item(0, 0).text().startswith("3")
 
 
 def test_style_transfer_shows_an_image(qtbot, panel: RunPanel) -> None:
@@ -72,17 +72,18 @@ def test_style_transfer_shows_an_image(qtbot, panel: RunPanel) -> None:
     finish(qtbot, panel, lambda: panel.open_images([shared_model("images/chelsea.png")]))
     label = panel.findChild(QLabel, "output-image:outputImage")
     assert label is not None and not label.pixmap().isNull()
-    assert not panel.top_table.isVisible()
+    assert not panel.results.top_table.isVisible()
 
 
 def test_sequence_of_maps_is_displayed(qtbot, panel: RunPanel) -> None:
     panel.set_model(shared_model("packaged/onnxruntime_datasets/logreg_iris.onnx"))
     finish(qtbot, panel, panel.run_random)
-    kinds = [panel.outputs_table.item(r, 1).text() for r in range(panel.outputs_table.rowCount())]
+    table = panel.results.outputs_table
+    kinds = [table.item(r, 1).text() for r in range(table.rowCount())]
     assert kinds == ["tensor", "sequence"]
-    assert panel.values_table.isVisible()
-    assert "0: " in panel.values_table.item(0, 1).text()  # {class: probability} entries
-    assert panel.top_table.isVisible()  # the first map as top-k
+    assert panel.results.values_table.isVisible()
+    assert "0: " in panel.results.values_table.item(0, 1).text()  # {class: probability} entries
+    assert panel.results.top_table.isVisible()  # the first map as top-k
 
 
 def test_refused_model_gives_a_clear_non_modal_message(qtbot, panel: RunPanel,
@@ -92,7 +93,7 @@ def test_refused_model_gives_a_clear_non_modal_message(qtbot, panel: RunPanel,
         panel.run_random()
     assert blocker.args[0].startswith("bogus.onnx: onnxruntime cannot load this model")
     assert "FrobnicateTensor" in panel.error_text()
-    assert panel.random_button.isEnabled()  # still usable
+    assert panel.inputs.random_button.isEnabled()  # still usable
     panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
     assert panel.error_text() == ""
     finish(qtbot, panel, lambda: panel.open_images([shared_model("images/digit_3.jpg")]))
@@ -111,8 +112,8 @@ def test_bad_images_get_a_message_and_nothing_else(qtbot, panel: RunPanel, tmp_p
         panel.open_images([cut])
     assert blocker.args[0].startswith("cut.png: ")
     # the earlier answer is gone: nothing under the banner can pass for this file's result
-    assert panel.top_table.isHidden() and panel.top_table.rowCount() == 0
-    assert panel.outcomes() == [] and panel.thumbnail.pixmap().isNull()
+    assert panel.results.top_table.isHidden() and panel.results.top_table.rowCount() == 0
+    assert panel.outcomes() == [] and panel.results.thumbnail.pixmap().isNull()
     monkeypatch.setattr(images, "MAX_PIXELS", 1000)
     bomb = tmp_path / "bomb.png"
     Image.new("L", (64, 64)).save(bomb)
@@ -134,11 +135,11 @@ def test_gui_stays_responsive_and_cancel_works(qtbot, panel: RunPanel, tmp_path:
         panel.run_random()
     # The model runs for seconds; the GUI thread's timer keeps firing meanwhile.
     qtbot.waitUntil(lambda: sum(ticks) >= 10, timeout=TIMEOUT)
-    assert panel.controller.busy and panel.cancel_button.isEnabled()
+    assert panel.controller.busy and panel.controls.cancel_button.isEnabled()
     with qtbot.waitSignal(panel.controller.cancelled, timeout=TIMEOUT):
-        panel.cancel_button.click()
+        panel.controls.cancel_button.click()
     timer.stop()
-    assert panel.status_label.text() == "Cancelled"
+    assert panel.controls.status_label.text() == "Cancelled"
     assert not panel.controller.busy
     assert panel.outcomes() == []
 
@@ -160,7 +161,8 @@ def test_benchmark_reports_median_and_p90(qtbot, panel: RunPanel) -> None:
     finish(qtbot, panel, lambda: panel.open_images([shared_model("images/digit_3.jpg")]))
     (out,) = finish(qtbot, panel, lambda: panel.benchmark(5))
     assert len(out.benchmark.times_ms) == 5
-    assert "median" in panel.latency_label.text() and "p90" in panel.latency_label.text()
+    latency = panel.results.latency_label.text()
+    assert "median" in latency and "p90" in latency
 
 
 def test_paste_from_clipboard(qtbot, panel: RunPanel) -> None:
@@ -170,7 +172,7 @@ def test_paste_from_clipboard(qtbot, panel: RunPanel) -> None:
     QGuiApplication.clipboard().setImage(qimage_from_array(rgb))
     (out,) = finish(qtbot, panel, panel.paste_image)
     assert out.source == "clipboard image"
-    assert panel.top_table.item(0, 0).text().startswith("3")
+    assert panel.results.top_table.item(0, 0).text().startswith("3")
 
 
 def test_choices_are_remembered_per_model_and_session_globally(qtbot, tmp_path: Path) -> None:
@@ -178,20 +180,20 @@ def test_choices_are_remembered_per_model_and_session_globally(qtbot, tmp_path: 
     first = RunPanel()
     qtbot.addWidget(first)
     first.set_model(a)
-    first.preset_combo.setCurrentText("symmetric")
-    first.resize_combo.setCurrentText("letterbox")
-    first.optimization_combo.setCurrentText("basic")
-    first.threads_spin.setValue(2)
+    first.choices.preset_combo.setCurrentText("symmetric")
+    first.choices.resize_combo.setCurrentText("letterbox")
+    first.choices.optimization_combo.setCurrentText("basic")
+    first.choices.threads_spin.setValue(2)
     first.set_model(b)
-    assert first.preset_combo.currentText() == "auto"
+    assert first.choices.preset_combo.currentText() == "auto"
     first.set_model(a)
-    assert first.preset_combo.currentText() == "symmetric"
-    assert first.resize_combo.currentText() == "letterbox"
+    assert first.choices.preset_combo.currentText() == "symmetric"
+    assert first.choices.resize_combo.currentText() == "letterbox"
     first.shutdown()
     second = RunPanel()
     qtbot.addWidget(second)
-    assert second.optimization_combo.currentText() == "basic"
-    assert second.threads_spin.value() == 2
+    assert second.choices.optimization_combo.currentText() == "basic"
+    assert second.choices.threads_spin.value() == 2
     second.set_model(a)
     assert second.options().preset == "symmetric"
     second.shutdown()

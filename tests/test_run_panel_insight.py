@@ -36,11 +36,12 @@ def run(qtbot, panel: RunPanel, action, signal: str = "runFinished") -> list:
 def test_face_detector_shows_boxes_on_the_photo_with_a_threshold(qtbot, panel: RunPanel) -> None:
     panel.set_model(shared_model("ortdata/examples/Ultraface.version-RFB-320.onnx"))
     run(qtbot, panel, lambda: panel.open_images([shared_model("images/camera.png")]))
-    view = panel.detection_view
+    view = panel.results.detection_view
     assert view.isVisible() and not view.image.pixmap().isNull()
     assert view.shown_count() == 1 and "object" in view.found.text()
     assert "original image's pixels (512×512)" in view.caption.text()
-    assert "centred128" in panel.fed_label.text() and "face detector" in panel.fed_label.text()
+    fed = panel.results.fed_label.text()
+    assert "centred128" in fed and "face detector" in fed
     view.set_threshold(0.05)
     assert view.shown_count() >= 1 and "0.05" in view.caption.text()
     view.set_threshold(1.0)
@@ -56,7 +57,7 @@ def test_a_dropped_folder_fills_the_table_with_accuracy_and_csv(qtbot, panel: Ru
     panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
     rows = run(qtbot, panel, lambda: panel.open_images([tmp_path / "digits"]),
                "folder_finished")
-    view = panel.folder_view
+    view = panel.results.folder_view
     assert len(rows) == 3 and view.table.rowCount() == 3
     assert [view.table.item(r, 1).text() for r in range(3)] == ["3", "3", "3"]
     assert not view.table.item(0, 0).icon().isNull()  # thumbnail
@@ -68,39 +69,39 @@ def test_a_dropped_folder_fills_the_table_with_accuracy_and_csv(qtbot, panel: Ru
 
 def test_an_audio_model_gets_audio_controls_and_a_dims_hint(qtbot, panel: RunPanel) -> None:
     panel.set_model(shared_model("packaged/silero_vad/silero_vad_16k_op15.onnx"))
-    assert panel.open_button.isHidden() and panel.preset_combo.isHidden()
-    assert not panel.wav_button.isHidden()
-    assert panel.dims_edit.placeholderText() == "batch=1, sequence=512"
-    assert "NAME=SIZE, NAME=SIZE" in panel.dims_edit.toolTip()
+    assert panel.inputs.open_button.isHidden() and panel.choices.preset_combo.isHidden()
+    assert not panel.inputs.wav_button.isHidden()
+    assert panel.choices.dims_edit.placeholderText() == "batch=1, sequence=512"
+    assert "NAME=SIZE, NAME=SIZE" in panel.choices.dims_edit.toolTip()
     (out,) = run(qtbot, panel, panel.run_random)
     assert out.fed[0].shape == [1, 512]
-    panel.dims_edit.setText("batch: 2")
+    panel.choices.dims_edit.setText("batch: 2")
     assert not panel.run_random() and "expected NAME=SIZE" in panel.error_text()
 
 
 def test_weak_evidence_offers_presets_side_by_side(qtbot, panel: RunPanel) -> None:
     panel.set_model(shared_model("zoo/onnx_light/light_squeezenet.onnx"))
     run(qtbot, panel, lambda: panel.open_images([shared_model("images/chelsea.png")]))
-    assert panel.presets_row.isVisible() and "caffe" in panel.presets_label.text()
+    assert panel.results.presets_row.isVisible() and "caffe" in panel.results.presets_label.text()
     outcomes = run(qtbot, panel, panel.try_presets)
     assert [o.source.split(":")[0] for o in outcomes] == ["caffe", "bgr255", "imagenet"]
-    table = panel.presets_table
+    table = panel.results.presets_table
     assert table.isVisible() and table.rowCount() == 3 and table.item(1, 0).text() == "bgr255"
-    panel._use_preset_row(1, 0)
-    assert panel.preset_combo.currentText() == "bgr255"
+    table.cellDoubleClicked.emit(1, 0)
+    assert panel.choices.preset_combo.currentText() == "bgr255"
 
 
 def test_choice_is_remembered_for_a_renamed_copy(qtbot, panel: RunPanel, tmp_path: Path) -> None:
     original = shared_model("zoo/onnx_light/light_squeezenet.onnx")
     panel.set_model(original)
-    panel.preset_combo.setCurrentText("bgr255")
+    panel.choices.preset_combo.setCurrentText("bgr255")
     copy = tmp_path / "renamed.onnx"
     shutil.copyfile(original, copy)
     panel.set_model(copy)
-    assert panel.preset_combo.currentText() == "bgr255"
+    assert panel.choices.preset_combo.currentText() == "bgr255"
     (out,) = run(qtbot, panel, lambda: panel.open_images([shared_model("images/coffee.png")]))
     assert any("remembered for this model" in r for r in out.preprocessed.plan.reasons)
-    assert not panel.presets_row.isVisible()  # the user decided: no guess to question
+    assert not panel.results.presets_row.isVisible()  # the user decided: no guess to question
 
 
 def test_a_failed_run_clears_the_detector_overlay(qtbot, panel: RunPanel, tmp_path: Path) -> None:
@@ -109,4 +110,4 @@ def test_a_failed_run_clears_the_detector_overlay(qtbot, panel: RunPanel, tmp_pa
     bad = tmp_path / "bad.png"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n broken")
     run(qtbot, panel, lambda: panel.open_images([bad]), "runFailed")
-    assert not panel.detection_view.isVisible() and panel.outcomes() == []
+    assert not panel.results.detection_view.isVisible() and panel.outcomes() == []

@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.export.formats import ExportResult
-from onnxstudio.layout.types import Direction, Layout
+from onnxstudio.layout.types import Direction
 from onnxstudio.model import Model
 from onnxstudio.resources import resource
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.ui import actions, appearance, diffing, editing
+from onnxstudio.ui import actions, appearance, diffing, editing, opening
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.help import show_about, show_shortcuts
@@ -33,7 +33,7 @@ from onnxstudio.ui.insight.run_insight import RunInsight
 from onnxstudio.ui.insight.run_panel import RunPanel
 from onnxstudio.ui.inspector.inspector import Inspector
 from onnxstudio.ui.model_commands import open_split_dialog, select_between
-from onnxstudio.ui.settings import add_recent_file, app_settings, recent_files
+from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.status_line import StatusLine
 from onnxstudio.ui.tasks import TaskRunner
 from onnxstudio.ui.welcome import WelcomePage
@@ -45,8 +45,6 @@ from onnxstudio.ui.window_state import restore_window, save_window
 if TYPE_CHECKING:
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
 
-MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
-IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
 RUN_DOCKS = ("profile", "tensor", "compare")  # run inspection, beside the Run panel
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
@@ -101,12 +99,12 @@ class MainWindow(QMainWindow):
         assert isinstance(file_menu, QMenu)
         self.edit_menu = editing.add_menus(self, self.menuBar(), file_menu)
         self.optimiser = diffing.optimiser(self)
-        actions.mirror_combo(built.submenus["providers"], self.run_panel.provider_combo,
+        actions.mirror_combo(built.submenus["providers"], self.run_panel.choices.provider_combo,
                              lambda name: name.removesuffix("ExecutionProvider") or name)
         self.status_bar = StatusBar(self)  # messages never run under the counts
         self.setStatusBar(self.status_bar)
         self.status_line = StatusLine(self.status_bar)
-        self._refresh_recent()
+        opening.refresh_recent(self)
         restore_window(self, self.docks)
         self._update_actions()
 
@@ -216,23 +214,7 @@ class MainWindow(QMainWindow):
                 self.tabs.setCurrentWidget(existing)
                 opened.append(existing)
                 continue
-            tab = ModelTab(path, self.direction, self.theme)
-            tab.view.show_names = self.show_names
-            tab.loaded.connect(lambda _m, t=tab: self._on_tab_loaded(t))
-            tab.shapesReady.connect(lambda _m, t=tab: self._on_tab_shapes(t))
-            tab.failed.connect(lambda msg, t=tab: self._on_tab_failed(t, msg))
-            tab.layoutChanged.connect(lambda layout, t=tab: self._on_layout_changed(t, layout))
-            tab.busyChanged.connect(lambda busy, t=tab: self._on_busy(t, busy))
-            tab.progress.connect(lambda stage, f, t=tab: self._on_progress(t, stage, f))
-            tab.closeRequested.connect(lambda t=tab: self.close_tab(self.tabs.indexOf(t)))
-            tab.view.selectionChanged.connect(lambda ids, t=tab: self._on_selection(t, ids))
-            self.connect_canvas(tab)
-            editing.connect_tab(self, tab)
-            index = self.tabs.addTab(tab, path.name)
-            self.tabs.setTabToolTip(index, str(path))
-            self.tabs.setCurrentIndex(index)
-            self.central.setCurrentWidget(self.tabs)
-            tab.start()
+            tab = opening.add_model_tab(self, path)
             opened.append(tab)
         self._update_actions()
         return opened
@@ -264,40 +246,9 @@ class MainWindow(QMainWindow):
             self._on_current_changed(-1)
         self._update_actions()
 
-    def _on_tab_loaded(self, tab: ModelTab) -> None:
-        self._refresh_recent(add_recent_file(str(tab.path)))
-        if tab is self.current_tab():
-            self._on_current_changed(self.tabs.currentIndex())
-        self.statusBar().showMessage(
-            f"Opened {tab.path.name} in {tab.timings.get('load', 0):.2f} s, laid out in "
-            f"{tab.timings.get('layout', 0):.2f} s", 8000)
-
-    def _on_tab_shapes(self, tab: ModelTab) -> None:
-        if tab is self.current_tab() and tab.model is not None:
-            self.inspector.refresh(tab.model, tab.view.selected_ids())
-
-    def _on_tab_failed(self, tab: ModelTab, message: str) -> None:
-        self.statusBar().showMessage(message, 10000)
-        index = self.tabs.indexOf(tab)
-        if index >= 0 and tab.model is None:
-            self.tabs.setTabText(index, f"⚠ {tab.path.name}")
-
-    def _on_busy(self, tab: ModelTab, busy: bool) -> None:
-        if tab is self.current_tab():
-            self.status_line.set_busy(busy)
-
-    def _on_progress(self, tab: ModelTab, stage: str, fraction: float) -> None:
-        if tab is self.current_tab():
-            self.status_line.set_progress(stage, fraction)
-
-    def _on_layout_changed(self, tab: ModelTab, layout: Layout) -> None:
-        if tab is self.current_tab():
-            self._update_status(tab)
-            self.inspector.follow_layout(tab.model, tab.state, layout)
-
     def _on_current_changed(self, _index: int) -> None:
         tab = self.current_tab()
-        self._update_status(tab)
+        self.update_status(tab)
         self._update_actions()
         self.show_in_panels(tab, tab.model if tab is not None else None)
         self.edits.tab_activated(tab)
@@ -319,7 +270,7 @@ class MainWindow(QMainWindow):
                 self.show_panel("node")
             self.insight.show_selection(tab, ids)
 
-    def _update_status(self, tab: ModelTab | None) -> None:
+    def update_status(self, tab: ModelTab | None) -> None:
         if tab is None:
             self.status_line.show_model(None, None)
         else:
@@ -331,40 +282,14 @@ class MainWindow(QMainWindow):
         actions.update_enabled(self.command_table, self.commands, tab is not None, has_model)
         self.commands["optimised"].setEnabled(has_model and not self.optimiser.busy)
 
-    def _refresh_recent(self, files: list[str] | None = None) -> None:
-        files = recent_files() if files is None else files
-        self.recent_menu.clear()
-        for path in files:
-            act = self.recent_menu.addAction(Path(path).name)
-            act.setToolTip(path)
-            act.setStatusTip(path)
-            act.triggered.connect(lambda _=False, p=path: self.open_paths([p]))
-        self.recent_menu.setEnabled(bool(files))
-        self.welcome.set_recent(files)
-
     # -- drag and drop --------------------------------------------------------------
-    @staticmethod
-    def _local_paths(urls: list[QUrl]) -> list[Path]:
-        return [Path(u.toLocalFile()) for u in urls if u.isLocalFile()]
-
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        paths = self._local_paths(event.mimeData().urls())
-        if any(p.suffix.lower() in MODEL_SUFFIXES | IMAGE_SUFFIXES for p in paths):
+        if opening.wanted(event.mimeData().urls()):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        paths = self._local_paths(event.mimeData().urls())
-        models = [str(p) for p in paths if p.suffix.lower() in MODEL_SUFFIXES]
-        images = [str(p) for p in paths if p.suffix.lower() in IMAGE_SUFFIXES]
-        current = self.current_tab()
-        if (len(models) == 1 and current is not None and current.model is not None
-                and event.modifiers() & Qt.KeyboardModifier.AltModifier):
-            diffing.open_diff(self, current.path, Path(models[0]))  # Alt+drop: compare
-            models = []
-        if models:
-            self.open_paths(models)
-        if images:
-            self.run_images(images)
+        alt = event.modifiers() & Qt.KeyboardModifier.AltModifier
+        opening.drop(self, event.mimeData().urls(), compare=bool(alt))
         event.acceptProposedAction()
 
     def run_images(self, paths: list[str]) -> None:

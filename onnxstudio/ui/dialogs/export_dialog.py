@@ -152,7 +152,21 @@ class ExportOptionsDialog(QDialog):
         self._layout, self._model, self._view = layout, model, view
         form = QFormLayout()
         form.addRow("File:", QLabel(f"{path.name}  ({DESCRIPTIONS[self.fmt]})"))
+        self._add_view_rows(form, layout, view)
+        self._add_drawing_rows(form, view)
+        self._add_png_rows(form)
+        self._add_pdf_rows(form)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        box = QVBoxLayout(self)
+        box.addLayout(form)
+        box.addWidget(buttons)
 
+    def _add_view_rows(self, form: QFormLayout, layout: Layout, view: ViewSnapshot) -> None:
+        """What is drawn: region, groups, direction and colours (every format)."""
         self.region = QComboBox()
         self.region.addItem("Whole graph", "whole")
         self.region.addItem("Visible area", "visible")
@@ -181,6 +195,8 @@ class ExportOptionsDialog(QDialog):
         self.theme.addItem("Dark", "dark")
         form.addRow("Colours:", self.theme)
 
+    def _add_drawing_rows(self, form: QFormLayout, view: ViewSnapshot) -> None:
+        """Title block, node names and the canvas overlay: only drawn formats have them."""
         self.title = QCheckBox("Model file, producer, opsets and date above the diagram")
         if self.fmt in ("svg", "png", "pdf"):
             form.addRow("Title block:", self.title)
@@ -193,6 +209,8 @@ class ExportOptionsDialog(QDialog):
         if self.fmt in ("svg", "png", "pdf") and view.overlay is not None:
             form.addRow("Overlay:", self.heat)
 
+    def _add_png_rows(self, form: QFormLayout) -> None:
+        """Scale (remembered), tiling and the resulting pixel size, updated as they change."""
         self.scale = QDoubleSpinBox()
         self.scale.setRange(0.1, 16.0)
         self.scale.setSingleStep(0.5)
@@ -212,21 +230,13 @@ class ExportOptionsDialog(QDialog):
             self.tile.toggled.connect(self._update_size)
             self._update_size()
 
+    def _add_pdf_rows(self, form: QFormLayout) -> None:
         self.paper = QComboBox()
         self.paper.addItem("One page, sized to the diagram", None)
         for name in PAPER_SIZES:
             self.paper.addItem(f"Pages of {name}", name)
         if self.fmt == "pdf":
             form.addRow("Pages:", self.paper)
-
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
-                                   | QDialogButtonBox.StandardButton.Cancel)
-        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        box = QVBoxLayout(self)
-        box.addLayout(form)
-        box.addWidget(buttons)
 
     @staticmethod
     def _disable_item(combo: QComboBox, index: int) -> None:

@@ -117,6 +117,23 @@ class DiffTab(QWidget):
             side.setMinimumWidth(160)  # two canvases share the width; never widen the window
             side.view.show_legend = False  # the header's counts are the key
 
+        box = QVBoxLayout(self)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.setSpacing(0)
+        box.addLayout(self._build_header())
+        box.addWidget(self._build_body(), 1)
+
+        self.sync = ViewSync(self.side_a.view, self.side_b.view, self._to_b, self._to_a, self)
+        self.sync_box.toggled.connect(lambda on: setattr(self.sync, "enabled", on))
+        self.side_a.view.selectionChanged.connect(lambda ids: self._selected(self.side_a, ids))
+        self.side_b.view.selectionChanged.connect(lambda ids: self._selected(self.side_b, ids))
+        self._runner = TaskRunner(self)
+        self._runner.progress.connect(self._on_progress)
+        self._runner.finished.connect(self._on_computed)
+        self._runner.failed.connect(self._on_failed)
+
+    def _build_header(self) -> QHBoxLayout:
+        """The summary of changes, Synchronise views, and the side-by-side/merged switch."""
         self.summary = QLabel("Comparing…")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # a long summary is elided by the layout, never widening the window
@@ -139,7 +156,11 @@ class DiffTab(QWidget):
         header.addWidget(self.sync_box)
         header.addWidget(self.mode_sides)
         header.addWidget(self.mode_merged)
+        return header
 
+    def _build_body(self) -> QSplitter:
+        """The canvases (progress page, the two sides, or the merged graph) beside the
+        changes list and the pair details."""
         self.sides = QSplitter(Qt.Orientation.Horizontal)
         self.sides.addWidget(_captioned(self.side_a, f"A · {self.path_a.name}"))
         self.sides.addWidget(_captioned(self.side_b, f"B · {self.path_b.name}"))
@@ -163,21 +184,7 @@ class DiffTab(QWidget):
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 1)
         body.setSizes([900, 380])
-        box = QVBoxLayout(self)
-        box.setContentsMargins(0, 0, 0, 0)
-        box.setSpacing(0)
-        box.addLayout(header)
-        box.addWidget(body, 1)
-        self._body = body
-
-        self.sync = ViewSync(self.side_a.view, self.side_b.view, self._to_b, self._to_a, self)
-        self.sync_box.toggled.connect(lambda on: setattr(self.sync, "enabled", on))
-        self.side_a.view.selectionChanged.connect(lambda ids: self._selected(self.side_a, ids))
-        self.side_b.view.selectionChanged.connect(lambda ids: self._selected(self.side_b, ids))
-        self._runner = TaskRunner(self)
-        self._runner.progress.connect(self._on_progress)
-        self._runner.finished.connect(self._on_computed)
-        self._runner.failed.connect(self._on_failed)
+        return body
 
     def _progress_page(self) -> QWidget:
         page = QWidget()
