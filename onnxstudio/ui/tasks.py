@@ -14,6 +14,7 @@ The window cancels its runners and waits for the pool when it closes.
 from __future__ import annotations
 
 import gc
+import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -82,6 +83,18 @@ class _Runnable(QRunnable):
             self._signals.finished.emit(self._generation, result)
 
 
+GIL_SWITCH_S = 0.001
+
+
+def _share_the_gil() -> None:
+    """Tasks are mostly Python, holding the GIL; after every Qt call that releases it the
+    GUI thread waits up to the switch interval to get it back (5 ms by default, so a
+    handler making a hundred such calls froze the window for up to half a second while a
+    layout ran). At 1 ms the window keeps up, for a few per cent of a task's speed."""
+    if sys.getswitchinterval() > GIL_SWITCH_S:
+        sys.setswitchinterval(GIL_SWITCH_S)
+
+
 class TaskRunner(QObject):
     """Runs one task at a time for its owner; the newest task wins."""
 
@@ -104,6 +117,7 @@ class TaskRunner(QObject):
     @classmethod
     def pool(cls) -> QThreadPool:
         if cls._pool is None:
+            _share_the_gil()
             cls._pool = QThreadPool()
             # one thread may wait seconds on a shape-inference child: keep two for work
             cls._pool.setMaxThreadCount(max(3, QThreadPool.globalInstance().maxThreadCount()))
