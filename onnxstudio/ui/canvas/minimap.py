@@ -21,7 +21,7 @@ from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 
 if TYPE_CHECKING:
-    from onnxstudio.ui.canvas.graph_view import GraphView
+    from onnxstudio.ui.canvas.graph_canvas import GraphCanvas
 
 MAX_SIZE = QSize(220, 260)
 CORNER_MARGIN = 12
@@ -70,7 +70,7 @@ class Minimap(QWidget):
     """Overlay in the view's bottom-right corner; a child of the GraphView itself (not
     of its viewport, whose scrolling would drag children along)."""
 
-    def __init__(self, view: GraphView) -> None:
+    def __init__(self, view: GraphCanvas) -> None:
         super().__init__(view)
         self._view = view
         self._image: QImage | None = None
