@@ -20,15 +20,17 @@ Everything is computed top-to-bottom; left-to-right is the same drawing transpos
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from onnxstudio.layout import labels, sizing
+from onnxstudio.layout.assemble import assemble, transpose
 from onnxstudio.layout.layered import LayoutCancelled, layout_dag
 from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import place_side_sources
 from onnxstudio.layout.state import ExpandState
-from onnxstudio.layout.types import Box, Direction, Edge, GroupFrame, Layout, Point
+from onnxstudio.layout.types import Box, Direction, Layout
+from onnxstudio.layout.units import Piece, Unit
 from onnxstudio.model.graph import Graph, Model, Node
 
 FRAME_LABEL_PAD = 26.0  # room above a group's content for its label
@@ -38,30 +40,6 @@ SIDE_SOURCES = True  # move far-reaching side inputs beside the column (sides.py
 __all__ = ["LayoutCancelled", "build_layout"]
 
 Functions = dict[tuple[str, str], Graph]
-_Piece = tuple[str, str, str, str, list[tuple["_Unit", tuple[str, str, str]]]]
-
-
-@dataclass(eq=False)
-class _Unit:
-    """An expanded container: the root, a scope/chunk group, a body, or a call frame."""
-
-    id: str
-    label: str
-    kind: str
-    node_count: int
-    parent: _Unit | None
-    depth: int
-    items: list[str] = field(default_factory=list)
-    edges: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (from, to, source)
-    width: float = 0.0
-    height: float = 0.0
-    in_x: dict[str, float] = field(default_factory=dict)  # entry x per source box id
-    out_x: dict[str, float] = field(default_factory=dict)  # exit x per source box id
-    pos: dict[str, Point] = field(default_factory=dict)
-    routes: dict[tuple[str, str, str], list[Point]] = field(default_factory=dict)
-    reversed: dict[tuple[str, str, str], bool] = field(default_factory=dict)
-
-
 _IN = "\x00in:"  # + source box id: a group's entry for that tensor's producer
 _OUT = "\x00out:"  # + source box id: a group's exit
 
@@ -97,34 +75,34 @@ class _Builder:
         self.functions = functions
         self.swap = swap
         self.boxes: dict[str, Box] = {}
-        self.units: dict[str, _Unit] = {}
-        self.parent: dict[str, _Unit] = {}  # item id -> unit holding it
+        self.units: dict[str, Unit] = {}
+        self.parent: dict[str, Unit] = {}  # item id -> unit holding it
         self.vis: dict[str, str] = {}  # box id of any node -> visible item standing for it
         self.edges: dict[tuple[str, str, str], str] = {}  # (src, dst, value) -> label
         self.bodies: list[tuple[_Body, dict[str, Node]]] = []  # edges collected at the end
         # Every layer of a transformer repeats the same boxes and nesting: sizes and
         # chains of enclosing units are computed once each.
         self._sizes: dict[tuple[str, tuple[str, ...], bool], tuple[float, float]] = {}
-        self._chains: dict[str, list[tuple[_Unit, str]]] = {}
+        self._chains: dict[str, list[tuple[Unit, str]]] = {}
 
     # -- structure -------------------------------------------------------------------
 
-    def _box(self, box: Box, unit: _Unit) -> None:
+    def _box(self, box: Box, unit: Unit) -> None:
         if self.swap:
             box.width, box.height = box.height, box.width
         self.boxes[box.id] = box
         unit.items.append(box.id)
         self.parent[box.id] = unit
 
-    def _unit(self, uid: str, label: str, kind: str, count: int, parent: _Unit | None) -> _Unit:
-        unit = _Unit(uid, label, kind, count, parent, 0 if parent is None else parent.depth + 1)
+    def _unit(self, uid: str, label: str, kind: str, count: int, parent: Unit | None) -> Unit:
+        unit = Unit(uid, label, kind, count, parent, 0 if parent is None else parent.depth + 1)
         self.units[uid] = unit
         if parent is not None:
             parent.items.append(uid)
             self.parent[uid] = parent
         return unit
 
-    def add_body(self, body: _Body, unit: _Unit) -> None:
+    def add_body(self, body: _Body, unit: Unit) -> None:
         nodes = {n.id: n for n in body.graph.nodes}
         self._add_group(body.tree.root, body, unit, nodes)
         self.bodies.append((body, nodes))
@@ -133,7 +111,7 @@ class _Builder:
         for body, nodes in self.bodies:
             self._collect_edges(body, nodes)
 
-    def _add_group(self, group: ScopeGroup, body: _Body, unit: _Unit,
+    def _add_group(self, group: ScopeGroup, body: _Body, unit: Unit,
                    nodes: dict[str, Node]) -> None:
         pre = body.prefix
         for child in group.children:
@@ -189,7 +167,7 @@ class _Builder:
                 else:
                     self.vis[_pid(body.prefix, child)] = gid
 
-    def _io_box(self, bid: str, body: _Body, unit: _Unit) -> None:
+    def _io_box(self, bid: str, body: _Body, unit: Unit) -> None:
         kind = "input" if bid.startswith("in:") else "output"
         name = bid.split(":", 1)[1][len(body.prefix) + len(body.graph.id_prefix):]
         value = body.graph.values.get(name)
@@ -284,7 +262,7 @@ class _Builder:
 
     # -- edges to unit pieces ----------------------------------------------------------
 
-    def _chain(self, item: str) -> list[tuple[_Unit, str]]:
+    def _chain(self, item: str) -> list[tuple[Unit, str]]:
         """(unit, item of that unit holding ``item``) from innermost to the root."""
         out = self._chains.get(item)
         if out is None:
@@ -293,7 +271,7 @@ class _Builder:
             self._chains[item] = out
         return out
 
-    def split_edges(self) -> list[_Piece]:
+    def split_edges(self) -> list[Piece]:
         """Split each visible edge into per-group pieces: up to the exits of the groups
         it leaves, across the lowest common group, down from the entries it enters."""
         pieces = []
@@ -301,8 +279,8 @@ class _Builder:
             cs = self._chain(s)
             cd = self._chain(d)
             units_d = {id(u): i for i, (u, _) in enumerate(cd)}
-            path: list[tuple[_Unit, tuple[str, str, str]]] = []
-            tail: list[tuple[_Unit, tuple[str, str, str]]] = []
+            path: list[tuple[Unit, tuple[str, str, str]]] = []
+            tail: list[tuple[Unit, tuple[str, str, str]]] = []
             for unit, item in cs:
                 j = units_d.get(id(unit))
                 if j is not None:
@@ -332,7 +310,7 @@ class _Builder:
             if progress is not None and done % 16 == 0:
                 progress(done / max(1, len(order)))
 
-    def _layout_unit(self, unit: _Unit, cancel: Callable[[], bool] | None,
+    def _layout_unit(self, unit: Unit, cancel: Callable[[], bool] | None,
                      pad_l: float, pad_t: float) -> None:
         items = list(unit.items)
         index = {item: i for i, item in enumerate(items)}
@@ -340,7 +318,7 @@ class _Builder:
         heights: list[float] = []
         for item in items:
             sub = self.units.get(item)
-            box: Box | _Unit = sub if sub is not None else self.boxes[item]
+            box: Box | Unit = sub if sub is not None else self.boxes[item]
             widths.append(box.width)
             heights.append(box.height)
         keys = list(unit.edges)
@@ -392,57 +370,6 @@ class _Builder:
             unit.routes[key] = pts
             unit.reversed[key] = rev
 
-    def assemble(self, root: _Unit, pieces: Iterable[_Piece],
-                 direction: Direction) -> Layout:
-        origin: dict[str, Point] = {root.id: (0.0, 0.0)}
-        frames: list[GroupFrame] = []
-        stack = [root]
-        boxes: list[Box] = []
-        while stack:
-            unit = stack.pop()
-            ox, oy = origin[unit.id]
-            for item in unit.items:
-                px, py = unit.pos[item]
-                sub = self.units.get(item)
-                if sub is not None:
-                    origin[item] = (ox + px, oy + py)
-                    frames.append(GroupFrame(sub.id, sub.label, ox + px, oy + py, sub.width,
-                                             sub.height, sub.node_count, list(sub.items),
-                                             sub.depth - 1, sub.kind))  # type: ignore[arg-type]
-                    stack.append(sub)
-                else:
-                    box = self.boxes[item]
-                    box.x, box.y = ox + px, oy + py
-                    boxes.append(box)
-        edges: list[Edge] = []
-        for s, d, value, label, path in pieces:
-            pts: list[Point] = []
-            back = False
-            for unit, key in path:
-                ox, oy = origin[unit.id]
-                seg = unit.routes.get(key, [])
-                if unit.reversed.get(key) and key[0][0] != "\x00" and key[1][0] != "\x00":
-                    back = True
-                for px, py in seg:
-                    p = (ox + px, oy + py)
-                    if not pts or abs(pts[-1][0] - p[0]) > 0.01 or abs(pts[-1][1] - p[1]) > 0.01:
-                        pts.append(p)
-            edges.append(Edge(s, d, value, label, pts, back))
-        width, height = root.width, root.height
-        frames.sort(key=lambda f: (f.depth, f.y, f.x))
-        return Layout(direction, width, height, boxes, frames, edges)
-
-
-def _transpose(layout: Layout) -> Layout:
-    """The TB drawing (computed with swapped box sizes) mirrored onto the diagonal: LR."""
-    for box in layout.boxes:
-        box.x, box.y, box.width, box.height = box.y, box.x, box.height, box.width
-    for fr in layout.groups:
-        fr.x, fr.y, fr.width, fr.height = fr.y, fr.x, fr.height, fr.width
-    for edge in layout.edges:
-        edge.points = [(py, px) for px, py in edge.points]
-    return Layout("LR", layout.height, layout.width, layout.boxes, layout.groups, layout.edges)
-
 
 def build_layout(
     graph: Graph | Model,
@@ -473,11 +400,11 @@ def build_layout(
     builder.collect_edges()
     pieces = builder.split_edges()
     builder.layout_units(cancel, progress)
-    layout = builder.assemble(root, pieces, "TB")
+    layout = assemble(builder.units, builder.boxes, root, pieces, "TB")
     if SIDE_SOURCES:
         place_side_sources(layout)
     if direction == "LR":
-        layout = _transpose(layout)
+        layout = transpose(layout)
     if progress is not None:
         progress(1.0)
     return layout

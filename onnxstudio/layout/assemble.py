@@ -1,0 +1,63 @@
+"""The last steps of the compound layout (build.py): absolute positions for every unit's
+items and one polyline per edge, then the LR drawing as the TB one transposed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from onnxstudio.layout.types import Box, Direction, Edge, GroupFrame, Layout, Point
+from onnxstudio.layout.units import Piece, Unit
+
+
+def assemble(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit,
+             pieces: Iterable[Piece], direction: Direction) -> Layout:
+    """Place every unit's items at absolute positions (each unit was laid out at its own
+    origin) and join each edge's pieces, unit by unit, into one polyline."""
+    origin: dict[str, Point] = {root.id: (0.0, 0.0)}
+    frames: list[GroupFrame] = []
+    stack = [root]
+    boxes: list[Box] = []
+    while stack:
+        unit = stack.pop()
+        ox, oy = origin[unit.id]
+        for item in unit.items:
+            px, py = unit.pos[item]
+            sub = units.get(item)
+            if sub is not None:
+                origin[item] = (ox + px, oy + py)
+                frames.append(GroupFrame(sub.id, sub.label, ox + px, oy + py, sub.width,
+                                         sub.height, sub.node_count, list(sub.items),
+                                         sub.depth - 1, sub.kind))  # type: ignore[arg-type]
+                stack.append(sub)
+            else:
+                box = boxes_by_id[item]
+                box.x, box.y = ox + px, oy + py
+                boxes.append(box)
+    edges: list[Edge] = []
+    for s, d, value, label, path in pieces:
+        pts: list[Point] = []
+        back = False
+        for unit, key in path:
+            ox, oy = origin[unit.id]
+            seg = unit.routes.get(key, [])
+            if unit.reversed.get(key) and key[0][0] != "\x00" and key[1][0] != "\x00":
+                back = True
+            for px, py in seg:
+                p = (ox + px, oy + py)
+                if not pts or abs(pts[-1][0] - p[0]) > 0.01 or abs(pts[-1][1] - p[1]) > 0.01:
+                    pts.append(p)
+        edges.append(Edge(s, d, value, label, pts, back))
+    width, height = root.width, root.height
+    frames.sort(key=lambda f: (f.depth, f.y, f.x))
+    return Layout(direction, width, height, boxes, frames, edges)
+
+
+def transpose(layout: Layout) -> Layout:
+    """The TB drawing (computed with swapped box sizes) mirrored onto the diagonal: LR."""
+    for box in layout.boxes:
+        box.x, box.y, box.width, box.height = box.y, box.x, box.height, box.width
+    for fr in layout.groups:
+        fr.x, fr.y, fr.width, fr.height = fr.y, fr.x, fr.height, fr.width
+    for edge in layout.edges:
+        edge.points = [(py, px) for px, py in edge.points]
+    return Layout("LR", layout.height, layout.width, layout.boxes, layout.groups, layout.edges)
