@@ -248,7 +248,7 @@ def test_feature_maps_wrap_to_the_wide_column(qtbot, activation: np.ndarray) -> 
     _settle()
     grid = view.grid_image()
     assert grid is not None
-    assert grid.width() <= view.grid_scroll.viewport().width()
+    assert grid.width() <= view.maps.grid_scroll.viewport().width()
 
 
 def test_narrow_docks_keep_todays_order(qtbot) -> None:

@@ -1,5 +1,5 @@
-"""The tensor view's parts: a 2-D slice as a lazily formatted table model, and the feature-map
-mosaic label that names the map under the mouse."""
+"""The tensor view's parts: a 2-D slice as a lazily formatted table model, the feature-map
+mosaic label that names the map under the mouse, and how a statistic is written."""
 
 from __future__ import annotations
 
@@ -20,8 +20,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxstudio.model.formatting import format_number
 from onnxstudio.runner.featuremaps import FeatureGrid
 from onnxstudio.ui.widgets.tables import MatrixTableModel
+
+
+def number_text(value: float | None, integral: bool = False) -> str:
+    """A statistic or range end: "—" when there is none, integers without a fraction."""
+    if value is None:
+        return "—"
+    if integral and float(value).is_integer():
+        return str(int(value))
+    return format_number(value)
 
 
 class SliceTableModel(MatrixTableModel):
