@@ -24,7 +24,7 @@ class JobPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.banner = ErrorBanner()
-        self.job = JobStatus(self)
+        self.job = JobStatus(self, self)  # Escape works anywhere in the panel
         self.job.cancelRequested.connect(self._cancel)
 
     def _frame(self, side: QWidget, main: QWidget) -> SideBySide:
