@@ -210,19 +210,19 @@ def test_tolerance_is_written_as_a_power_of_ten() -> None:
 
 # ------------------------------------------------------------------ controls
 def test_defaults_and_compare_emits_the_chosen_configs(qtbot, panel: ComparePanel) -> None:
-    labels = [panel.a_combo.itemText(i) for i in range(panel.a_combo.count())]
+    labels = [panel.form.a_combo.itemText(i) for i in range(panel.form.a_combo.count())]
     assert {"onnxruntime CPU · all optimisations", "onnxruntime CPU · no optimisations",
             "onnx reference evaluator"} <= set(labels)
     assert panel.options() == CompareOptions(parse_config("ort:cpu:all"),
                                              parse_config("ort:cpu:disabled"), None, None)
-    assert panel.tolerance_edit.text() == "auto"  # each value's dtype decides
-    assert not panel.compare_button.isEnabled()  # no model yet
+    assert panel.form.tolerance_edit.text() == "auto"  # each value's dtype decides
+    assert not panel.form.compare_button.isEnabled()  # no model yet
     panel.set_model(SAMPLE)
-    panel.a_combo.setCurrentText("onnx reference evaluator")
-    panel.b_combo.setCurrentText("onnxruntime CPU · all optimisations")
-    panel.tolerance_edit.setText("5e-5")
+    panel.form.a_combo.setCurrentText("onnx reference evaluator")
+    panel.form.b_combo.setCurrentText("onnxruntime CPU · all optimisations")
+    panel.form.tolerance_edit.setText("5e-5")
     with qtbot.waitSignal(panel.compareRequested, timeout=1000) as blocker:
-        qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(panel.form.compare_button, Qt.MouseButton.LeftButton)
     options = blocker.args[0]
     assert isinstance(options, CompareOptions)
     assert options.a == parse_config("reference")
@@ -235,13 +235,13 @@ def test_model_b_is_picked_cleared_and_forgotten_with_the_model(
     panel.set_model(SAMPLE)
     monkeypatch.setattr(QFileDialog, "getOpenFileName",
                         staticmethod(lambda *args, **kwargs: (str(perturbed), "")))
-    qtbot.mouseClick(panel.model_b_button, Qt.MouseButton.LeftButton)
-    assert panel.model_b_label.text() == "digits_perturbed.onnx"
+    qtbot.mouseClick(panel.form.model_b_button, Qt.MouseButton.LeftButton)
+    assert panel.form.model_b_label.text() == "digits_perturbed.onnx"
     with qtbot.waitSignal(panel.compareRequested, timeout=1000) as blocker:
-        panel.compare_button.click()
+        panel.form.compare_button.click()
     assert blocker.args[0].model_b == perturbed
-    qtbot.mouseClick(panel.clear_model_b_button, Qt.MouseButton.LeftButton)
-    assert panel.model_b_label.text() == "same model" and panel.options().model_b is None
+    qtbot.mouseClick(panel.form.clear_model_b_button, Qt.MouseButton.LeftButton)
+    assert panel.form.model_b_label.text() == "same model" and panel.options().model_b is None
     panel.set_model_b(perturbed)
     panel.set_model(perturbed)  # another model: its copy is not this one's
     assert panel.options().model_b is None
@@ -251,31 +251,31 @@ def test_model_b_is_picked_cleared_and_forgotten_with_the_model(
 def test_invalid_tolerance_shows_an_error_and_emits_nothing(
         qtbot, panel: ComparePanel, text: str) -> None:
     panel.set_model(SAMPLE)
-    panel.tolerance_edit.setText(text)
+    panel.form.tolerance_edit.setText(text)
     with qtbot.assertNotEmitted(panel.compareRequested):
-        qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(panel.form.compare_button, Qt.MouseButton.LeftButton)
     assert panel.error_text().startswith("Tolerance")
-    panel.tolerance_edit.setText("1e-4")
+    panel.form.tolerance_edit.setText("1e-4")
     with qtbot.waitSignal(panel.compareRequested, timeout=1000):
-        panel.compare_button.click()
+        panel.form.compare_button.click()
     assert panel.error_text() == ""
 
 
 def test_choices_are_restored_in_a_new_panel(qtbot, panel: ComparePanel) -> None:
     panel.set_model(SAMPLE)
-    panel.a_combo.setCurrentText("onnx reference evaluator")
-    panel.b_combo.setCurrentText("onnxruntime CPU · all optimisations")
-    panel.tolerance_edit.setText("2.5e-4")
+    panel.form.a_combo.setCurrentText("onnx reference evaluator")
+    panel.form.b_combo.setCurrentText("onnxruntime CPU · all optimisations")
+    panel.form.tolerance_edit.setText("2.5e-4")
     with qtbot.waitSignal(panel.colourToggled, timeout=1000) as blocker:
-        panel.colour_check.setChecked(False)
+        panel.form.colour_check.setChecked(False)
     assert blocker.args == [False]
     with qtbot.waitSignal(panel.compareRequested, timeout=1000):
-        panel.compare_button.click()
+        panel.form.compare_button.click()
     again = ComparePanel()
     qtbot.addWidget(again)
-    assert again.a_combo.currentText() == "onnx reference evaluator"
-    assert again.b_combo.currentText() == "onnxruntime CPU · all optimisations"
-    assert again.tolerance_edit.text() == "2.5e-4"
+    assert again.form.a_combo.currentText() == "onnx reference evaluator"
+    assert again.form.b_combo.currentText() == "onnxruntime CPU · all optimisations"
+    assert again.form.tolerance_edit.text() == "2.5e-4"
     assert not again.colour_by_divergence()
     assert again.options() == CompareOptions(parse_config("reference"),
                                              parse_config("ort:cpu:all"), 2.5e-4, None)
@@ -286,11 +286,11 @@ def test_busy_state_and_new_model_clear_the_result(
     panel.set_model(SAMPLE)
     assert panel.hint.isVisibleTo(panel) and not panel.results.isVisibleTo(panel)
     panel.set_busy(True, "Comparing on A…")
-    assert not panel.compare_button.isEnabled()
-    assert panel.progress.isVisibleTo(panel) and panel.progress.maximum() == 0
-    assert panel.status_label.text() == "Comparing on A…"
+    assert not panel.form.compare_button.isEnabled()
+    assert panel.job.progress.isVisibleTo(panel) and panel.job.progress.maximum() == 0
+    assert panel.job.status_label.text() == "Comparing on A…"
     panel.set_busy(False)
-    assert panel.compare_button.isEnabled() and not panel.progress.isVisibleTo(panel)
+    assert panel.form.compare_button.isEnabled() and not panel.job.progress.isVisibleTo(panel)
     panel.set_result(perturbed_result)
     assert panel.result() is perturbed_result and panel.results.isVisibleTo(panel)
     panel.set_model(SAMPLE)
@@ -302,6 +302,6 @@ def test_busy_state_and_new_model_clear_the_result(
 def test_errors_show_in_a_dismissable_banner(qtbot, panel: ComparePanel) -> None:
     panel.show_error("digits_cnn.onnx: onnx's reference evaluator cannot run this model")
     assert "reference evaluator" in panel.error_text()
-    close = panel.banner.findChild(type(panel.clear_model_b_button))
+    close = panel.banner.findChild(type(panel.form.clear_model_b_button))
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
     assert panel.error_text() == ""

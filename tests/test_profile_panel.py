@@ -287,13 +287,13 @@ def test_profile_button_sends_the_chosen_options(qtbot) -> None:
     assert blocker.args == [ProfileOptions("basic", 7, 3)]
 
     panel.set_busy(True, "Profiling 7 runs…")
-    assert panel.progress.isVisible()
-    assert panel.status_label.text() == "Profiling 7 runs…"
+    assert panel.job.progress.isVisible()
+    assert panel.job.status_label.text() == "Profiling 7 runs…"
     assert not panel.profile_button.isEnabled()
     with qtbot.assertNotEmitted(panel.profileRequested, wait=50):
         panel.profile_button.click()
     panel.set_busy(False)
-    assert not panel.progress.isVisible()
+    assert not panel.job.progress.isVisible()
     assert panel.profile_button.isEnabled()
 
 

@@ -26,7 +26,7 @@ from onnxstudio.runner.compare import Comparison, compare, parse_config
 from onnxstudio.runner.intermediates import capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
-from onnxstudio.ui.insight import compare_panel, profile_panel, tensor_view
+from onnxstudio.ui.insight import compare_form, profile_panel, tensor_view
 from onnxstudio.ui.insight.compare_panel import ComparePanel
 from onnxstudio.ui.insight.profile_panel import ProfilePanel
 from onnxstudio.ui.insight.tensor_dock import TensorDock
@@ -183,19 +183,19 @@ def test_compare_tables_beside_the_verdict_when_wide(qtbot, compared: Comparison
     _resize(area, WIDE)
     assert panel.layout_switch.wide()
     assert _rect(table, panel).left() > _rect(panel.jump_button, panel).right()
-    assert _rect(panel.outputs_table(), panel).left() > _rect(panel.a_combo, panel).right()
+    assert _rect(panel.outputs_table(), panel).left() > _rect(panel.form.a_combo, panel).right()
     assert table.height() > stacked
     assert panel.minimumSizeHint().height() <= 250
     _resize(area, SHORT)
     assert panel.height() == area.viewport().height()
     _resize(area, WIDE)
-    assert panel.a_combo.width() <= compare_panel.COMBO_CAP
-    assert panel.tolerance_edit.width() <= compare_panel.TOLERANCE_CAP
+    assert panel.form.a_combo.width() <= compare_form.COMBO_CAP
+    assert panel.form.tolerance_edit.width() <= compare_form.TOLERANCE_CAP
 
     _resize(area, NARROW)
     assert not panel.layout_switch.wide()
     assert _rect(panel.outputs_table(), panel).top() > _rect(panel.jump_button, panel).bottom()
-    assert panel.jump_button.isVisibleTo(panel) and panel.colour_check.isVisibleTo(panel)
+    assert panel.jump_button.isVisibleTo(panel) and panel.form.colour_check.isVisibleTo(panel)
 
 
 def test_compare_without_a_result_explains_itself_in_either_arrangement(qtbot) -> None:
@@ -205,7 +205,7 @@ def test_compare_without_a_result_explains_itself_in_either_arrangement(qtbot) -
         _resize(area, size)
         assert panel.hint.isVisibleTo(panel) and not panel.results.isVisibleTo(panel)
         assert not panel.verdict_box.isVisibleTo(panel)
-    assert _rect(panel.hint, panel).top() > _rect(panel.compare_button, panel).bottom()
+    assert _rect(panel.hint, panel).top() > _rect(panel.form.compare_button, panel).bottom()
 
 
 def test_tensor_values_beside_the_statistics_when_wide(qtbot, activation: np.ndarray) -> None:
@@ -248,7 +248,7 @@ def test_feature_maps_wrap_to_the_wide_column(qtbot, activation: np.ndarray) -> 
     _settle()
     grid = view.grid_image()
     assert grid is not None
-    assert grid.width() <= view.grid_scroll.viewport().width()
+    assert grid.width() <= view.maps.grid_scroll.viewport().width()
 
 
 def test_narrow_docks_keep_todays_order(qtbot) -> None:

@@ -50,9 +50,9 @@ def _click_tile(qtbot, view: TensorView, channel: int, double: bool = False) -> 
     t = grid.tiles[channel]
     centre = QPoint(t.x + t.w // 2, t.y + t.h // 2)
     if double:
-        qtbot.mouseDClick(view.grid_label, Qt.MouseButton.LeftButton, pos=centre)
+        qtbot.mouseDClick(view.maps.grid_label, Qt.MouseButton.LeftButton, pos=centre)
     else:
-        qtbot.mouseClick(view.grid_label, Qt.MouseButton.LeftButton, pos=centre)
+        qtbot.mouseClick(view.maps.grid_label, Qt.MouseButton.LeftButton, pos=centre)
 
 
 def test_real_activation_header_and_stats_equal_numpy(view, mnist_activation) -> None:
@@ -130,7 +130,7 @@ def test_grid_pixels_follow_the_chosen_normalisation(view, mnist_activation) -> 
     a = mnist_activation
     view.show_tensor(MNIST_VALUE, a)
     view.tabs.setCurrentIndex(view.maps_tab)
-    assert "8 channels" in view.grid_note.text()
+    assert "8 channels" in view.maps.grid_note.text()
     maxima = a[0].reshape(8, -1).max(axis=1)
     weak = int(np.argmin(maxima))
     r, c = np.unravel_index(int(np.argmax(a[0, weak])), a.shape[2:])
@@ -143,7 +143,7 @@ def test_grid_pixels_follow_the_chosen_normalisation(view, mnist_activation) -> 
         return image.pixelColor(t.x + c * grid.cell, t.y + r * grid.cell).red()
 
     assert pixel(weak) == 255  # per map: its own maximum is white
-    view.scale_combo.setCurrentIndex(view.scale_combo.findData("global"))
+    view.maps.scale_combo.setCurrentIndex(view.maps.scale_combo.findData("global"))
     expected = round(float(maxima[weak]) / float(a.max()) * 255)  # global min is 0
     assert expected < 200
     assert abs(pixel(weak) - expected) <= 1
@@ -155,21 +155,21 @@ def test_mosaic_tooltip_names_channel_range_and_value(view, mnist_activation) ->
     view.tabs.setCurrentIndex(view.maps_tab)
     grid = view.feature_grid()
     t = grid.tiles[3]
-    text = view.mosaic_tooltip(t.x + 14 * grid.cell, t.y + 9 * grid.cell)
+    text = view.maps.mosaic_tooltip(t.x + 14 * grid.cell, t.y + 9 * grid.cell)
     assert text.startswith(f"channel 3: min {a[0, 3].min():.6g}, max {a[0, 3].max():.6g}")
     assert f"[0, 3, 9, 14] = {float(a[0, 3, 9, 14]):.6g}" in text
-    assert view.mosaic_tooltip(0, 0) is None  # the outer gap
+    assert view.maps.mosaic_tooltip(0, 0) is None  # the outer gap
 
 
 def test_mosaic_wraps_to_the_dock_width(qtbot, view) -> None:
     a = np.random.default_rng(2).random((1, 256, 7, 7)).astype(np.float32)
     view.show_tensor("many", a)
     view.tabs.setCurrentIndex(view.maps_tab)
-    assert "showing 64 of 256 channels" in view.grid_note.text()
-    assert view.feature_grid().image.shape[1] <= view.grid_scroll.viewport().width()
+    assert "showing 64 of 256 channels" in view.maps.grid_note.text()
+    assert view.feature_grid().image.shape[1] <= view.maps.grid_scroll.viewport().width()
     view.resize(280, 900)
     qtbot.waitUntil(lambda: view.feature_grid().image.shape[1]
-                    <= view.grid_scroll.viewport().width())
+                    <= view.maps.grid_scroll.viewport().width())
     assert view.feature_grid().tiles[0].w >= 48
 
 

@@ -1,29 +1,21 @@
 """The compare dock: one input on two configurations, and where their values part ways.
 
-The panel only gathers choices (A, B, optional model B, tolerance), emits them as
-`CompareOptions`, and shows the `Comparison` it is handed; the window runs the comparison on
-a worker thread and colours the canvas. It never imports onnxruntime (import-linter).
+The panel only gathers choices (`CompareForm`: A, B, optional model B, tolerance), emits
+them as `CompareOptions`, and shows the `Comparison` it is handed (verdict, outputs and
+intermediates tables); the window runs the comparison on a worker thread, cancelled by the
+panel's Cancel or Escape, and colours the canvas. It never imports onnxruntime.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import (
-    QModelIndex,
-    Qt,
-    Signal,
-)
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
-    QFileDialog,
-    QFormLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QProgressBar,
     QPushButton,
     QSizePolicy,
     QToolButton,
@@ -34,38 +26,21 @@ from PySide6.QtWidgets import (
 from onnxstudio.errors import InputError
 from onnxstudio.model.formatting import format_number, shape_text
 from onnxstudio.model.graph import Model
-from onnxstudio.runner.compare import Comparison, RunConfig, parse_config
-from onnxstudio.runner.tolerance import format_tolerance, tolerance_choice
-from onnxstudio.ui.insight.compare_options import (
-    DEFAULT_A,
-    DEFAULT_B,
-    DEFAULT_TOLERANCE,
-    CompareOptions,
-    config_choices,
-    config_text,
-)
+from onnxstudio.runner.compare import Comparison
+from onnxstudio.runner.tolerance import format_tolerance
+from onnxstudio.ui.insight.compare_form import CompareForm
+from onnxstudio.ui.insight.compare_options import CompareOptions
 from onnxstudio.ui.insight.compare_table import (
     NODE_ID_ROLE,
     DifferenceTableModel,
     DifferenceView,
 )
-from onnxstudio.ui.settings import app_settings
-from onnxstudio.ui.widgets.banner import ErrorBanner
-from onnxstudio.ui.widgets.responsive import SideBySide
+from onnxstudio.ui.insight.job_panel import JobPanel
 from onnxstudio.ui.widgets.wrapping import breakable, plain
 
-COMBO_CAP = 300  # widest the A / B combos get, however wide the dock
-TOLERANCE_CAP = 140
 STACKED_TABLE_MIN = 200  # the intermediates table's height in one scrolling column
 WIDE_TABLE_MIN = 90  # beside the controls: the dock may be short
 
-
-TOLERANCE_HELP = (
-    "A value differs when max |a − b| > tolerance × max(1, max |a|): an absolute bound for "
-    "small values, a relative one for large values, so one threshold serves logits and raw "
-    "activations alike. Scientific notation works (1e-3, 5e-5); 0 asks for bit-exact equality; "
-    "auto follows each value's dtype (1e-3 for float32, 2e-3 for float16, which keeps ~3 "
-    "significant digits).")
 EMPTY_HINT = (
     "Compare runs the same input through two configurations, A and B (two execution "
     "providers, optimised vs unoptimised, or onnxruntime vs onnx's reference evaluator; "
@@ -85,7 +60,7 @@ _VERDICT_STYLES = {
 }
 
 
-class ComparePanel(QWidget):
+class ComparePanel(JobPanel):
     """Dock content: choose A, B and a tolerance, press Compare, read where values diverge."""
 
     compareRequested = Signal(object)  # CompareOptions
@@ -97,13 +72,9 @@ class ComparePanel(QWidget):
         self.setObjectName("ComparePanel")
         self._model: Path | None = None
         self._nodes: dict[int, tuple[str, str]] = {}
-        self._model_b: Path | None = None
         self._result: Comparison | None = None
         self._requested: CompareOptions | None = None
-        self._busy = False
-        self._restoring = False
         self._build()
-        self._restore_settings()
         self._connect()
         self._show_result()
         self._update_enabled()
@@ -118,6 +89,7 @@ class ComparePanel(QWidget):
         if new != self._model:
             self.set_model_b(None)
         self._model = new
+        self.form.folder = new.parent if new else None
         self._nodes = {n.index: (n.name, n.op_type) for n in model.graph.nodes} \
             if model is not None else {}
         self._requested = None
@@ -127,19 +99,11 @@ class ComparePanel(QWidget):
 
     def set_model_b(self, path: str | Path | None) -> None:
         """Run side B on this file (a quantised or edited copy); None: the same model."""
-        self._model_b = Path(path) if path else None
-        self.model_b_label.setText(self._model_b.name if self._model_b else "same model")
-        self.model_b_label.setToolTip(str(self._model_b) if self._model_b else
-                                      "Both sides run the open model")
-        self.clear_model_b_button.setEnabled(self._model_b is not None)
+        self.form.set_model_b(path)
 
     def set_busy(self, busy: bool, message: str = "") -> None:
-        """While the worker compares: indeterminate progress, Compare disabled."""
-        self._busy = busy
-        self.progress.setVisible(busy)
-        self.status_label.setText(message or ("Comparing…" if busy else ""))
-        self.status_label.setVisible(bool(self.status_label.text()))
-        self._update_enabled()
+        """While the worker compares: indeterminate progress and Cancel, Compare disabled."""
+        super().set_busy(busy, message or ("Comparing…" if busy else ""))
 
     def set_result(self, result: Comparison | None) -> None:
         """Show a comparison (None clears it and brings back the explanation)."""
@@ -151,20 +115,12 @@ class ComparePanel(QWidget):
     def result(self) -> Comparison | None:
         return self._result
 
-    def show_error(self, message: str) -> None:
-        """Non-modal: a banner at the top; the controls stay usable."""
-        self.banner.show_message(message)
-
-    def error_text(self) -> str:
-        return self.banner.message()
-
     def options(self) -> CompareOptions:
         """The current choices; InputError when the tolerance text is not a number ≥ 0."""
-        return CompareOptions(self._config(self.a_combo), self._config(self.b_combo),
-                              tolerance_choice(self.tolerance_edit.text()), self._model_b)
+        return self.form.options()
 
     def colour_by_divergence(self) -> bool:
-        return self.colour_check.isChecked()
+        return self.form.colour_check.isChecked()
 
     def verdict_text(self) -> str:
         """The verdict as plain text ("" without a result)."""
@@ -182,79 +138,16 @@ class ComparePanel(QWidget):
 
     # ----------------------------------------------------------------- building
     def _build(self) -> None:
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(6, 6, 6, 6)
-        self.banner = ErrorBanner()
-        outer.addWidget(self.banner)
         # Choices, verdict and jump on one side, the tables on the other: above them in a
         # side dock, a column to their left in a wide (bottom) dock.
         side = QWidget()
         lay = QVBoxLayout(side)
         lay.setContentsMargins(0, 0, 0, 0)
-
-        self._build_choices(lay)
+        self.form = CompareForm()
+        lay.addWidget(self.form)
+        lay.addWidget(self.job)
         lay.addWidget(self._build_verdict())
-        main = self._build_results()
-        self.layout_switch = SideBySide(side, main)
-        self.layout_switch.arranged.connect(self._arranged)
-        outer.addWidget(self.layout_switch, 1)
-
-    def _build_choices(self, lay: QVBoxLayout) -> None:
-        """A and B, model B, tolerance, Compare, and the progress under them."""
-        form = QFormLayout()
-        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.a_combo = self._config_combo()
-        self.b_combo = self._config_combo()
-        self.a_combo.setToolTip("Side A: the baseline")
-        self.b_combo.setToolTip("Side B: compared against A, on the same input")
-        model_row = QHBoxLayout()
-        model_row.setContentsMargins(0, 0, 0, 0)
-        self.model_b_label = QLabel("same model")
-        self.model_b_label.setSizePolicy(QSizePolicy.Policy.Ignored,
-                                         QSizePolicy.Policy.Preferred)
-        self.model_b_button = QPushButton("Other model…")
-        self.model_b_button.setToolTip("Run side B on another copy of the model (e.g. a "
-                                       "quantised one); values are matched by name")
-        self.clear_model_b_button = QToolButton()
-        self.clear_model_b_button.setText("✕")
-        self.clear_model_b_button.setAutoRaise(True)
-        self.clear_model_b_button.setToolTip("Back to the same model on both sides")
-        self.clear_model_b_button.setEnabled(False)
-        model_row.addWidget(self.model_b_label, 1)
-        model_row.addWidget(self.model_b_button)
-        model_row.addWidget(self.clear_model_b_button)
-        self.tolerance_edit = QLineEdit(DEFAULT_TOLERANCE)
-        self.tolerance_edit.setToolTip(TOLERANCE_HELP)
-        self.tolerance_edit.setPlaceholderText("auto, or e.g. 1e-3")
-        self.tolerance_edit.setMaximumWidth(TOLERANCE_CAP)
-        form.addRow("A", self.a_combo)
-        form.addRow("B", self.b_combo)
-        form.addRow("Model B", model_row)
-        form.addRow("Tolerance", self.tolerance_edit)
-        lay.addLayout(form)
-
-        actions = QHBoxLayout()
-        self.compare_button = QPushButton("Compare")
-        self.compare_button.setDefault(True)
-        self.compare_button.setToolTip("Run the input on A and B and compare every value")
-        self.colour_check = QCheckBox("Colour graph by divergence")
-        self.colour_check.setChecked(True)
-        self.colour_check.setToolTip("Tint each node by how far its outputs differ")
-        actions.addWidget(self.compare_button)
-        actions.addWidget(self.colour_check, 1)
-        lay.addLayout(actions)
-
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 0)
-        self.progress.setMaximumHeight(10)
-        self.progress.setTextVisible(False)
-        self.progress.hide()
-        lay.addWidget(self.progress)
-        self.status_label = QLabel()
-        self.status_label.setWordWrap(True)
-        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.status_label.hide()
-        lay.addWidget(self.status_label)
+        self._frame(side, self._build_results()).arranged.connect(self._arranged)
 
     def _build_verdict(self) -> QWidget:
         # The verdict belongs with the choices it answers (empty without a result).
@@ -343,26 +236,9 @@ class ComparePanel(QWidget):
         """Side by side the table has the dock's height; stacked it must not be squeezed."""
         self.intermediates_view.setMinimumHeight(WIDE_TABLE_MIN if wide else STACKED_TABLE_MIN)
 
-    def _config_combo(self) -> QComboBox:
-        combo = QComboBox()
-        for config in config_choices():
-            combo.addItem(config_text(config), config.label)
-        # Long provider names must not widen the dock: the popup still shows them whole.
-        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setMinimumContentsLength(14)
-        combo.setMaximumWidth(COMBO_CAP)
-        return combo
-
     def _connect(self) -> None:
-        self.compare_button.clicked.connect(self._on_compare)
-        self.tolerance_edit.returnPressed.connect(self._on_compare)
-        self.tolerance_edit.textChanged.connect(self._mark_tolerance)
-        self.tolerance_edit.editingFinished.connect(self._save_settings)
-        self.a_combo.currentIndexChanged.connect(self._save_settings)
-        self.b_combo.currentIndexChanged.connect(self._save_settings)
-        self.colour_check.toggled.connect(self._on_colour)
-        self.model_b_button.clicked.connect(self._pick_model_b)
-        self.clear_model_b_button.clicked.connect(lambda: self.set_model_b(None))
+        self.form.compareClicked.connect(self._on_compare)
+        self.form.colourToggled.connect(self.colourToggled)
         self.jump_button.clicked.connect(self._jump)
         self.graph_order_button.clicked.connect(self.intermediates_view.graph_order)
         self.only_exceeding_check.toggled.connect(
@@ -371,54 +247,9 @@ class ComparePanel(QWidget):
             view.rowActivated.connect(self._activate)
             view.selectionModel().currentRowChanged.connect(self._show_details)
 
-    # ----------------------------------------------------------------- settings
-    def _restore_settings(self) -> None:
-        s = app_settings()
-        self._restoring = True
-        try:
-            self._select(self.a_combo, str(s.value("compare/a", DEFAULT_A)), DEFAULT_A)
-            self._select(self.b_combo, str(s.value("compare/b", DEFAULT_B)), DEFAULT_B)
-            text = str(s.value("compare/tolerance", DEFAULT_TOLERANCE))
-            try:
-                tolerance_choice(text)
-            except InputError:
-                text = DEFAULT_TOLERANCE
-            self.tolerance_edit.setText(text)
-            colour = s.value("compare/colour", True)
-            self.colour_check.setChecked(str(colour).lower() not in ("false", "0"))
-        finally:
-            self._restoring = False
-
-    def _save_settings(self) -> None:
-        if self._restoring:
-            return
-        s = app_settings()
-        s.setValue("compare/a", self.a_combo.currentData())
-        s.setValue("compare/b", self.b_combo.currentData())
-        try:
-            tolerance_choice(self.tolerance_edit.text())
-            s.setValue("compare/tolerance", self.tolerance_edit.text().strip())
-        except InputError:
-            pass  # keep the last good value
-        s.setValue("compare/colour", self.colour_check.isChecked())
-
-    @staticmethod
-    def _select(combo: QComboBox, label: str, default: str) -> None:
-        """Choose the entry for a config label; a provider no longer available falls back."""
-        try:
-            wanted = parse_config(label).label
-        except InputError:
-            wanted = default
-        index = combo.findData(wanted)
-        combo.setCurrentIndex(index if index >= 0 else max(0, combo.findData(default)))
-
-    @staticmethod
-    def _config(combo: QComboBox) -> RunConfig:
-        return parse_config(str(combo.currentData()))
-
     # ----------------------------------------------------------------- actions
     def _on_compare(self) -> None:
-        if self._busy:
+        if self.busy:
             return
         if self._model is None:
             self.show_error("Open a model first, then compare")
@@ -426,35 +257,13 @@ class ComparePanel(QWidget):
         try:
             options = self.options()
         except InputError as exc:
-            self._mark_tolerance()
+            self.form.mark_tolerance()
             self.show_error(str(exc))
             return
         self.banner.hide()
-        self._save_settings()
+        self.form.save_settings()
         self._requested = options
         self.compareRequested.emit(options)
-
-    def _mark_tolerance(self) -> None:
-        try:
-            tolerance_choice(self.tolerance_edit.text())
-            self.tolerance_edit.setStyleSheet("")
-        except InputError:
-            self.tolerance_edit.setStyleSheet("QLineEdit { background: #fde2e1; "
-                                              "color: #6b1510; }")
-
-    def _on_colour(self, on: bool) -> None:
-        self._save_settings()
-        self.colourToggled.emit(on)
-
-    def _pick_model_b(self) -> None:
-        s = app_settings()
-        start = str(s.value("compare/model_b_dir", "")) or \
-            (str(self._model.parent) if self._model else "")
-        file, _ = QFileDialog.getOpenFileName(self, "Model for side B (values matched by name)",
-                                              start, "ONNX models (*.onnx);;All files (*)")
-        if file:
-            s.setValue("compare/model_b_dir", str(Path(file).parent))
-            self.set_model_b(file)
 
     def _jump(self) -> None:
         fd = self._result.first_divergence if self._result else None
@@ -483,7 +292,7 @@ class ComparePanel(QWidget):
         self.details_label.setText(text or DETAILS_HINT)
 
     def _update_enabled(self) -> None:
-        self.compare_button.setEnabled(self._model is not None and not self._busy)
+        self.form.compare_button.setEnabled(self._model is not None and not self.busy)
 
     # ----------------------------------------------------------------- results
     def _show_result(self) -> None:
@@ -531,7 +340,7 @@ class ComparePanel(QWidget):
         self.intermediates_view.graph_order()
 
     def _verdict(self, r: Comparison) -> tuple[str, str]:
-        model_b = self._requested.model_b if self._requested else self._model_b
+        model_b = self._requested.model_b if self._requested else self.form.model_b
         sides = f"A: {r.a.label}, B: {r.b.label}" + (f" on {model_b.name}" if model_b else "")
         tol = r.tolerance_note.removeprefix("tolerance ") or format_tolerance(r.tolerance)
         fd = r.first_divergence

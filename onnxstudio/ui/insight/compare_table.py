@@ -4,9 +4,9 @@ divergence marked; sorted numerically, filtered to divergent rows on request."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     QSortFilterProxyModel,
@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.model.formatting import format_number, shape_text
 from onnxstudio.runner.compare import Difference
+from onnxstudio.ui.widgets.tables import CENTER, RIGHT, SORT_ROLE, Column, RecordTableModel
 
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers sort as numbers, the Node column by graph order
 NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 2  # "n12", or None for a value no node produces
 EXCEEDS_ROLE = Qt.ItemDataRole.UserRole + 3
 TINT = QColor(253, 226, 225)  # the same reds as the error banner, readable in dark mode too
@@ -33,43 +33,60 @@ GOOD = QColor(40, 130, 50)
 BAD = QColor(190, 40, 30)
 
 
-class DifferenceTableModel(QAbstractTableModel):
+def _number(value: float) -> float:
+    return float("inf") if math.isnan(value) else float(value)
+
+
+def _mismatch(d: Difference) -> str:
+    return f"{shape_text(d.shape_a)} vs {shape_text(d.shape_b)}"
+
+
+def _cell(text: Callable[[Difference], str], why: bool) -> Callable[[Difference], str]:
+    """A cell that needs both shapes equal: where they differ, the two shapes (``why``) or
+    "—" (no numbers to show)."""
+    return lambda d: text(d) if d.shape_a == d.shape_b else (_mismatch(d) if why else "—")
+
+
+class DifferenceTableModel(RecordTableModel[Difference]):
     """Rows of `Difference`; kept in the order given (topological for intermediates)."""
 
     def __init__(self, intermediates: bool) -> None:
         super().__init__()
         self.intermediates = intermediates
-        first = ("Node", "Value") if intermediates else ("Name", "Shape")
-        self.headers = (*first, "Max abs", "Max rel", "Cosine", "")  # cells say ✓ or ✗
-        self.rows: list[Difference] = []
         self.nodes: dict[int, tuple[str, str]] = {}  # index -> (name, op_type)
         self.first: str | None = None  # the first divergence's value, tinted deeper
+        self._position: dict[int, int] = {}  # id(row) -> its place in the order given
+        self.columns = tuple(self._columns(intermediates))
+
+    def _columns(self, intermediates: bool) -> list[Column[Difference]]:
+        if intermediates:
+            first = [
+                Column("Node", self.node_text, lambda d: float(self._position[id(d)]),
+                       tip="Sort by this column to return to graph (topological) order"),
+                Column("Value", lambda d: d.name)]
+        else:
+            first = [
+                Column("Name", lambda d: d.name),
+                Column("Shape", _cell(lambda d: shape_text(d.shape_a), why=True),
+                       lambda d: float(math.prod(d.shape_a)))]
+        # Intermediates say in Max abs why there are no numbers; outputs say it in Shape.
+        return [*first,
+                Column("Max abs", _cell(lambda d: format_number(d.max_abs, 3), intermediates),
+                       lambda d: _number(d.max_abs), RIGHT, "Largest |A − B|"),
+                Column("Max rel", _cell(lambda d: format_number(d.max_rel, 3), False),
+                       lambda d: _number(d.max_rel), RIGHT,
+                       "Largest |A − B| / max(|A|, |B|) where not ~0"),
+                Column("Cosine", _cell(lambda d: f"{d.cosine:.6f}", False),
+                       lambda d: _number(d.cosine), RIGHT,
+                       "Cosine similarity of A and B (1 = same direction)"),
+                Column("", lambda d: "✗" if d.exceeds else "✓", lambda d: float(d.exceeds),
+                       CENTER, "✓ within the tolerance, ✗ beyond it")]
 
     def set_rows(self, rows: list[Difference], nodes: dict[int, tuple[str, str]],
                  first: str | None = None) -> None:
-        self.beginResetModel()
-        self.rows, self.nodes, self.first = list(rows), nodes, first
-        self.endResetModel()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.headers)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self.headers[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return {0: "Sort by this column to return to graph (topological) order"
-                    if self.intermediates else None,
-                    2: "Largest |A − B|", 3: "Largest |A − B| / max(|A|, |B|) where not ~0",
-                    4: "Cosine similarity of A and B (1 = same direction)",
-                    5: "✓ within the tolerance, ✗ beyond it"}.get(section)
-        return None
+        self.nodes, self.first = nodes, first
+        self._position = {id(d): i for i, d in enumerate(rows)}
+        self.reset(rows)
 
     def node_text(self, d: Difference) -> str:
         if d.producer is None:
@@ -77,60 +94,22 @@ class DifferenceTableModel(QAbstractTableModel):
         op = self.nodes.get(d.producer, ("", ""))[1]
         return f"{op} n{d.producer}" if op else f"n{d.producer}"
 
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
-            return None
-        d, col = self.rows[index.row()], index.column()
-        mismatch = d.shape_a != d.shape_b
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(d, col, mismatch)
-        if role == SORT_ROLE:
-            return self._sort_key(d, index.row(), col)
+    def record_data(self, d: Difference, column: int, role: int) -> object:
         if role == NODE_ID_ROLE:
             return None if d.producer is None else f"n{d.producer}"
         if role == EXCEEDS_ROLE:
             return d.exceeds
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(d)
-        if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:
-            align = Qt.AlignmentFlag.AlignCenter if col == 5 else Qt.AlignmentFlag.AlignRight
-            return int(align | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.BackgroundRole and d.exceeds:
             first = self.intermediates and d.name == self.first
             return QBrush(FIRST_TINT if first else TINT)
         if role == Qt.ItemDataRole.ForegroundRole:
-            if col == 5:
+            if column == 5:
                 return QBrush(BAD if d.exceeds else GOOD)
             if d.exceeds:
                 return QBrush(TINT_TEXT)
         return None
-
-    def _display(self, d: Difference, col: int, mismatch: bool) -> str:
-        mismatch_text = f"{shape_text(d.shape_a)} vs {shape_text(d.shape_b)}"
-        if col == 0:
-            return self.node_text(d) if self.intermediates else d.name
-        if col == 1:
-            if self.intermediates:
-                return d.name
-            return mismatch_text if mismatch else shape_text(d.shape_a)
-        if col == 5:
-            return "✗" if d.exceeds else "✓"
-        if mismatch:  # no numbers to show: say why instead (the outputs show it in Shape)
-            return mismatch_text if col == 2 and self.intermediates else "—"
-        if col == 2:
-            return format_number(d.max_abs, 3)
-        if col == 3:
-            return format_number(d.max_rel, 3)
-        return f"{d.cosine:.6f}"
-
-    def _sort_key(self, d: Difference, row: int, col: int) -> object:
-        if col == 0:
-            return float(row) if self.intermediates else d.name
-        if col == 1:
-            return d.name if self.intermediates else float(math.prod(d.shape_a))
-        value = (d.max_abs, d.max_rel, d.cosine, float(d.exceeds))[col - 2]
-        return float("inf") if math.isnan(value) else float(value)
 
     def _tooltip(self, d: Difference) -> str:
         lines = [d.name]

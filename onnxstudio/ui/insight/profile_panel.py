@@ -2,8 +2,9 @@
 
 The panel only gathers choices (optimisation level, runs, warm-up), asks for a profile
 through `profileRequested`, and shows a `ProfileResult` it is handed; the profiling itself
-runs elsewhere on a worker thread. Tables are models behind sort/filter proxies so sorting
-is numeric and the filter never rebuilds rows. It never imports onnxruntime.
+runs elsewhere on a worker thread, which Cancel (or Escape) stops. Tables are models behind
+sort/filter proxies so sorting is numeric and the filter never rebuilds rows. It never
+imports onnxruntime.
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSizePolicy,
     QSpinBox,
@@ -46,6 +46,7 @@ from onnxstudio.runner.profile_rows import (
     summary_lines,
 )
 from onnxstudio.runner.session import OPTIMIZATION_LEVELS
+from onnxstudio.ui.insight.job_panel import JobPanel
 from onnxstudio.ui.insight.profile_tables import (
     ID_ROLE,
     FitTableView,
@@ -55,8 +56,6 @@ from onnxstudio.ui.insight.profile_tables import (
     ShareBarDelegate,
 )
 from onnxstudio.ui.settings import app_settings
-from onnxstudio.ui.widgets.banner import ErrorBanner
-from onnxstudio.ui.widgets.responsive import SideBySide
 
 NO_MODEL_TEXT = "Open a model, then Profile run to see where the time goes"
 EMPTY_TEXT = ("Run or drop an input in the Run panel first, then Profile run to see where "
@@ -86,7 +85,7 @@ class ProfileOptions:
     warmup: int
 
 
-class ProfilePanel(QWidget):
+class ProfilePanel(JobPanel):
     """Dock content: profile controls, a summary and sortable node / op-type tables.
 
     Narrow (a side dock): everything in one column, tables at the bottom. Wide (docked
@@ -103,7 +102,6 @@ class ProfilePanel(QWidget):
         self.setObjectName("ProfilePanel")
         self._model_path: Path | None = None
         self._result: ProfileResult | None = None
-        self._busy = False
         self._requested: ProfileOptions | None = None
         self._model: Model | None = None  # the loaded model: node names for the Fused column
         self._build()
@@ -121,14 +119,6 @@ class ProfilePanel(QWidget):
         self.set_result(None)
         self.banner.hide()
         self.empty_label.setText(EMPTY_TEXT if self._model_path else NO_MODEL_TEXT)
-        self._update_enabled()
-
-    def set_busy(self, busy: bool, message: str = "") -> None:
-        """While profiling: an indeterminate bar and the message, Profile run disabled."""
-        self._busy = busy
-        self.progress.setVisible(busy)
-        self.status_label.setText(message)
-        self.status_label.setVisible(bool(message))
         self._update_enabled()
 
     def set_result(self, result: ProfileResult | None) -> None:
@@ -160,13 +150,6 @@ class ProfilePanel(QWidget):
 
     def result(self) -> ProfileResult | None:
         return self._result
-
-    def show_error(self, message: str) -> None:
-        """Non-modal: a red banner on top; the previous result stays visible."""
-        self.banner.show_message(message)
-
-    def error_text(self) -> str:
-        return self.banner.message()
 
     def options(self) -> ProfileOptions:
         return ProfileOptions(self.optimization_combo.currentText(), self.runs_spin.value(),
@@ -209,16 +192,11 @@ class ProfilePanel(QWidget):
             self.show_error(f"Could not export the profile: {exc}")
             return None
         app_settings().setValue(SETTINGS_EXPORT_DIR, str(dest.parent))
-        self.status_label.setText(f"Saved {dest.name}")
-        self.status_label.setVisible(True)
+        self.job.say(f"Saved {dest.name}")
         return dest
 
     # ----------------------------------------------------------------- building
     def _build(self) -> None:
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(6, 6, 6, 6)
-        self.banner = ErrorBanner()
-        lay.addWidget(self.banner)
         # Controls and summary on one side, the tables on the other: above them in a side
         # dock, a column to their left in a wide (bottom) dock.
         self.stack = QStackedWidget()
@@ -231,8 +209,7 @@ class ProfilePanel(QWidget):
         self.empty_label.setContentsMargins(12, 12, 12, 12)
         self.stack.addWidget(self.empty_label)
         self.stack.addWidget(self._build_results())
-        self.layout_switch = SideBySide(self._build_controls(), self.stack)
-        lay.addWidget(self.layout_switch, 1)
+        self._frame(self._build_controls(), self.stack)
 
     def _build_controls(self) -> QWidget:
         side = QWidget()
@@ -284,18 +261,7 @@ class ProfilePanel(QWidget):
         self.heatmap_check.setToolTip("Colour the graph's nodes by their share of the time")
         lay.addWidget(self.heatmap_check)
 
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 0)
-        self.progress.setMaximumHeight(10)
-        self.progress.setTextVisible(False)
-        self.progress.hide()
-        lay.addWidget(self.progress)
-        self.status_label = QLabel()
-        self.status_label.setWordWrap(True)
-        self.status_label.setSizePolicy(QSizePolicy.Policy.Ignored,
-                                        QSizePolicy.Policy.Preferred)
-        self.status_label.hide()
-        lay.addWidget(self.status_label)
+        lay.addWidget(self.job)
         self.summary_label = QLabel()
         self.summary_label.setWordWrap(True)
         self.summary_label.setSizePolicy(QSizePolicy.Policy.Ignored,
@@ -366,7 +332,7 @@ class ProfilePanel(QWidget):
         app_settings().setValue(key, value)
 
     def _request_profile(self) -> None:
-        if self._busy or self._model_path is None:
+        if self.busy or self._model_path is None:
             return
         self._requested = self.options()
         self.profileRequested.emit(self._requested)
@@ -400,5 +366,5 @@ class ProfilePanel(QWidget):
         return {i: nodes[i].name for i in wanted if i < len(nodes)}
 
     def _update_enabled(self) -> None:
-        self.profile_button.setEnabled(self._model_path is not None and not self._busy)
+        self.profile_button.setEnabled(self._model_path is not None and not self.busy)
         self.export_button.setEnabled(self._result is not None)

@@ -3,10 +3,7 @@ filter proxy, the share-bar delegate and a view whose first column takes the spa
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
     QRect,
@@ -30,140 +27,77 @@ from onnxstudio.runner.profile_rows import (
     OpRow,
     plural,
 )
+from onnxstudio.ui.widgets.tables import RIGHT, SORT_ROLE, Column, RecordTableModel
 
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1  # numbers for numeric columns, folded text else
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2  # what the filter box matches (name, id, op)
 ID_ROLE = Qt.ItemDataRole.UserRole + 3  # node id ("n12"), "" for unmapped kernels
 UNMAPPED_ROLE = Qt.ItemDataRole.UserRole + 4
 RESIZE_ROWS = 64  # rows measured when fitting a column to its contents
 
 
-class _Table(QAbstractTableModel):
-    """Rows of plain records; subclasses say how a column displays and sorts."""
-
-    # Units on a second header line keep numeric columns narrow in a ~380 px dock.
-    headers: tuple[str, ...] = ()
-    numeric: frozenset[int] = frozenset()
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rows: list[Any] = []
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.headers)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation != Qt.Orientation.Horizontal:
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self.headers[section]
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return self._align(section)  # headers line up with their cells
-        return None
-
-    def reset(self, rows: list[Any]) -> None:
-        self.beginResetModel()
-        self.rows = list(rows)
-        self.endResetModel()
-
-    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        """Sort the rows themselves, in Python: a proxy's C++ sort calls back into Python
-        twice per comparison, which froze the window for seconds on 8k rows. Kernels no
-        node accounts for stay below the nodes in either order."""
-        if not 0 <= column < len(self.headers):
-            return
-        keys = [(bool(self.data(i, UNMAPPED_ROLE)), self.data(i, SORT_ROLE))
-                for i in (self.index(r, column) for r in range(len(self.rows)))]
-        try:
-            order_ = sorted(range(len(keys)), key=lambda r: keys[r][1],
-                            reverse=order == Qt.SortOrder.DescendingOrder)
-        except TypeError:
-            order_ = sorted(range(len(keys)), key=lambda r: str(keys[r][1]),
-                            reverse=order == Qt.SortOrder.DescendingOrder)
-        order_.sort(key=lambda r: keys[r][0])  # stable: unmapped rows last
-        self.layoutAboutToBeChanged.emit()
-        moved = {old: new for new, old in enumerate(order_)}
-        before = self.persistentIndexList()
-        self.rows = [self.rows[r] for r in order_]
-        self.changePersistentIndexList(
-            before, [self.index(moved[i.row()], i.column()) for i in before])
-        self.layoutChanged.emit()
-
-    def _align(self, column: int) -> int:
-        if column in self.numeric:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_MS = "Time\n(ms)"  # units on a second header line keep numbers narrow in a ~380 px dock
+_SHARE = "Share\n(%)"
 
 
-class NodeTableModel(_Table):
+def _share(share: float) -> str:
+    return f"{share * 100:.1f}"
+
+
+class NodeTableModel(RecordTableModel[NodeRow]):
     """One row per timed node (slowest first), then the kernels no node accounts for."""
 
-    headers = ("Node", "Op type", "Time\n(ms)", "Share\n(%)", "Fused")
-    numeric = frozenset({2, 3})
-    rows: list[NodeRow]
+    aligned_headers = True
+    columns = (
+        Column("Node", lambda r: r.label, lambda r: r.label.casefold()),
+        Column("Op type", lambda r: r.op_type, lambda r: r.op_type.casefold()),
+        Column(_MS, lambda r: format_ms(r.time_ms), lambda r: r.time_ms, RIGHT),
+        Column(_SHARE, lambda r: _share(r.share), lambda r: r.share, RIGHT),
+        Column("Fused", lambda r: r.fused, lambda r: r.fused.casefold()),
+    )
 
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
-            return None
-        row, col = self.rows[index.row()], index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return (row.label, row.op_type, format_ms(row.time_ms), f"{row.share * 100:.1f}",
-                    row.fused)[col]
-        if role == SORT_ROLE:
-            return (row.label.casefold(), row.op_type.casefold(), row.time_ms, row.share,
-                    row.fused.casefold())[col]
+    def sorts_last(self, record: NodeRow) -> bool:
+        return record.unmapped  # kernels no node accounts for stay below the nodes
+
+    def record_data(self, record: NodeRow, column: int, role: int) -> object:
         if role == FILTER_ROLE:
-            return f"{row.label} {row.node_id} {row.op_type}"
+            return f"{record.label} {record.node_id} {record.op_type}"
         if role == ID_ROLE:
-            return row.node_id
+            return record.node_id
         if role == UNMAPPED_ROLE:
-            return row.unmapped
+            return record.unmapped
         if role == Qt.ItemDataRole.ToolTipRole:
-            return row.tooltip
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return self._align(col)
-        if role == Qt.ItemDataRole.FontRole and row.unmapped:
+            return record.tooltip
+        if role == Qt.ItemDataRole.FontRole and record.unmapped:
             font = QFont()
             font.setItalic(True)
             return font
-        if role == Qt.ItemDataRole.ForegroundRole and row.unmapped:
+        if role == Qt.ItemDataRole.ForegroundRole and record.unmapped:
             return QBrush(QColor(128, 128, 128))
         return None
 
 
-class OpTypeTableModel(_Table):
+class OpTypeTableModel(RecordTableModel[OpRow]):
     """Totals per operator type (unmapped kernels included, under their own type)."""
 
-    headers = ("Op type", "Nodes", "Time\n(ms)", "Share\n(%)")
-    numeric = frozenset({1, 2, 3})
-    rows: list[OpRow]
+    aligned_headers = True
+    columns = (
+        Column("Op type", lambda r: r.op_type, lambda r: r.op_type.casefold()),
+        Column("Nodes", lambda r: str(r.count), lambda r: r.count, RIGHT),
+        Column(_MS, lambda r: format_ms(r.time_ms), lambda r: r.time_ms, RIGHT),
+        Column(_SHARE, lambda r: _share(r.share), lambda r: r.share, RIGHT),
+    )
 
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
-            return None
-        row, col = self.rows[index.row()], index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return (row.op_type, str(row.count), format_ms(row.time_ms),
-                    f"{row.share * 100:.1f}")[col]
-        if role == SORT_ROLE:
-            return (row.op_type.casefold(), row.count, row.time_ms, row.share)[col]
+    def record_data(self, record: OpRow, column: int, role: int) -> object:
         if role == FILTER_ROLE:
-            return row.op_type
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return self._align(col)
+            return record.op_type
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.op_type}: {plural(row.count, 'node')}, {format_ms(row.time_ms)} ms"
+            return (f"{record.op_type}: {plural(record.count, 'node')}, "
+                    f"{format_ms(record.time_ms)} ms")
         return None
 
 
 class ProfileSortProxy(QSortFilterProxyModel):
-    """Filters rows; sorting is the source table's own (see ``_Table.sort``)."""
+    """Filters rows; sorting is the source table's own (``RecordTableModel.sort``)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -99,6 +99,7 @@ class RunInsight(QObject):
         for runner, panel in ((self._profiler, self.profile_panel),
                               (self._comparer, self.compare_panel)):
             runner.failed.connect(panel.show_error)
+            panel.cancelRequested.connect(runner.cancel)
             runner.busyChanged.connect(lambda busy, p=panel: p.set_busy(busy) if not busy
                                         else None)
         self._profiler.finished.connect(self._on_profiled)
@@ -311,7 +312,7 @@ class RunInsight(QObject):
         kind = tab.overlay_data.kind
         tab.set_overlay(None)
         box = (self.profile_panel.heatmap_check if kind == PROFILE
-               else self.compare_panel.colour_check)
+               else self.compare_panel.form.colour_check)
         box.setChecked(False)
 
     def _reveal(self, node_id: str) -> None:

@@ -1,5 +1,5 @@
-"""The tensor view's parts: a 2-D slice as a lazily formatted table model, and the feature-map
-mosaic label that names the map under the mouse."""
+"""The tensor view's parts: a 2-D slice as a lazily formatted table model, the feature-map
+mosaic label that names the map under the mouse, and how a statistic is written."""
 
 from __future__ import annotations
 
@@ -7,9 +7,6 @@ from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
     QPoint,
     Qt,
     Signal,
@@ -25,53 +22,41 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.model.formatting import format_number
 from onnxstudio.runner.featuremaps import FeatureGrid
+from onnxstudio.ui.widgets.tables import MatrixTableModel
 
 
-class SliceTableModel(QAbstractTableModel):
+def number_text(value: float | None, integral: bool = False) -> str:
+    """A statistic or range end: "—" when there is none, integers without a fraction."""
+    if value is None:
+        return "—"
+    if integral and float(value).is_integer():
+        return str(int(value))
+    return format_number(value)
+
+
+class SliceTableModel(MatrixTableModel):
     """A 2-D numpy view as a table; cells are formatted only when Qt paints them."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._matrix: np.ndarray = np.zeros((0, 0))
         self._column_title: str | None = None
 
     def set_matrix(self, matrix: np.ndarray | None, column_title: str | None = None) -> None:
         """``matrix`` is kept as is (a view, not a copy); ``column_title`` names the one
         column of a 0-D/1-D tensor instead of numbering it."""
-        self.beginResetModel()
-        self._matrix = np.zeros((0, 0)) if matrix is None else matrix
         self._column_title = column_title
-        self.endResetModel()
+        super().set_matrix(matrix)
 
-    def matrix(self) -> np.ndarray:
-        return self._matrix
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else int(self._matrix.shape[0])
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else int(self._matrix.shape[1])
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return format_number(self._matrix[index.row(), index.column()])
-        if role == Qt.ItemDataRole.ToolTipRole:
-            value = self._matrix[index.row(), index.column()]
-            return repr(float(value)) if isinstance(value, np.floating) else str(value)
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
+    def header_text(self, section: int, orientation: Qt.Orientation) -> str:
         if orientation == Qt.Orientation.Horizontal and self._column_title is not None:
             return self._column_title
         return str(section)
+
+    def role_data(self, row: int, column: int, role: int) -> object:
+        if role == Qt.ItemDataRole.ToolTipRole:
+            value = self.matrix()[row, column]
+            return repr(float(value)) if isinstance(value, np.floating) else str(value)
+        return None
 
 
 class MosaicLabel(QLabel):

@@ -6,7 +6,8 @@ only displays it. Everything scales with what is on screen, not with the tensor:
 table is a model over a numpy view (Qt formats only the visible cells) and the mosaic
 shows at most 64 maps, so a million-value tensor appears at once. In a narrow dock
 every piece wraps or scrolls instead of widening it; in a wide one the header, statistics
-and histogram make a column left of the values and maps (`SideBySide`).
+and histogram make a column left of the values and maps (`SideBySide`). The maps are
+their own tab (`tensor_maps`).
 """
 
 from __future__ import annotations
@@ -14,30 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from PySide6.QtCore import (
-    QEvent,
-    Qt,
-    QTimer,
-)
-from PySide6.QtGui import (
-    QColor,
-    QFont,
-    QImage,
-    QPainter,
-    QPalette,
-    QPixmap,
-    QResizeEvent,
-)
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QImage, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
-    QFrame,
     QGridLayout,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QScrollArea,
     QSizePolicy,
     QSpinBox,
     QTableView,
@@ -46,10 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.model.formatting import format_number, human_bytes, shape_list
-from onnxstudio.runner.featuremaps import FeatureGrid, feature_map_grid, table_slice
+from onnxstudio.model.formatting import human_bytes, shape_list
+from onnxstudio.runner.featuremaps import FeatureGrid, table_slice
 from onnxstudio.runner.intermediates import TensorStats, histogram, tensor_stats
-from onnxstudio.ui.insight.tensor_parts import MosaicLabel, SliceTableModel
+from onnxstudio.ui.insight.tensor_maps import FeatureMapsPage, has_maps
+from onnxstudio.ui.insight.tensor_parts import SliceTableModel, number_text
 from onnxstudio.ui.widgets.banner import ErrorBanner
 from onnxstudio.ui.widgets.empty_state import EmptyStateStack
 from onnxstudio.ui.widgets.histogram import HistogramView
@@ -58,19 +44,8 @@ from onnxstudio.ui.widgets.responsive import SideBySide
 from onnxstudio.ui.widgets.wrapping import breakable
 
 EMPTY_TEXT = "Run the model, then click a node or an edge to see its tensor here"
-MAX_MAPS = 64
-MAP_TILE = 128  # largest side a map is enlarged to in the dock (a 7x7 map: 126 px)
 ALERT = QColor("#d0312d")  # readable on light and dark backgrounds
-SCALE_CHOICES = (("Per map", "per-map"), ("Global", "global"))
 SPIN_CAP = 110  # widest an index spin box gets, however wide the dock
-
-
-def _number(value: float | None, integral: bool = False) -> str:
-    if value is None:
-        return "—"
-    if integral and float(value).is_integer():
-        return str(int(value))
-    return format_number(value)
 
 
 class TensorView(QWidget):
@@ -81,10 +56,6 @@ class TensorView(QWidget):
         super().__init__(parent)
         self._name: str | None = None
         self._array: np.ndarray | None = None
-        self._grid: FeatureGrid | None = None
-        self._grid_stale = True
-        self._grid_width = 0
-        self._grid_base = QPixmap()
         self._spins: list[QSpinBox] = []
 
         self.banner = ErrorBanner()
@@ -92,8 +63,12 @@ class TensorView(QWidget):
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.values_tab = self.tabs.addTab(self._build_values_page(), "Values")
-        self.maps_tab = self.tabs.addTab(self._build_maps_page(), "Feature maps")
-        self.tabs.currentChanged.connect(lambda _i: self._refresh_grid_if_shown())
+        self.maps = FeatureMapsPage(self._position,
+                                    lambda: self.tabs.currentIndex() == self.maps_tab)
+        self.maps.channelClicked.connect(self.select_channel)
+        self.maps.channelOpened.connect(self._open_channel)
+        self.maps_tab = self.tabs.addTab(self.maps, "Feature maps")
+        self.tabs.currentChanged.connect(lambda _i: self.maps.refresh_if_shown())
         # What the tensor is, its statistics and histogram on one side, the values and maps
         # on the other: above them in a side dock, a column to their left in a wide one.
         summary = self._build_summary()
@@ -121,12 +96,6 @@ class TensorView(QWidget):
         banner_box.addWidget(self.banner)
         outer.addLayout(banner_box)
         outer.addWidget(body, 1)
-
-        # Re-wrap the mosaic to the dock's width once resizing pauses.
-        self._relayout = QTimer(self)
-        self._relayout.setSingleShot(True)
-        self._relayout.setInterval(80)
-        self._relayout.timeout.connect(self._width_changed)
         self.clear()
 
     def _build_summary(self) -> QWidget:
@@ -210,40 +179,6 @@ class TensorView(QWidget):
         values_layout.addWidget(self.table, 1)
         return values_page
 
-    def _build_maps_page(self) -> QWidget:
-        # Feature maps tab.
-        self.scale_combo = QComboBox()
-        for title, key in SCALE_CHOICES:
-            self.scale_combo.addItem(title, key)
-        self.scale_combo.setToolTip("Per map: each map uses its own range (weak channels "
-                                    "stay visible)\nGlobal: one range for all maps "
-                                    "(strengths stay comparable)")
-        self.scale_combo.currentIndexChanged.connect(self._scale_changed)
-        self.grid_note = QLabel()
-        self.grid_note.setWordWrap(True)
-        self.grid_note.setEnabled(False)
-        self.grid_label = MosaicLabel()
-        self.grid_label.describe = self.mosaic_tooltip
-        self.grid_label.tileClicked.connect(self.select_channel)
-        self.grid_label.tileActivated.connect(self._open_channel)
-        self.grid_scroll = QScrollArea()
-        self.grid_scroll.setWidget(self.grid_label)
-        self.grid_scroll.setWidgetResizable(False)
-        self.grid_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-        self.grid_scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scale_row = QHBoxLayout()
-        scale_row.addWidget(QLabel("Normalise"))
-        scale_row.addWidget(self.scale_combo)
-        scale_row.addStretch(1)
-        maps_page = QWidget()
-        maps_layout = QVBoxLayout(maps_page)
-        maps_layout.setContentsMargins(4, 6, 4, 4)
-        maps_layout.setSpacing(4)
-        maps_layout.addLayout(scale_row)
-        maps_layout.addWidget(self.grid_note)
-        maps_layout.addWidget(self.grid_scroll, 1)
-        return maps_page
-
     # --- API ----------------------------------------------------------------------
 
     def show_tensor(self, name: str, array: np.ndarray, caption: str = "", *,
@@ -266,21 +201,19 @@ class TensorView(QWidget):
         self._show_stats(stats if stats is not None else tensor_stats(a), a)
         self._build_spins(a.shape, previous)
         self._update_table()
-        maps = self._has_maps(a)
+        maps = has_maps(a)
         self.tabs.setTabVisible(self.maps_tab, maps)
         if not maps and self.tabs.currentIndex() == self.maps_tab:
             self.tabs.setCurrentIndex(self.values_tab)
-        self._grid, self._grid_stale = None, True
-        self.grid_label.grid = None
+        self.maps.set_array(a)
         self.banner.hide()
         self.stack.setCurrentIndex(1)
-        self._refresh_grid_if_shown()
+        self.maps.refresh_if_shown()
 
     def clear(self, message: str | None = None) -> None:
         """Forget the tensor (a new run or model makes it stale) and show ``message``."""
-        self._name, self._array, self._grid = None, None, None
-        self.grid_label.grid = None
-        self.grid_label.clear()
+        self._name, self._array = None, None
+        self.maps.set_array(None)
         self.model.set_matrix(None)
         self._build_spins((), [])
         self.banner.hide()
@@ -345,11 +278,7 @@ class TensorView(QWidget):
 
     def feature_grid(self) -> FeatureGrid | None:
         """The mosaic's geometry (tile positions are label pixels), built if needed."""
-        if self._array is None or not self._has_maps(self._array):
-            return None
-        if self._grid is None or self._grid_stale:
-            self._refresh_grid()
-        return self._grid
+        return self.maps.grid()
 
     def grid_image(self) -> QImage | None:
         """The mosaic as computed (without the selection frame); None if not applicable."""
@@ -363,34 +292,21 @@ class TensorView(QWidget):
         spin = self._spins[-1]  # the channel dim: N C [H W] or C [H W]
         spin.setValue(channel)
 
-    def mosaic_tooltip(self, x: int, y: int) -> str | None:
-        """What hovering mosaic pixel (x, y) tells: channel, its range, the value there."""
-        grid, a = self._grid, self._array
-        if grid is None or a is None:
-            return None
-        hit = grid.pixel_at(x, y)
-        if hit is None:
-            return None
-        channel, row, col = hit
-        tile = grid.tiles[channel]
-        index = (grid.batch, channel, row, col) if a.ndim == 4 else (channel, row, col)
-        return (f"channel {channel}: min {_number(tile.lo)}, max {_number(tile.hi)}\n"
-                f"{shape_list(index)} = {format_number(a[index])}")
-
     # --- internals ------------------------------------------------------------------
 
-    @staticmethod
-    def _has_maps(a: np.ndarray) -> bool:
-        return (a.ndim in (3, 4) and a.dtype.kind == "f" and a.size > 0
-                and a.shape[-1] > 1 and a.shape[-2] > 1)
+    def _position(self) -> tuple[int, int]:
+        """(batch, channel) the table shows, as the mosaic frames them."""
+        a, spins = self._array, self._spins
+        batch = spins[0].value() if a is not None and a.ndim == 4 and spins else 0
+        return batch, spins[-1].value() if spins else -1
 
     def _show_stats(self, st: TensorStats, a: np.ndarray) -> None:
         integral = a.dtype.kind in "iub"
         labels = self.stat_labels
-        labels["min"].setText(_number(st.min, integral))
-        labels["max"].setText(_number(st.max, integral))
-        labels["mean"].setText(_number(st.mean))
-        labels["std"].setText(_number(st.std))
+        labels["min"].setText(number_text(st.min, integral))
+        labels["max"].setText(number_text(st.max, integral))
+        labels["mean"].setText(number_text(st.mean))
+        labels["std"].setText(number_text(st.std))
         numeric = a.dtype.kind in "fiub"
         for key, count in (("nan", st.nan), ("inf", st.inf)):
             label = labels[key]
@@ -406,8 +322,8 @@ class TensorView(QWidget):
                                 if numeric and st.size else "—")
         labels["size"].setText(human_bytes(st.nbytes))
         counts, edges = histogram(a)
-        self.histogram.set_histogram(counts, edges, _number(st.min, integral),
-                                     _number(st.max, integral))
+        self.histogram.set_histogram(counts, edges, number_text(st.min, integral),
+                                     number_text(st.max, integral))
 
     def _build_spins(self, shape: Sequence[int], previous: Sequence[int]) -> None:
         while self.index_grid.count():
@@ -463,96 +379,8 @@ class TensorView(QWidget):
         if a is None:
             return
         self._update_table()
-        if self._grid is not None and a.ndim == 4 and self._grid.batch != self._spins[0].value():
-            self._grid_stale = True
-            self._refresh_grid_if_shown()
-        else:
-            self._paint_selection()
+        self.maps.position_changed()
 
     def _open_channel(self, channel: int) -> None:
         self.select_channel(channel)
         self.tabs.setCurrentIndex(self.values_tab)
-
-    def _scale_changed(self) -> None:
-        self._grid_stale = True
-        self._refresh_grid_if_shown()
-
-    def _available_width(self) -> int:
-        """Viewport width with room kept for a vertical scroll bar, so that scroll bar
-        appearing cannot change the layout that made it appear."""
-        bar = self.grid_scroll.verticalScrollBar().sizeHint().width()
-        return max(64, self.grid_scroll.width() - 2 * self.grid_scroll.frameWidth() - bar)
-
-    def _refresh_grid_if_shown(self) -> None:
-        if (self._grid_stale and self._array is not None
-                and self.tabs.currentIndex() == self.maps_tab and self._has_maps(self._array)):
-            self._refresh_grid()
-
-    def _refresh_grid(self) -> None:
-        a = self._array
-        if a is None:
-            return
-        batch = self._spins[0].value() if a.ndim == 4 and self._spins else 0
-        # Gaps in the window's shade, but never so dark that dead (black) maps merge.
-        background = max(self.palette().color(QPalette.ColorRole.Window).lightness(), 96)
-        self._grid_width = self._available_width()
-        self._grid = feature_map_grid(a, batch, MAX_MAPS, MAP_TILE,
-                                      str(self.scale_combo.currentData()),
-                                      max_width=self._grid_width,
-                                      background=background)
-        self._grid_stale = False
-        grid = self._grid
-        self.grid_label.grid = grid
-        self._grid_base = QPixmap.fromImage(qimage_from_array(grid.image))
-        last = grid.tiles[-1]
-        if last.x + last.w + grid.gap < self._grid_base.width():
-            # Empty cells after the last map would read as a grey (constant) map.
-            painter = QPainter(self._grid_base)
-            right = last.x + last.w + grid.gap
-            painter.fillRect(right, last.y, self._grid_base.width() - right,
-                             self._grid_base.height() - last.y,
-                             self.palette().color(QPalette.ColorRole.Window))
-            painter.end()
-        channels = "channel" if grid.total == 1 else "channels"
-        shown = (f"showing {grid.shown} of {grid.total} {channels}" if grid.shown < grid.total
-                 else f"{grid.total} {channels}")
-        where = f" of batch {grid.batch}" if a.ndim == 4 and a.shape[0] > 1 else ""
-        zoom = f", each pixel {grid.cell}×{grid.cell}" if grid.cell > 1 else ""
-        thin = f", every {grid.step}th pixel" if grid.step > 1 else ""
-        self.grid_note.setText(f"{shown}{where}{zoom}{thin}. Click a map to pick it in "
-                               "Values; double-click to open it there.")
-        self._paint_selection()
-
-    def _paint_selection(self) -> None:
-        """Frame the channel the table shows, in the gap around its tile."""
-        grid = self._grid
-        if grid is None or self._grid_base.isNull():
-            return
-        pixmap = QPixmap(self._grid_base)
-        channel = self._spins[-1].value() if self._spins else -1
-        if 0 <= channel < grid.shown and grid.gap:
-            t, g = grid.tiles[channel], grid.gap
-            color = self.palette().color(QPalette.ColorRole.Highlight)
-            painter = QPainter(pixmap)
-            painter.fillRect(t.x - g, t.y - g, t.w + 2 * g, g, color)
-            painter.fillRect(t.x - g, t.y + t.h, t.w + 2 * g, g, color)
-            painter.fillRect(t.x - g, t.y, g, t.h, color)
-            painter.fillRect(t.x + t.w, t.y, g, t.h, color)
-            painter.end()
-        self.grid_label.setPixmap(pixmap)
-        self.grid_label.resize(pixmap.size())
-
-    def _width_changed(self) -> None:
-        if self._grid is not None and self._available_width() != self._grid_width:
-            self._grid_stale = True
-            self._refresh_grid_if_shown()
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._relayout.start()
-
-    def changeEvent(self, event: QEvent) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and self._grid is not None:
-            self._grid_stale = True  # the gaps follow the window colour
-            self._refresh_grid_if_shown()

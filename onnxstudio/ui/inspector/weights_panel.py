@@ -13,13 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
-    Qt,
-    Signal,
-)
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -48,6 +42,7 @@ from onnxstudio.model.weights import (
 from onnxstudio.ui.tasks import TaskRunner
 from onnxstudio.ui.widgets.empty_state import EmptyStateStack
 from onnxstudio.ui.widgets.histogram import HistogramView
+from onnxstudio.ui.widgets.tables import MatrixTableModel
 
 EMPTY_TEXT = "Click a weight (an initializer input of a node) to see its values"
 
@@ -60,42 +55,20 @@ class LoadedWeight:
     stats: TensorStats
 
 
-class ArrayTableModel(QAbstractTableModel):
+class ArrayTableModel(MatrixTableModel):
     """A 2-D view (``as_matrix``) of an N-D array; rows labelled by their N-D index."""
 
-    def __init__(self, array: np.ndarray | None = None) -> None:
+    digits = 5
+
+    def __init__(self) -> None:
         super().__init__()
         self._shape: tuple[int, ...] = ()
-        self._matrix = np.zeros((0, 0))
-        if array is not None:
-            self.set_array(array)
 
     def set_array(self, array: np.ndarray | None) -> None:
-        self.beginResetModel()
-        if array is None:
-            self._shape, self._matrix = (), np.zeros((0, 0))
-        else:
-            self._shape, self._matrix = tuple(array.shape), as_matrix(array)
-        self.endResetModel()
+        self._shape = () if array is None else tuple(array.shape)
+        self.set_matrix(None if array is None else as_matrix(array))
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else int(self._matrix.shape[0])
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else int(self._matrix.shape[1])
-
-    def data(self, index: QModelIndex | QPersistentModelIndex,
-             role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if role == Qt.ItemDataRole.DisplayRole and index.isValid():
-            return format_number(self._matrix[index.row(), index.column()], 5)
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
-
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
+    def header_text(self, section: int, orientation: Qt.Orientation) -> str:
         if orientation == Qt.Orientation.Horizontal:
             return str(section)
         return row_index_label(self._shape, section)

@@ -1,0 +1,96 @@
+"""Cancel on the Profile and Compare panels, in the real window on a model slow enough
+that its run is still going when the user cancels: the job stops, no result lands, the
+panel says "Cancelled" and is ready for the next request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.main_window import MainWindow
+from onnxstudio.ui.tasks import TaskRunner
+from tests.runner_models import slow_model
+
+STOPPED = 60000  # ms for the cancelled worker to return; its 1000 runs would take far longer
+
+
+@pytest.fixture(scope="module")
+def slow(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """60 MatMul+Tanh on 512×512: each run is billions of multiply-adds."""
+    return slow_model(tmp_path_factory.mktemp("cancel") / "slow.onnx", size=512, depth=60)
+
+
+@pytest.fixture
+def window(qtbot, slow: Path) -> tuple[MainWindow, ModelTab]:
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1400, 900)
+    w.show()
+    tab = w.open_paths([str(slow)])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
+    return w, tab
+
+
+def _stopped(qtbot) -> None:
+    """The cancelled worker returned (its onnxruntime run was terminated); anything it
+    might still send has been delivered."""
+    assert TaskRunner.wait_all(STOPPED)
+    qtbot.wait(50)
+
+
+def test_cancel_button_stops_a_profile_and_the_panel_runs_the_next(qtbot, window) -> None:
+    w, tab = window
+    panel = w.insight.profile_panel
+    w.show_panel("profile")
+    assert not panel.job.cancel_button.isVisibleTo(panel)  # nothing runs: no Cancel
+    panel.runs_spin.setValue(1000)
+    qtbot.mouseClick(panel.profile_button, Qt.MouseButton.LeftButton)
+    assert panel.job.cancel_button.isVisible() and panel.job.cancel_button.isEnabled()
+    assert panel.job.progress.isVisible()
+    assert panel.status_text() == "Profiling 1000 run(s) of random inputs…"
+    assert not panel.profile_button.isEnabled()
+
+    qtbot.mouseClick(panel.job.cancel_button, Qt.MouseButton.LeftButton)
+    assert panel.status_text() == "Cancelled"
+    assert not panel.job.cancel_button.isVisible() and not panel.job.progress.isVisible()
+    assert panel.profile_button.isEnabled()
+    _stopped(qtbot)
+    assert panel.result() is None and panel.error_text() == ""
+    assert panel.status_text() == "Cancelled"
+    assert tab.view.overlay() is None  # no heatmap from the cancelled profile
+
+    panel.runs_spin.setValue(1)
+    panel.warmup_spin.setValue(0)
+    qtbot.mouseClick(panel.profile_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.result() is not None, timeout=120000)
+    assert panel.node_table().model().rowCount() > 0
+    assert not panel.job.cancel_button.isVisible() and panel.status_text() == ""
+
+
+def test_escape_in_the_compare_panel_cancels_its_compare(qtbot, window) -> None:
+    w, tab = window
+    panel = w.insight.compare_panel
+    w.show_panel("compare")
+    w.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is w)
+    panel.form.tolerance_edit.setFocus()
+    qtbot.keyClick(panel.form.tolerance_edit, Qt.Key.Key_Escape)
+    assert panel.status_text() == ""  # Escape cancels only a running job
+
+    qtbot.mouseClick(panel.form.compare_button, Qt.MouseButton.LeftButton)
+    assert panel.job.cancel_button.isVisible() and panel.job.cancel_button.isEnabled()
+    assert panel.status_text().startswith("Running ")
+    assert not panel.form.compare_button.isEnabled()
+    panel.form.tolerance_edit.setFocus()
+    qtbot.keyClick(panel.form.tolerance_edit, Qt.Key.Key_Escape)
+    assert panel.status_text() == "Cancelled"
+    assert not panel.job.cancel_button.isVisible()
+    assert panel.form.compare_button.isEnabled()
+    _stopped(qtbot)
+    assert panel.result() is None and panel.error_text() == ""
+    assert panel.hint.isVisible()  # still the explanation, not a half result
+    assert tab.view.overlay() is None
