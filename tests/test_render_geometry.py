@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
 from onnxstudio.render.drawing import Font
 from onnxstudio.render.geometry import arrowhead, end_direction, smooth_curve
@@ -80,3 +82,36 @@ def test_index_and_painter_accept_empty_and_unrouted_layouts() -> None:
     rec = RecordingSurface()
     GraphPainter(unrouted).paint(rec)
     assert rec.count("path") >= 1 and "1×3" in rec.texts()
+
+
+def test_prepare_smooths_long_routes_before_the_first_paint(monkeypatch) -> None:
+    """A skip connection bends at every layer it passes; its curve is computed where the
+    layout is built (off the GUI thread), and the paint reuses it."""
+    from onnx import TensorProto, helper
+
+    from onnxstudio.layout.build import build_layout
+    from onnxstudio.model.reader import build_model
+    from onnxstudio.render import scene_painter
+    from onnxstudio.render.scene_painter import LONG_ROUTE_POINTS, GraphPainter
+    from tests.builders import make_model
+
+    depth = 2 * LONG_ROUTE_POINTS
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"r{i}")
+             for i in range(depth)]
+    nodes[0].input[0] = "x"
+    nodes.append(helper.make_node("Add", ["x", f"v{depth}"], ["y"], name="skip"))
+    graph = helper.make_graph(
+        nodes, "skip", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])])
+    layout = build_layout(build_model(make_model(graph), Path("skip.onnx")))
+    long_ones = [i for i, e in enumerate(layout.edges) if len(e.points) >= LONG_ROUTE_POINTS]
+    assert long_ones  # the skip edge from x to the Add runs past every Relu
+    painter = GraphPainter(layout).prepare()
+    smoothed: list[int] = []
+    monkeypatch.setattr(scene_painter, "smooth_curve",
+                        lambda pts: smoothed.append(len(pts)) or smooth_curve(pts))
+    start, segments = painter.curve(long_ones[0])
+    assert len(segments) >= LONG_ROUTE_POINTS and start == layout.edges[long_ones[0]].points[0]
+    for i in long_ones:
+        painter.curve(i)
+    assert smoothed == []  # every long route was ready: the paint smooths none of them

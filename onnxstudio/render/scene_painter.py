@@ -51,6 +51,9 @@ def lod(scale: float) -> tuple[bool, bool, bool, bool]:
     )
 
 
+LONG_ROUTE_POINTS = 12  # routes with this many bends are smoothed by ``prepare``
+
+
 class GraphPainter:
     """Paints one Layout with one Theme; create a new one when the layout changes."""
 
@@ -64,13 +67,18 @@ class GraphPainter:
     # -- public -------------------------------------------------------------------------
 
     def prepare(self) -> GraphPainter:
-        """Do the once-per-layout work (edge-label placement: 150 ms on BERT-96) now.
+        """Do the once-per-layout work now: edge-label placement (150 ms on BERT-96) and
+        the curves of long routes (a skip connection bends at every layer it passes;
+        the hundred such edges of BERT-96's first view took 100 ms to smooth).
 
         Call it where the layout is built, off the GUI thread, so the first paint of a
         big graph does not freeze the window.
         """
         if len(self.layout.edges) <= MAX_LABEL_COLLISION_EDGES:
             self.labels.placed()
+        for i, edge in enumerate(self.layout.edges):
+            if len(edge.points) >= LONG_ROUTE_POINTS:
+                self.curve(i)
         return self
 
     def bounds(self, margin: float = 0.0) -> Rect:
