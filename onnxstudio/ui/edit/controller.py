@@ -94,9 +94,6 @@ class EditController(QObject):
     def edits(self) -> list[dict[str, Any]]:
         return self._session.edits if self._session is not None else []
 
-    def current_proto(self) -> onnx.ModelProto | None:
-        return self._session.current if self._session is not None else None
-
     # ---------------------------------------------------------------- editing
     def apply(self, edit: Mapping[str, Any]) -> bool:
         """Apply one edit; False (and ``refused``) when the core refuses it."""
