@@ -287,3 +287,24 @@ def test_capture_and_profile_run_the_edited_copy() -> None:
     assert captured.values["leaky_out"].shape == (1, 8, 28, 28)
     timed = profile(request)
     assert "leaky" in {n.name for n in timed.nodes}
+
+
+def test_compare_runs_the_edited_copy_and_pairs_it_with_the_file(tmp_path: Path) -> None:
+    """Side A is the model as edited; against the file itself, the changed weight is where
+    the two part ways."""
+    from onnxstudio.runner.compare import compare, parse_config
+    from onnxstudio.runner.pipeline import RunRequest
+
+    path = shared_model(MNIST)
+    session = EditSession.open(path)
+    conv = next(n for n in session.current.graph.node if n.op_type == "Conv")
+    weight = next(t for t in session.current.graph.initializer if t.name == conv.input[1])
+    np.save(tmp_path / "w.npy", onnx.numpy_helper.to_array(weight) * 1.5)
+    session.apply({"op": "set_initializer", "name": weight.name, "npy": str(tmp_path / "w.npy")})
+    request = RunRequest(path, random=True, model_bytes=session.model_bytes())
+    cpu = parse_config("ort:cpu:disabled")
+    same = compare(request, cpu, cpu)
+    assert same.first_divergence is None
+    against_file = compare(request, cpu, cpu, model_b=path)
+    assert against_file.first_divergence is not None
+    assert against_file.first_divergence.name == conv.name

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
+from onnx import numpy_helper
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from onnxstudio.cli import main
+from onnxstudio.runner.compare import parse_config
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.edit.room import SCRIPT_FILTER
-from onnxstudio.ui.main_window import MainWindow
+from onnxstudio.ui.insight.compare_options import CompareOptions
+from onnxstudio.ui.main_window import MainWindow, sample_model_path
 from tests.conftest import shared_model
 
 MNIST = "zoo/mnist/mnist.onnx"
@@ -159,6 +164,29 @@ def test_run_panel_runs_the_edited_model(qtbot, window: MainWindow) -> None:
     (outcome,) = blocker.args[0]
     shapes = {v.name: v.shape for v in outcome.views}
     assert shapes["Pooling66_Output_0"] == [1, 8, 14, 14]
+
+
+def test_compare_before_any_run_sees_the_edits(qtbot, window: MainWindow,
+                                              tmp_path: Path) -> None:
+    """An edit forgets the last run; Compare then still runs the model as edited, so
+    against the file on disk it finds the weight the user replaced."""
+    source = sample_model_path()
+    proto = onnx.load(str(source))
+    index, conv = next((i, n) for i, n in enumerate(proto.graph.node) if n.op_type == "Conv")
+    weight = next(t for t in proto.graph.initializer if t.name == conv.input[1])
+    np.save(tmp_path / "w.npy", numpy_helper.to_array(weight) * 1.5)
+    tab = open_model(qtbot, window, source)
+    window.edits.apply([{"op": "set_initializer", "name": weight.name,
+                         "npy": str(tmp_path / "w.npy")}])
+    settle(qtbot, window, tab)
+    assert not window.run_panel.has_run()
+    insight = window.insight
+    cpu = parse_config("ort:cpu:disabled")
+    insight.start_compare(CompareOptions(cpu, cpu, 1e-3, source))
+    qtbot.waitUntil(lambda: insight.compare_panel.result() is not None, timeout=TIMEOUT)
+    result = insight.compare_panel.result()
+    assert result is not None and result.first_divergence is not None
+    assert result.first_divergence.id == f"n{index}"
 
 
 def test_closing_asks_about_unsaved_edits(qtbot, window: MainWindow,

@@ -56,7 +56,7 @@ def test_a_dropped_folder_fills_the_table_with_accuracy_and_csv(qtbot, panel: Ru
         digit.save(tmp_path / "digits" / folder / name)
     panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
     rows = run(qtbot, panel, lambda: panel.open_images([tmp_path / "digits"]),
-               "folder_finished")
+               "folderFinished")
     view = panel.results.folder_view
     assert len(rows) == 3 and view.table.rowCount() == 3
     assert [view.table.item(r, 1).text() for r in range(3)] == ["3", "3", "3"]

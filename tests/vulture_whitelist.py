@@ -2,7 +2,8 @@
 """Names vulture reports as unused that are used (read by vulture with `onnxstudio tests`).
 
 Settings assigned to third-party objects (onnxruntime, Pillow) are read by those
-libraries; record fields that mirror the ONNX proto are kept so the record is complete.
+libraries; record fields that mirror the ONNX proto are kept so the record is complete;
+Qt calls the virtual methods our widgets override.
 """
 
 from onnxstudio.model.graph import Function
@@ -29,3 +30,12 @@ _.repeated_field_encoding
 _.utf8_validation
 _.message_encoding
 _.json_format
+# Qt virtual overrides: Qt calls them (events, painting, proxy filtering), never our code.
+_.eventFilter  # ui/app.py (macOS file-open events), ui/widgets/dock_tabs.py
+_.paintEvent  # ui/canvas/minimap.py, ui/widgets/histogram.py, ui/widgets/status.py
+_.drawBackground  # ui/canvas/graph_view.py: the one painter draws the graph here
+_.mouseReleaseEvent  # ui/canvas/graph_view.py
+_.contextMenuEvent
+_.dragEnterEvent  # ui/main_window.py, ui/insight/run_panel.py: file drops
+_.dropEvent
+_.filterAcceptsRow  # ui/insight/compare_table.py: QSortFilterProxyModel

@@ -69,17 +69,24 @@ def read_checked(path: str | Path) -> CheckedModel:
     return CheckedModel(path, proto, external)
 
 
+def checked_copy(path: str | Path, data: bytes) -> CheckedModel:
+    """Parse an in-memory copy of the model at ``path`` (e.g. edited); its external data
+    must pass the same checks as the file's."""
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except DecodeError as exc:
+        raise ModelLoadError(path, f"not an ONNX model (protobuf parse failed: {exc})"
+                             ) from exc
+    external = may_use_external_data(data) and check_external_data(proto, path)
+    return CheckedModel(Path(path), proto, external)
+
+
 def check_model_bytes(path: str | Path, data: bytes) -> None:
     """Check an in-memory copy of the model at ``path`` (e.g. with extra outputs) before a
-    session gets it: its external data must pass the same checks as the file's."""
+    session gets it (parsed only when it may refer to external data)."""
     if may_use_external_data(data):
-        proto = onnx.ModelProto()
-        try:
-            proto.ParseFromString(data)
-        except DecodeError as exc:
-            raise ModelLoadError(path, f"not an ONNX model (protobuf parse failed: {exc})"
-                                 ) from exc
-        check_external_data(proto, path)
+        checked_copy(path, data)
 
 
 def _check_opsets(path: Path, proto: onnx.ModelProto) -> None:

@@ -22,13 +22,13 @@ import onnx
 from onnxstudio.errors import InputError, RunError
 from onnxstudio.model.diff import diff_models
 from onnxstudio.model.external import load_external_weights
-from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.reader import build_model
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.intermediates import DEFAULT_CAP_BYTES, capture_feeds, node_outputs
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.runner.session import CPU, OPTIMIZATION_LEVELS, Session, SessionConfig
+from onnxstudio.runner.session import CPU, OPTIMIZATION_LEVELS, SessionConfig
+from onnxstudio.runner.source import ModelSource
 from onnxstudio.runner.tolerance import coarsest, describe, relative_for
 
 _PROVIDERS = {"cpu": CPU, "cuda": "CUDAExecutionProvider", "tensorrt": "TensorrtExecutionProvider",
@@ -174,12 +174,13 @@ def difference(name: str, a: Any, b: Any, tolerance: float | None = None) -> Dif
                       (0.0 if max_abs == 0.0 else float("inf")))
 
 
-def _reference(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
-               external: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+def _reference(side: ModelSource, feeds: Mapping[str, Any]
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(outputs, every intermediate) from onnx's ReferenceEvaluator."""
     from onnx.reference import ReferenceEvaluator
 
-    if external:  # the weights of a copy: ``proto`` stays as read
+    model, proto = side.path, side.proto
+    if side.external:  # the weights of a copy: ``proto`` stays as read
         copy = onnx.ModelProto()
         copy.CopyFrom(proto)
         load_external_weights(copy, model)
@@ -196,15 +197,15 @@ def _reference(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
     return outputs, results
 
 
-def _side(model: Path, proto: onnx.ModelProto, external: bool, feeds: Mapping[str, Any],
-          cfg: RunConfig, names: list[str], cap_bytes: int, cancel: CancelToken | None
+def _side(side: ModelSource, feeds: Mapping[str, Any], cfg: RunConfig, names: list[str],
+          cap_bytes: int, cancel: CancelToken | None
           ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     if cfg.engine == "reference":
-        outputs, every = _reference(model, proto, feeds, external)
+        outputs, every = _reference(side, feeds)
         return outputs, {n: every[n] for n in names if n in every}, []
     config = SessionConfig(cfg.provider, cfg.optimization)
-    outputs = Session(model, config, cancel=cancel).run(feeds).outputs
-    cap = capture_feeds(model, proto, feeds, names, config, cap_bytes, cancel=cancel)
+    outputs = side.session(config, cancel=cancel).run(feeds).outputs
+    cap = capture_feeds(side.path, side.proto, feeds, names, config, cap_bytes, cancel=cancel)
     return outputs, cap.values, cap.warnings
 
 
@@ -231,23 +232,26 @@ def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float | 
             model_b: Path | None = None, cap_bytes: int = DEFAULT_CAP_BYTES,
             cancel: CancelToken | None = None) -> Comparison:
     """Compare the request's first input on ``a`` and ``b`` (``b`` on ``model_b`` if given);
-    ``tolerance`` None follows each value's dtype."""
-    model_a = request.model
-    model_b = model_b or model_a
-    proto_a, ext_a = read_model_proto(model_a)
-    proto_b, ext_b = (proto_a, ext_a) if model_b == model_a else read_model_proto(model_b)
+    ``tolerance`` None follows each value's dtype. Side A is the model the request runs
+    (its edited copy, if any); each model is parsed once for all its sessions."""
+    side_a = request.read()
+    model_a, proto_a = side_a.path, side_a.proto
+    side_b = side_a
+    if model_b is not None and (Path(model_b) != model_a or side_a.edited is not None):
+        side_b = ModelSource.read(model_b)  # another model, or the file beside its edits
+    same = side_b is side_a
     # Feeds are prepared once (preprocessing as in `onnxstudio run`), then shared.
     source, feeds = request_feeds(
-        request, Session(model_a, SessionConfig(optimization="disable"), cancel=cancel))
-    pairs = (value_pairs(model_a, proto_a, model_b, proto_b) if model_b != model_a
-             else {n: n for n in (*node_outputs(proto_a.graph), *_io_names(proto_a))})
+        request, side_a.session(SessionConfig(optimization="disable"), cancel=cancel), side_a)
+    pairs = ({n: n for n in (*node_outputs(proto_a.graph), *_io_names(proto_a))} if same
+             else value_pairs(model_a, proto_a, side_b.path, side_b.proto))
     names = [n for n in node_outputs(proto_a.graph) if n in pairs]
     feeds_b = {pairs.get(k, k): v for k, v in feeds.items()}
-    out_a, mid_a, warn_a = _side(model_a, proto_a, ext_a, feeds, a, names, cap_bytes, cancel)
+    out_a, mid_a, warn_a = _side(side_a, feeds, a, names, cap_bytes, cancel)
     if cancel is not None:
         cancel.check()  # the reference evaluator cannot be stopped midway: not started
-    out_b, mid_b, warn_b = _side(model_b, proto_b, ext_b, feeds_b, b,
-                                 [pairs[n] for n in names], cap_bytes, cancel)
+    out_b, mid_b, warn_b = _side(side_b, feeds_b, b, [pairs[n] for n in names], cap_bytes,
+                                 cancel)
     producer = {o: i for i, n in enumerate(proto_a.graph.node) for o in n.output if o}
     outputs = [difference(n, out_a[n], out_b[pairs[n]], tolerance) for n in out_a
                if pairs.get(n) in out_b]

@@ -9,12 +9,15 @@ from typing import Any
 from onnxstudio.errors import InputError
 from onnxstudio.runner.pipeline import Pipeline, RunRequest
 from onnxstudio.runner.session import Session
+from onnxstudio.runner.source import ModelSource
 
 
-def request_feeds(request: RunRequest, session: Session) -> tuple[str, dict[str, Any]]:
-    """(source name, feeds) of the request's first input, prepared against ``session``."""
+def request_feeds(request: RunRequest, session: Session,
+                  source: ModelSource | None = None) -> tuple[str, dict[str, Any]]:
+    """(source name, feeds) of the request's first input, prepared against ``session``;
+    ``source``: the model ``session`` was made from (its specs then need no reading)."""
     pipeline = Pipeline()
-    pipeline.adopt(session)
+    pipeline.adopt(session, source)
     jobs = pipeline.prepare(replace(request, model=session.path, config=session.config))
     if not jobs:
         raise InputError("nothing to run: give an image, .npy files or random inputs")

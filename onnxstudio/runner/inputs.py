@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
 
 from onnxstudio.errors import InputError
 
@@ -100,6 +103,11 @@ def read_model_info(path: str | Path, model_bytes: bytes | None = None) -> Model
             proto = onnx.load_from_string(model_bytes)
         except Exception as exc:  # parse errors surface when the session is created
             raise InputError(f"{p.name}: cannot read model ({exc})") from exc
+    return model_info(p, proto)
+
+
+def model_info(path: Path, proto: onnx.ModelProto) -> ModelInfo:
+    """The ModelInfo of ``proto``, already read from ``path`` (no second parse)."""
     inits = {i.name for i in proto.graph.initializer}
     inputs = [_spec_from_value_info(v) for v in proto.graph.input if v.name not in inits]
     outputs = [_spec_from_value_info(v) for v in proto.graph.output]
@@ -118,7 +126,7 @@ def read_model_info(path: str | Path, model_bytes: bytes | None = None) -> Model
     out_names = {o.name for o in proto.graph.output}
     distributions = frozenset(name for n in proto.graph.node if n.op_type == "Softmax"
                               for name in n.output if name in out_names)
-    return ModelInfo(p, inputs, outputs, metadata, labels, proto.producer_name,
+    return ModelInfo(path, inputs, outputs, metadata, labels, proto.producer_name,
                      proto.producer_version, int(opset), distributions)
 
 

@@ -216,8 +216,7 @@ def capture(request: RunRequest, names: Iterable[str] | None = None,
     """
     config = request.config if optimization is None else \
         replace(request.config, optimization=optimization)
-    proto = request.proto()
-    source, feeds = request_feeds(request, Session(request.model, config,
-                                                   model_bytes=request.model_bytes,
-                                                   cancel=cancel))
-    return capture_feeds(request.model, proto, feeds, names, config, cap_bytes, source, cancel)
+    model = request.read()
+    source, feeds = request_feeds(request, model.session(config, cancel=cancel), model)
+    return capture_feeds(request.model, model.proto, feeds, names, config, cap_bytes, source,
+                         cancel)

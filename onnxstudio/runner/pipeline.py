@@ -6,12 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    import onnx
 
 from onnxstudio.errors import InputError, RunError
 from onnxstudio.runner import images
@@ -42,6 +39,7 @@ from onnxstudio.runner.preprocess import (
 )
 from onnxstudio.runner.preprocess import apply as apply_plan
 from onnxstudio.runner.session import BenchmarkResult, RunCancelled, Session, SessionConfig
+from onnxstudio.runner.source import ModelSource
 from onnxstudio.runner.synthetic import (
     AUDIO_SAMPLES,
     default_dim_sizes,
@@ -71,7 +69,13 @@ class ImageSource:
 @dataclass
 class RunRequest:
     """What the user asked for: images, else audio, else .npy files, else random inputs
-    (the inputs a clip or .npy file does not cover get synthetic data)."""
+    (the inputs a clip or .npy file does not cover get synthetic data).
+
+    The window passes the path, and an edited tab its bytes, but never a parsed proto: a
+    tab keeps its `Model` (names, types, weight sizes, not the weight bytes), and holding
+    every open model's proto would keep all its weights in memory while the tab is open.
+    The worker parses the file once per job instead (`read`), off the GUI thread.
+    """
 
     model: Path
     images: list[ImageSource] = field(default_factory=list)
@@ -92,15 +96,9 @@ class RunRequest:
     # next to ``model``); the same bytes object keeps its session between runs.
     model_bytes: bytes | None = None
 
-    def proto(self) -> onnx.ModelProto:
-        """The model the request runs: the edited copy if any, else the file."""
-        import onnx
-
-        from onnxstudio.model.load import read_model_proto
-
-        if self.model_bytes is not None:
-            return onnx.load_from_string(self.model_bytes)
-        return read_model_proto(self.model)[0]
+    def read(self) -> ModelSource:
+        """The model the request runs, parsed once: the edited copy if any, else the file."""
+        return ModelSource.read(self.model, self.model_bytes)
 
 
 @dataclass
@@ -202,8 +200,9 @@ class Pipeline:
         self._evidence = None
         if progress:
             progress(f"Creating onnxruntime session for {Path(model).name}…", 0, 0)
-        self.info = read_model_info(model, model_bytes)
-        self.session = Session(model, config, model_bytes=model_bytes)
+        source = ModelSource.read(model, model_bytes)  # one parse for specs and session
+        self.info = source.info()
+        self.session = source.session(config)
         self._bytes = model_bytes
         return self.session
 
@@ -242,11 +241,12 @@ class Pipeline:
                                   info.class_labels if info else None, request.labels_file)
         return find
 
-    def adopt(self, session: Session) -> None:
-        """Prepare feeds for a session made elsewhere (profiling, extra outputs)."""
+    def adopt(self, session: Session, source: ModelSource | None = None) -> None:
+        """Prepare feeds for a session made elsewhere (profiling, extra outputs);
+        ``source``: what it was made from (else the file is read for its specs)."""
         self.session = session
-        self._bytes = None
-        self.info = read_model_info(session.path)
+        self._bytes = source.edited if source is not None else None
+        self.info = source.info() if source is not None else read_model_info(session.path)
         self._evidence = None
 
     def prepare(self, request: RunRequest, progress: Progress | None = None) -> list[Job]:

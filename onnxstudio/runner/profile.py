@@ -27,7 +27,6 @@ from onnxstudio.errors import RunError
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.runner.session import Session
 
 _KERNEL_SUFFIX = "_kernel_time"
 # What onnxruntime's optimisers add to the name of the node (or value) they replace:
@@ -274,15 +273,14 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
     The session is made for this alone (profiling cannot be switched on later); the trace
     goes to a temporary folder that is removed afterwards.
     """
-    proto = request.proto()
+    model = request.read()
     with tempfile.TemporaryDirectory(prefix="onnxstudio-profile-") as tmp:
         def enable(options: ort.SessionOptions) -> None:
             options.enable_profiling = True
             options.profile_file_prefix = str(Path(tmp) / "trace")
 
-        session = Session(request.model, request.config, tweak=enable,
-                          model_bytes=request.model_bytes, cancel=cancel)
-        source, feeds = request_feeds(request, session)
+        session = model.session(request.config, tweak=enable, cancel=cancel)
+        source, feeds = request_feeds(request, session, model)
         try:
             for _ in range(max(0, warmup) + max(1, runs)):
                 session.run(feeds)
@@ -293,6 +291,7 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
         except (OSError, ValueError) as exc:
             raise RunError(f"{request.model.name}: cannot read onnxruntime's profile "
                            f"({exc})") from exc
-    total, n, nodes, unmapped, fused = parse_trace(events, proto.graph, skip_runs=max(0, warmup))
+    total, n, nodes, unmapped, fused = parse_trace(events, model.proto.graph,
+                                                   skip_runs=max(0, warmup))
     return ProfileResult(request.model, source, request.config.optimization,
                          request.config.provider, n, total, nodes, unmapped, fused)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
@@ -91,10 +90,6 @@ class _Worker(QObject):
             raise RunCancelled("cancelled")
         return rows
 
-    @Slot()
-    def release(self) -> None:
-        self.pipeline.session = None
-
 
 class RunController(QObject):
     """GUI-side handle: submit(), cancel(), shutdown(); signals carry only current results."""
@@ -107,7 +102,6 @@ class RunController(QObject):
     cancelled = Signal()
     busyChanged = Signal(bool)
     _submit = Signal(int, object)
-    _release = Signal()
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -119,7 +113,6 @@ class RunController(QObject):
         self._worker.moveToThread(self._thread)
         self._thread.finished.connect(self._worker.deleteLater)
         self._submit.connect(self._worker.process)
-        self._release.connect(self._worker.release)
         self._worker.started.connect(self._on_started)
         self._worker.progress.connect(self._on_progress)
         self._worker.row.connect(self._on_row)
@@ -153,14 +146,6 @@ class RunController(QObject):
         self._worker.pipeline.cancel()
         self._set_busy(False)
         self.cancelled.emit()
-
-    def release_session(self) -> None:
-        """Drop the session (e.g. the model was closed); the next run creates a new one."""
-        self._release.emit()
-
-    def session_path(self) -> Path | None:
-        s = self._worker.pipeline.session
-        return s.path if s is not None else None
 
     def shutdown(self, timeout_ms: int = 10000) -> None:
         """Cancel, stop the thread and wait for it (call before the owner goes away)."""

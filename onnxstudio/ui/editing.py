@@ -25,8 +25,8 @@ HISTORY_WIDTH = 250
 def create_room(window: MainWindow) -> EditRoom:
     room = EditRoom(window, window.current_tab, window.model_tabs)
     room.statusMessage.connect(lambda text: window.statusBar().showMessage(text, 8000))
-    room.model_edited.connect(lambda tab, rebuilt: _model_edited(window, tab, rebuilt))
-    room.modified_changed.connect(lambda tab, _modified: update_title(window, tab))
+    room.modelEdited.connect(lambda tab, rebuilt: _model_edited(window, tab, rebuilt))
+    room.modifiedChanged.connect(lambda tab, _modified: update_title(window, tab))
     window.inspector.editRequested.connect(room.edit_key)
     room.act_history.triggered.connect(lambda: window.show_panel("history"))
     return room

@@ -56,8 +56,8 @@ class EditController(QObject):
     """Edits of the model shown in one tab."""
 
     # Signals carry ``owner`` (the tab) so listeners need no closures over it.
-    model_changed = Signal(object, object)  # owner, Rebuilt: after every edit/undo/redo
-    modified_changed = Signal(object, bool)  # owner, has edits not saved
+    modelChanged = Signal(object, object)  # owner, Rebuilt: after every edit/undo/redo
+    modifiedChanged = Signal(object, bool)  # owner, has edits not saved
     refused = Signal(str)  # why an edit was not applied
     failed = Signal(str)  # the edited model could not be rebuilt
 
@@ -73,11 +73,11 @@ class EditController(QObject):
         self._builder.failed.connect(self.failed)
 
     def _clean_changed(self, clean: bool) -> None:
-        self.modified_changed.emit(self.owner, not clean)
+        self.modifiedChanged.emit(self.owner, not clean)
 
     def _built(self, rebuilt: Rebuilt) -> None:
         self.report = rebuilt.report
-        self.model_changed.emit(self.owner, rebuilt)
+        self.modelChanged.emit(self.owner, rebuilt)
 
     @property
     def session(self) -> EditSession:
@@ -93,9 +93,6 @@ class EditController(QObject):
     @property
     def edits(self) -> list[dict[str, Any]]:
         return self._session.edits if self._session is not None else []
-
-    def current_proto(self) -> onnx.ModelProto | None:
-        return self._session.current if self._session is not None else None
 
     # ---------------------------------------------------------------- editing
     def apply(self, edit: Mapping[str, Any]) -> bool:

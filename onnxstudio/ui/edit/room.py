@@ -3,7 +3,7 @@
 One EditController per tab; a QUndoGroup makes Undo/Redo (and the history view) follow
 the current tab, each action named after the edit it undoes. The shell wires the room to
 the window: it hands over the current tab, and refreshes the tab and panels when
-``model_edited`` fires.
+``modelEdited`` fires.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ SCRIPT_FILTER = "Edit scripts (*.json);;All files (*)"
 class EditRoom(QObject):
     """Everything editing adds to the window."""
 
-    model_edited = Signal(object, object)  # ModelTab, Rebuilt
-    modified_changed = Signal(object, bool)  # ModelTab, has unsaved edits
+    modelEdited = Signal(object, object)  # ModelTab, Rebuilt
+    modifiedChanged = Signal(object, bool)  # ModelTab, has unsaved edits
     statusMessage = Signal(str)
 
     def __init__(self, window: QWidget, current_tab: Callable[[], ModelTab | None],
@@ -49,10 +49,10 @@ class EditRoom(QObject):
         found = self.controllers.get(tab)
         if found is None:
             found = EditController(tab.path, tab, self)
-            found.model_changed.connect(self._on_rebuilt)
+            found.modelChanged.connect(self._on_rebuilt)
             found.refused.connect(self._refused)
             found.failed.connect(self.statusMessage)
-            found.modified_changed.connect(self.modified_changed)
+            found.modifiedChanged.connect(self.modifiedChanged)
             self.group.addStack(found.stack)
             self.controllers[tab] = found
             if tab is self._current_tab():
@@ -80,7 +80,7 @@ class EditRoom(QObject):
         controller = self.controllers.get(tab)
         if controller is None:
             return
-        self.model_edited.emit(tab, rebuilt)
+        self.modelEdited.emit(tab, rebuilt)
         if tab is self._current_tab():
             self.history.show_report(rebuilt.report, len(controller.edits))
         self._update_actions()

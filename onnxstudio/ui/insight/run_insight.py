@@ -282,11 +282,18 @@ class RunInsight(QObject):
                 self._paint(tab, painted)
 
     def _request(self, report: Callable[[str], None]) -> RunRequest | None:
+        """The run panel's last input, on the model as the current tab holds it: its
+        edited bytes (never a parsed proto, see RunRequest), also when nothing ran since
+        the edit."""
         try:
-            return self.run_panel.inspection_request()
+            request = self.run_panel.inspection_request()
         except ValueError as exc:
             report(str(exc))
             return None
+        tab = self._tab()
+        if tab is not None and tab.path == request.model:
+            request = replace(request, model_bytes=tab.model_bytes)
+        return request
 
     @staticmethod
     def _paint(tab: ModelTab, painted: Painted) -> None:

@@ -42,7 +42,7 @@ class RunPanel(QWidget):
     """Dock content. Wire it with `set_model(path)` and route dropped images to `open_images`."""
 
     runFinished = Signal(object)  # list[RunOutcome]
-    folder_finished = Signal(object)  # list[FolderRow] (also after a cancel or failure)
+    folderFinished = Signal(object)  # list[FolderRow] (also after a cancel or failure)
     runFailed = Signal(str)
     statusMessage = Signal(str)
 
@@ -352,14 +352,14 @@ class RunPanel(QWidget):
         folder_view = self.results.folder_view
         if folder_view.isVisible():
             folder_view.finish(cancelled=True)
-            self.folder_finished.emit(folder_view.rows())
+            self.folderFinished.emit(folder_view.rows())
 
     def _on_finished(self, outcomes: list[Any]) -> None:
         folder_view = self.results.folder_view
         if folder_view.isVisible() and (not outcomes or isinstance(outcomes[0], FolderRow)):
             folder_view.finish()
             self.controls.say("Done")
-            self.folder_finished.emit(folder_view.rows())
+            self.folderFinished.emit(folder_view.rows())
             return
         self.results.show_outcomes(outcomes)
         self.controls.say("Done")
