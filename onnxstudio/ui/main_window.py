@@ -97,7 +97,7 @@ class MainWindow(QMainWindow):
             built.submenus["panels"].addAction(dock.toggleViewAction())
         file_menu = self.menuBar().actions()[0].menu()
         assert isinstance(file_menu, QMenu)
-        self.edit_menu = editing.add_menus(self, self.menuBar(), file_menu)
+        editing.add_menus(self, self.menuBar(), file_menu)
         self.optimiser = diffing.optimiser(self)
         actions.mirror_combo(built.submenus["providers"], self.run_panel.choices.provider_combo,
                              lambda name: name.removesuffix("ExecutionProvider") or name)
