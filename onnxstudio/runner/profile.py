@@ -84,6 +84,8 @@ class ProfileResult:
     nodes: list[NodeTime]  # sorted slowest first
     unmapped: list[KernelTime]
     fused_into: dict[int, int] = field(default_factory=dict)  # covered node -> kernel's node
+    # Views derived once (the panel's table rows), ideally by the worker that profiled.
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def kernel_ms(self) -> float:

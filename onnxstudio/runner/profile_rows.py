@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from onnxstudio.model.formatting import format_ms
+from onnxstudio.model.graph import Model
 from onnxstudio.runner.profile import ProfileResult
 
 
@@ -55,6 +56,29 @@ def node_rows(result: ProfileResult, names: dict[int, str]) -> list[NodeRow]:
         rows.append(NodeRow("", k.name, k.op_type, k.time_ms, k.time_ms / whole, "", note,
                              True))
     return rows
+
+
+def covered_names(result: ProfileResult, model: Model | None) -> dict[int, str]:
+    """Names of the nodes fused kernels cover: the result keeps only their indices.
+
+    Covered nodes get no time of their own, so their names come from the loaded model
+    (main-graph nodes by index); without it, the column shows ``n<index>``.
+    """
+    nodes = model.graph.nodes if model is not None else []
+    wanted = {i for n in result.nodes for i in n.covers}
+    return {i: nodes[i].name for i in wanted if i < len(nodes)}
+
+
+def table_rows(result: ProfileResult, model: Model | None) -> tuple[list[NodeRow], list[OpRow]]:
+    """The panel's node and op-type rows, built once per result: the profile task builds
+    them on its worker (thousands of rows, tens of ms) so the panel only shows them."""
+    def build() -> tuple[list[NodeRow], list[OpRow]]:
+        ops = [OpRow(o.op_type, o.count, o.time_ms, o.share) for o in result.op_types()]
+        return node_rows(result, covered_names(result, model)), ops
+
+    if "table_rows" not in result.derived:
+        result.derived["table_rows"] = build()
+    return result.derived["table_rows"]
 
 
 NBSP = "\u00a0"

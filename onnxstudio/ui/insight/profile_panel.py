@@ -41,9 +41,8 @@ from onnxstudio.model.graph import Model
 from onnxstudio.runner.profile import ProfileResult, to_csv
 from onnxstudio.runner.profile_rows import (
     NBSP,
-    OpRow,
-    node_rows,
     summary_lines,
+    table_rows,
 )
 from onnxstudio.runner.session import OPTIMIZATION_LEVELS
 from onnxstudio.ui.insight.job_panel import JobPanel
@@ -132,8 +131,7 @@ class ProfilePanel(JobPanel):
             self.stack.setCurrentIndex(0)
         else:
             self.banner.hide()
-            rows = node_rows(result, self._node_names(result))
-            ops = [OpRow(o.op_type, o.count, o.time_ms, o.share) for o in result.op_types()]
+            rows, ops = table_rows(result, self._model)
             self.node_model.reset(rows)
             self.op_model.reset(ops)
             self.node_bars.peak = max((r.share for r in rows), default=1.0) or 1.0
@@ -354,16 +352,6 @@ class ProfilePanel(JobPanel):
         node_id = str(current.data(ID_ROLE) or "") if current.isValid() else ""
         if node_id:
             self.nodeSelected.emit(node_id)
-
-    def _node_names(self, result: ProfileResult) -> dict[int, str]:
-        """Names of the nodes fused kernels cover: the result keeps only their indices.
-
-        Covered nodes get no time of their own, so their names come from the loaded model
-        (main-graph nodes by index); without it, the column shows ``n<index>``.
-        """
-        nodes = self._model.graph.nodes if self._model is not None else []
-        wanted = {i for n in result.nodes for i in n.covers}
-        return {i: nodes[i].name for i in wanted if i < len(nodes)}
 
     def _update_enabled(self) -> None:
         self.profile_button.setEnabled(self._model_path is not None and not self.busy)

@@ -30,6 +30,7 @@ from onnxstudio.runner.compare import Comparison, compare
 from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
+from onnxstudio.runner.profile_rows import table_rows
 from onnxstudio.ui.insight.compare_panel import CompareOptions, ComparePanel
 from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
 from onnxstudio.ui.insight.tensor_dock import TensorDock
@@ -213,10 +214,14 @@ class RunInsight(QObject):
         source = "the last input" if self.run_panel.has_run() else "random inputs"
         self.profile_panel.set_busy(True, f"Profiling {options.runs} run(s) of {source}…")
         self.showPanel.emit("profile")
-        self._launch(self._profiler, tab,
-                     lambda token: profile(request, runs=options.runs, warmup=options.warmup,
-                                           cancel=token),
-                     profile_overlay)
+        model = tab.model
+
+        def work(token: CancelToken) -> ProfileResult:
+            result = profile(request, runs=options.runs, warmup=options.warmup, cancel=token)
+            table_rows(result, model)  # here, not when the result lands on the GUI thread
+            return result
+
+        self._launch(self._profiler, tab, work, profile_overlay)
 
     def _on_profiled(self, answer: tuple[ModelTab, ProfileResult, Painted]) -> None:
         tab, result, _ = answer
