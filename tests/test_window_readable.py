@@ -42,7 +42,7 @@ def test_status_message_never_runs_under_the_counts(window: MainWindow, qtbot,
     right = window.status_line.nodes.geometry()
     assert bar.currentMessage() == long and label.toolTip() == long
     assert label.geometry().right() < right.left()  # side by side, never overlapping
-    assert label.is_elided() and window.status_line.nodes.text().endswith("shown)")
+    assert label.is_elided() and window.status_line.nodes.text() == "5 nodes (5 shown)"
 
 
 def test_dock_tabs_show_whole_names(window: MainWindow, qtbot) -> None:
@@ -188,3 +188,21 @@ def test_many_opset_domains_never_widen_the_window(window: MainWindow, qtbot) ->
     qtbot.wait(50)
     label = window.status_bar.message_label
     assert label.width() >= label.fontMetrics().horizontalAdvance("Opened m.onnx in 0.01 s")
+
+
+def test_status_counts_name_the_collapsed_groups(window: MainWindow, qtbot,
+                                                  tmp_path: Path) -> None:
+    """A big model opens with its groups collapsed: "1 shown" alone read like a bug."""
+    tab = _open(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
+    groups = [b for b in tab.layout_data.boxes if b.kind == "group"]
+    frames = [g.id for g in tab.layout_data.groups]
+    assert not groups and frames  # the small model opens expanded
+    for frame in frames:
+        tab.toggle(frame)  # collapse every group, as a 100k-node model opens
+    qtbot.waitUntil(lambda: not tab.busy and any(
+        b.kind == "group" for b in tab.layout_data.boxes), timeout=60000)
+    kinds = [b.kind for b in tab.layout_data.boxes]
+    text = window.status_line.nodes.text()
+    assert text == (f"5 nodes ({kinds.count('node')} shown, "
+                    f"{kinds.count('group')} group{'s' if kinds.count('group') > 1 else ''} "
+                    "collapsed)")

@@ -31,6 +31,7 @@ from onnxstudio.layout.sides import place_side_sources
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Box, Direction, Layout
 from onnxstudio.layout.units import Piece, Unit
+from onnxstudio.model.formatting import plural
 from onnxstudio.model.graph import Graph, Model, Node
 
 FRAME_LABEL_PAD = 26.0  # room above a group's content for its label
@@ -122,7 +123,7 @@ class _Builder:
                     self._add_group(child, body, sub, nodes)
                 else:
                     title = child.label
-                    sub_text = f"{child.node_count} nodes"
+                    sub_text = plural(child.node_count, "node")
                     w, h = sizing.group_box_size(title, sub_text)
                     self._box(Box(gid, "group", 0, 0, w, h, title, sub_text, category="group",
                                   expandable=True), unit)

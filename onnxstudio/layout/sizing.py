@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from onnxstudio.layout.textmetrics import text_width
+from onnxstudio.model.formatting import plural
 
 TITLE_FONT_PX = 11  # bold
 DETAIL_FONT_PX = 10
@@ -90,7 +91,7 @@ def group_box_size(title: str, count: str) -> tuple[float, float]:
 def frame_title_width(label: str, node_count: int) -> float:
     """Width an expanded group's frame needs for its title row: − marker, name (bold),
     count; the painter drops the count, then elides the name, only beyond this."""
-    count = f"{node_count} node{'s' if node_count != 1 else ''}"
+    count = plural(node_count, "node")
     return (2 * PAD_X + MARKER_SIZE + 5.0 + text_width(reserve(label), GROUP_LABEL_FONT_PX,
                                                        bold=True)
             + 8.0 + text_width(count, GROUP_COUNT_FONT_PX) + 4.0)

@@ -52,6 +52,11 @@ def human_bytes(n: float) -> str:
     return f"{n:.1f} TB"
 
 
+def plural(n: int, word: str) -> str:
+    """``1 node``, ``100,001 nodes``: a count with its word, thousands separated."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def human_count(n: int) -> str:
     for unit, size in (("B", 1e9), ("M", 1e6), ("K", 1e3)):
         if n >= size:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
+from onnxstudio.model.formatting import plural
 from onnxstudio.render import boxes as bx
 from onnxstudio.render import text as tx
 from onnxstudio.render.boxes import PaintState
@@ -153,7 +154,7 @@ class GraphPainter:
         t = self.theme
         base = g.y + GROUP_LABEL_HEIGHT / 2 + 4.0
         x = g.x + PAD_X
-        count = f"{g.node_count} node{'s' if g.node_count != 1 else ''}"
+        count = plural(g.node_count, "node")
         avail = g.x + g.width - PAD_X - x - MARKER_SIZE - 5.0
         count_w = tx.text_width(count, tx.GROUP_COUNT_FONT) + 8.0
         label_w = tx.text_width(g.label, tx.GROUP_LABEL_FONT)

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from onnxstudio.model.formatting import format_ms
+from onnxstudio.model.formatting import format_ms, plural
 from onnxstudio.model.graph import Model
 from onnxstudio.runner.profile import ProfileResult
 
 
 def provider_name(provider: str) -> str:
     return provider.removesuffix("ExecutionProvider") or provider or "?"
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 @dataclass

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
 from onnxstudio.layout.types import Layout
 from onnxstudio.model import Model
+from onnxstudio.model.formatting import plural
 from onnxstudio.model.schemas import display_domain
 from onnxstudio.model.summary import model_summary
 from onnxstudio.ui.widgets.status import ElidedLabel
@@ -31,8 +34,9 @@ class StatusLine:
             self.opsets.setText("")
             return
         total = model_summary(model)["node_count_total"]
-        shown = 0 if layout is None else sum(1 for b in layout.boxes if b.kind == "node")
-        self.nodes.setText(f"{total:,} nodes ({shown:,} shown)")
+        kinds = Counter(b.kind for b in layout.boxes) if layout is not None else Counter()
+        folded = f", {plural(kinds['group'], 'group')} collapsed" if kinds["group"] else ""
+        self.nodes.setText(f"{plural(total, 'node')} ({kinds['node']:,} shown{folded})")
         self.opsets.setText("  ".join(
             f"{display_domain(d)} v{v}" for d, v in sorted(model.opset_imports.items())))
 

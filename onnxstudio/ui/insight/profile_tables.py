@@ -21,12 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.model.formatting import format_ms
-from onnxstudio.runner.profile_rows import (
-    NodeRow,
-    OpRow,
-    plural,
-)
+from onnxstudio.model.formatting import format_ms, plural
+from onnxstudio.runner.profile_rows import NodeRow, OpRow
 from onnxstudio.ui.widgets.tables import RIGHT, SORT_ROLE, Column, RecordTableModel
 
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2  # what the filter box matches (name, id, op)
