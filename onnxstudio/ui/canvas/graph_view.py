@@ -38,15 +38,8 @@ DRAG_THRESHOLD = 4  # pixels before a press on empty space becomes a pan
 
 
 class GraphView(GraphCanvas):
-    """Shows a :class:`Layout` and answers the mouse and keyboard.
-
-    Signals: ``selectionChanged(list[str])`` box ids, ``expandRequested(str)`` for a
-    collapsed group or expandable node (double-click), ``collapseRequested(str)`` for an
-    expanded group (double-click on its frame label), ``hoveredChanged(str)`` ("" when
-    nothing), ``viewportChanged()`` whenever the visible area or zoom changes,
-    ``edgeClicked(str)`` the tensor name of an edge clicked on empty canvas,
-    ``overlayClosed()`` when the user dismisses the overlay's legend.
-    """
+    """Shows a :class:`Layout` and answers the mouse and keyboard; its signals are
+    declared (and documented) on :class:`GraphCanvas`."""
 
     def __init__(self, parent: QWidget | None = None, theme: Theme = LIGHT) -> None:
         super().__init__(parent, theme)
