@@ -323,6 +323,29 @@ def _used_functions(proto: onnx.ModelProto, nodes: Iterable[onnx.NodeProto]
     return [f for f in proto.functions if (f.domain, f.name) in used]
 
 
+def _inline_weights(g: onnx.GraphProto, wanted: set[str], source: Path
+                    ) -> list[onnx.TensorProto]:
+    """Copies of the ``wanted`` initializers with their bytes inline (a cut is written
+    beside no external-data file of its own)."""
+    initializers = []
+    base = model_folder(source)
+    for tensor in g.initializer:
+        if tensor.name not in wanted:
+            continue
+        copy = onnx.TensorProto()
+        copy.CopyFrom(tensor)
+        if external_data_helper.uses_external_data(copy):
+            try:  # locations were checked to lie inside the model's folder on reading
+                external_data_helper.load_external_data_for_tensor(copy, str(base))
+            except OSError as exc:
+                raise CutError(f"{source.name}: cannot read the weights of "
+                               f"'{tensor.name}' ({exc.strerror or exc})") from exc
+            copy.data_location = onnx.TensorProto.DEFAULT
+            del copy.external_data[:]
+        initializers.append(copy)
+    return initializers
+
+
 def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None,
                     known: Mapping[str, TensorType] | None = None,
                     inferred: onnx.ModelProto | None = None) -> onnx.ModelProto:
@@ -364,22 +387,7 @@ def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None
     new_inputs = [value_info(t.name) for t in cut.inputs]
     new_outputs = [value_info(t.name) for t in cut.outputs]
     wanted = set(cut.initializers)
-    initializers = []
-    base = model_folder(source)
-    for tensor in g.initializer:
-        if tensor.name not in wanted:
-            continue
-        copy = onnx.TensorProto()
-        copy.CopyFrom(tensor)
-        if external_data_helper.uses_external_data(copy):
-            try:  # locations were checked to lie inside the model's folder on reading
-                external_data_helper.load_external_data_for_tensor(copy, str(base))
-            except OSError as exc:
-                raise CutError(f"{source.name}: cannot read the weights of "
-                               f"'{tensor.name}' ({exc.strerror or exc})") from exc
-            copy.data_location = onnx.TensorProto.DEFAULT
-            del copy.external_data[:]
-        initializers.append(copy)
+    initializers = _inline_weights(g, wanted, source)
     sparse = [t for t in g.sparse_initializer if t.values.name in wanted]
     if proto.ir_version < 4:  # before IR 4 every initializer must also be a graph input
         declared = {vi.name for vi in new_inputs}
