@@ -83,7 +83,10 @@ def test_escape_in_the_compare_panel_cancels_its_compare(qtbot, window) -> None:
 
     qtbot.mouseClick(panel.form.compare_button, Qt.MouseButton.LeftButton)
     assert panel.job.cancel_button.isVisible() and panel.job.cancel_button.isEnabled()
-    assert panel.status_text().startswith("Running ")
+    # the two configurations as the form names them, not their internal keys
+    assert panel.status_text() == (f"Running {panel.form.a_combo.currentText()} and "
+                                   f"{panel.form.b_combo.currentText()}…")
+    assert "ort:" not in panel.status_text()
     assert not panel.form.compare_button.isEnabled()
     panel.form.tolerance_edit.setFocus()
     qtbot.keyClick(panel.form.tolerance_edit, Qt.Key.Key_Escape)

@@ -31,6 +31,7 @@ from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
 from onnxstudio.runner.profile_rows import table_rows
+from onnxstudio.ui.insight.compare_options import config_text
 from onnxstudio.ui.insight.compare_panel import CompareOptions, ComparePanel
 from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
 from onnxstudio.ui.insight.tensor_dock import TensorDock
@@ -242,7 +243,8 @@ class RunInsight(QObject):
         tab = self._tab()
         if request is None or tab is None or tab.model is None:
             return
-        self.compare_panel.set_busy(True, f"Running {options.a.label} and {options.b.label}…")
+        self.compare_panel.set_busy(
+            True, f"Running {config_text(options.a)} and {config_text(options.b)}…")
         self.showPanel.emit("compare")
         self._launch(self._comparer, tab,
                      lambda token: compare(request, options.a, options.b, options.tolerance,
