@@ -92,3 +92,28 @@ def test_big_graph_minimap_uses_the_overview_painted_off_thread(qtbot, tmp_path:
     again = minimap.grab().toImage()
     assert minimap._image is not offered  # painted again, in the new theme's colours
     assert abs(_lightness(again)[0] - light) > 40
+
+
+def test_a_heatmap_arrives_with_its_minimap_overview(qtbot, tmp_path: Path) -> None:
+    """A profile's heatmap is folded and its overview painted by the profile task: the
+    minimap shows that image instead of painting 2,000 boxes on the GUI thread."""
+    from onnxstudio.render.overlay import OverlayData, build_overlay
+    from onnxstudio.ui.canvas.model_tab import big_overview
+
+    tab = ModelTab(save(relu_chain(OVERVIEW_OFF_THREAD + 100, seq="n"), tmp_path / "h.onnx"))
+    qtbot.addWidget(tab)
+    _wait_shown(qtbot, tab)
+    tab.view.zoom_in()
+    qtbot.waitUntil(tab.view.minimap.isVisible, timeout=10000)
+    times = {n.id: 0.0 for n in tab.model.graph.nodes}  # all cold but the last one
+    times[tab.model.graph.nodes[-1].id] = 5.0
+    data = OverlayData("profile", "Time per node (ms)", times, total=sum(times.values()))
+    overlay = build_overlay(tab.layout_data, tab.model.graph, data)
+    overview = big_overview(tab.view.painter(), tab.view.devicePixelRatioF(), overlay)
+    assert overview is not None
+    tab.set_overlay(data, overlay, overview)
+    tab.view.minimap.grab()
+    assert tab.view.minimap._image is overview  # drawn as given, not painted again
+    tab.set_overlay(None)  # the heatmap goes: its overview must not stay on the minimap
+    tab.view.minimap.grab()
+    assert tab.view.minimap._image is not overview

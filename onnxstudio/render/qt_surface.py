@@ -65,6 +65,10 @@ def qfont(font: Font) -> tuple[QFont, QFontMetricsF]:
     return hit
 
 
+CACHED_PATH_SEGMENTS = 8
+MAX_CACHED_PATHS = 4096
+
+
 class QtSurface(Surface):
     """Draws onto an active QPainter (already transformed to layout units)."""
 
@@ -74,6 +78,10 @@ class QtSurface(Surface):
         self._brushes: dict[str, QBrush] = {}
         self._no_pen = QPen(Qt.PenStyle.NoPen)
         self._no_brush = QBrush(Qt.BrushStyle.NoBrush)
+        # Long routes as built QPainterPaths, by the identity of the segment list the
+        # painter keeps per edge: a skip connection past every layer of BERT-96 is a
+        # hundred cubics, and the first view has a hundred of them (50 ms per paint).
+        self._paths: dict[int, tuple[Sequence[Cubic], QPainterPath]] = {}
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
 
@@ -116,13 +124,22 @@ class QtSurface(Surface):
         self.p.drawRoundedRect(QRectF(x, y, w, h), radius, radius)
 
     def path(self, start: Point, segments: Sequence[Cubic], stroke: Stroke) -> None:
-        qp = QPainterPath(QPointF(*start))
-        for c1, c2, end in segments:
-            if c1 == start and c2 == end:
-                qp.lineTo(*end)
-            else:
-                qp.cubicTo(c1[0], c1[1], c2[0], c2[1], end[0], end[1])
-            start = end
+        long = len(segments) >= CACHED_PATH_SEGMENTS
+        hit = self._paths.get(id(segments)) if long else None
+        if hit is not None and hit[0] is segments:
+            qp = hit[1]
+        else:
+            qp = QPainterPath(QPointF(*start))
+            for c1, c2, end in segments:
+                if c1 == start and c2 == end:
+                    qp.lineTo(*end)
+                else:
+                    qp.cubicTo(c1[0], c1[1], c2[0], c2[1], end[0], end[1])
+                start = end
+            if long:
+                if len(self._paths) >= MAX_CACHED_PATHS:
+                    self._paths.clear()
+                self._paths[id(segments)] = (segments, qp)  # kept: its id stays unique
         self.p.setPen(self._pen(stroke))
         self.p.setBrush(self._no_brush)
         self.p.drawPath(qp)

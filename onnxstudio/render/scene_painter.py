@@ -63,6 +63,8 @@ class GraphPainter:
         self.theme = theme
         self.index = index or GraphIndex(layout)
         self._curves: dict[int, tuple[Point, list[Cubic]]] = {}
+        # per edge as drawn: start, route trimmed for the arrowhead, the arrowhead
+        self._drawn: dict[int, tuple[Point, list[Cubic], list[Point]]] = {}
         self.labels = EdgeLabels(layout, self.index, self._centre_line)
 
     # -- public -------------------------------------------------------------------------
@@ -183,17 +185,21 @@ class GraphPainter:
     def _edge(self, s: Surface, i: int, scale: float, color: str | None) -> None:
         t = self.theme
         e = self.layout.edges[i]
-        start, segs = self.curve(i)
-        if not segs:
-            return
+        drawn = self._drawn.get(i)
+        if drawn is None:
+            start, segs = self.curve(i)
+            if not segs:
+                return
+            drawn = self._drawn[i] = (start, trim_end(start, segs, ARROW_LENGTH - 1.0),
+                                      arrowhead(segs[-1][2], end_direction(start, segs)))
+        start, trimmed, arrow = drawn
         col = color or (t.back_edge if e.back else t.edge)
         width = 2.0 if color else 1.2
         width = max(width, 0.9 / scale)
         stroke = Stroke(col, width, (4.0, 3.0) if e.back else None)
         s.begin_item(f"edge{i}", "edge", e.value, "")
-        direction = end_direction(start, segs)
-        s.path(start, trim_end(start, segs, ARROW_LENGTH - 1.0), stroke)
-        s.polygon(arrowhead(segs[-1][2], direction), col)
+        s.path(start, trimmed, stroke)  # the same list each paint: a surface may cache it
+        s.polygon(arrow, col)
         s.end_item()
 
     def _coarse_edges(self, s: Surface, edges: np.ndarray, scale: float) -> None:

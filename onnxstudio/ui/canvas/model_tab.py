@@ -102,9 +102,17 @@ def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
     painter = GraphPainter(layout, theme).prepare()
-    overview = render_overview(painter, overview_size(layout), dpr, overlay) \
-        if len(layout.boxes) + len(layout.edges) > OVERVIEW_OFF_THREAD else None
-    return Drawing(layout, painter, overlay_data, overlay, overview)
+    return Drawing(layout, painter, overlay_data, overlay,
+                   big_overview(painter, dpr, overlay))
+
+
+def big_overview(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage | None:
+    """The minimap's image of a big graph, for a worker to paint (None for a small one:
+    the minimap paints that itself in a few ms)."""
+    layout = painter.layout
+    if len(layout.boxes) + len(layout.edges) <= OVERVIEW_OFF_THREAD:
+        return None
+    return render_overview(painter, overview_size(layout), dpr, overlay)
 
 
 class _ProgressPage(QWidget):
@@ -396,14 +404,19 @@ class ModelTab(QWidget):
         self._center_pending(drawing.layout)
         self.layoutChanged.emit(drawing.layout)
 
-    def set_overlay(self, data: OverlayData | None, overlay: Overlay | None = None) -> None:
+    def set_overlay(self, data: OverlayData | None, overlay: Overlay | None = None,
+                    overview: QImage | None = None) -> None:
         """Colour the graph by a run's measurements (None: plain again); ``overlay`` is
-        ``data`` already folded into the current layout (done off-thread by the caller)."""
+        ``data`` already folded into the current layout, ``overview`` the minimap's image
+        with it (``big_overview``), both done off-thread by the caller."""
         self.overlay_data = data
         if data is None or self.model is None or self.layout_data is None:
             self.view.set_overlay(None)
             return
         self.view.set_overlay(overlay or build_overlay(self.layout_data, self.model.graph, data))
+        graph = self.view.painter()
+        if overview is not None and overlay is not None and graph is not None:
+            self.view.minimap.offer(overview, graph, overlay)
 
     def toggle(self, box_id: str) -> None:
         """Expand or collapse a scope group, or a node's body shown in place."""

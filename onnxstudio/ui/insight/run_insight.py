@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QImage
 
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.layout.types import Layout
@@ -25,12 +26,14 @@ from onnxstudio.render.overlay import (
     divergence_overlay,
     profile_overlay,
 )
+from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.compare import Comparison, compare
 from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
 from onnxstudio.runner.profile_rows import table_rows
+from onnxstudio.ui.canvas.model_tab import big_overview
 from onnxstudio.ui.insight.compare_options import config_text
 from onnxstudio.ui.insight.compare_panel import CompareOptions, ComparePanel
 from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
@@ -56,10 +59,17 @@ class Painted:
     data: OverlayData
     layout: Layout | None
     overlay: Overlay | None
+    overview: QImage | None = None  # the minimap's image with the overlay (big graphs)
 
 
-def _fold(data: OverlayData, layout: Layout | None, graph: Graph) -> Painted:
-    return Painted(data, layout, build_overlay(layout, graph, data) if layout else None)
+def _fold(data: OverlayData, layout: Layout | None, graph: Graph,
+          painter: GraphPainter | None, dpr: float) -> Painted:
+    if layout is None:
+        return Painted(data, None, None)
+    overlay = build_overlay(layout, graph, data)
+    fits = painter is not None and painter.layout is layout
+    return Painted(data, layout, overlay,
+                   big_overview(painter, dpr, overlay) if fits and painter else None)
 
 
 def _node_caption(node: Node) -> str:
@@ -267,14 +277,14 @@ class RunInsight(QObject):
                 overlay_of: Callable[[Any], OverlayData]) -> None:
         """Compute on a worker (cancelling the task terminates its onnxruntime runs), then
         fold the answer into the layout shown now."""
-        layout = tab.layout_data
+        layout, painter, dpr = tab.layout_data, tab.view.painter(), tab.devicePixelRatioF()
         assert tab.model is not None
         graph = tab.model.graph
 
         def work(context: TaskContext) -> tuple[ModelTab, Any, Painted]:
             result = compute(context.token)
             context.check()
-            return tab, result, _fold(overlay_of(result), layout, graph)
+            return tab, result, _fold(overlay_of(result), layout, graph, painter, dpr)
 
         runner.start(work)
 
@@ -306,7 +316,10 @@ class RunInsight(QObject):
     def _paint(tab: ModelTab, painted: Painted) -> None:
         # A prebuilt overlay only fits the layout it was folded into; else fold again.
         fresh = painted.layout is not None and painted.layout is tab.layout_data
-        tab.set_overlay(painted.data, painted.overlay if fresh else None)
+        if fresh:
+            tab.set_overlay(painted.data, painted.overlay, painted.overview)
+        else:
+            tab.set_overlay(painted.data)
 
     def _toggle(self, key: str, on: bool) -> None:
         tab = self._tab()
