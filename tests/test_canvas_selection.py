@@ -10,6 +10,7 @@ from PySide6.QtTest import QTest
 
 from onnxstudio.model import load_model
 from onnxstudio.model.cut import cut_from_nodes
+from onnxstudio.model.index import node_by_id
 from onnxstudio.model.paths import nodes_between
 from onnxstudio.ui.dialogs.extract_dialog import selection_node_ids
 from onnxstudio.ui.main_window import MainWindow
@@ -74,7 +75,7 @@ def test_rubber_band_on_the_canvas_gives_the_expected_cut(window: MainWindow) ->
     QTest.mouseMove(vp, bottom_right)
     QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
                        bottom_right)
-    chosen = {model.node_by_id(i).name for i in view.selected_ids()}
+    chosen = {node_by_id(model, i).name for i in view.selected_ids()}
     assert chosen == {"/l1/MatMul", "/l1/Relu", "/l2/MatMul", "/l2/Relu"}
     cut = cut_from_nodes(model, selection_node_ids(model, view.selected_ids()))
     assert [t.name for t in cut.inputs] == ["h0"]
@@ -87,7 +88,7 @@ def test_select_between_selects_the_path(window: MainWindow) -> None:
     ids = {n.name: n.id for n in model.graph.nodes}
     tab.view.set_selection([ids["/l3/Relu"], ids["/l1/MatMul"]])
     window.commands["between"].trigger()
-    chosen = {model.node_by_id(i).name for i in tab.view.selected_ids()}
+    chosen = {node_by_id(model, i).name for i in tab.view.selected_ids()}
     assert chosen == {f"/l{k}/{op}" for k in (1, 2, 3) for op in ("MatMul", "Relu")}
     assert "Selected 6 nodes between" in window.statusBar().currentMessage()
     tab.view.set_selection([ids["/l3/Relu"]])

@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 from onnxstudio.model import load_model
 from onnxstudio.model.cut import cut_from_nodes
+from onnxstudio.model.index import node_by_id
 from onnxstudio.ui.dialogs.extract_dialog import (
     ExtractDialog,
     ExtractFlow,
@@ -69,7 +70,7 @@ def test_selected_group_stands_for_its_nodes() -> None:
     tree = graph_scope_tree(model.graph)
     group = next(g for g in tree.root.groups() if g.label.endswith("layer.4"))
     ids = selection_node_ids(model, [group.id])
-    names = {model.node_by_id(i).name for i in ids}  # type: ignore[union-attr]
+    names = {node_by_id(model, i).name for i in ids}  # type: ignore[union-attr]
     assert names and all("/encoder/layer.4/" in n for n in names)
     assert len(ids) == group.node_count
 

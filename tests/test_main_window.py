@@ -13,6 +13,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
+from onnxstudio.model.index import node_by_id
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
 from onnxstudio.ui.single_instance import InstanceServer
@@ -157,7 +158,7 @@ def test_double_click_group_expands_and_click_selects(window: MainWindow, qtbot)
     with qtbot.waitSignal(tab.view.selectionChanged, timeout=5000) as sig:
         qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert sig.args[0] == [op.id]
-    assert tab.model.node_by_id(op.id).op_type == op.title
+    assert node_by_id(tab.model, op.id).op_type == op.title
 
 
 def test_argv_opens_files_in_a_real_process(tmp_path: Path) -> None:

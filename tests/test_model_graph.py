@@ -8,6 +8,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from onnxstudio.model import load_model
+from onnxstudio.model.index import node_by_id
 from tests.builders import IR_VERSION, make_model, save, tiny_mlp
 from tests.conftest import shared_model
 
@@ -79,7 +80,7 @@ def test_if_body_is_nested_with_captured_values(tmp_path: Path) -> None:
     assert sorted(then_body.captured) == ["bias", "x"]
     assert then_body.nodes[0].id == "n1/then_branch/n0"
     assert model.graph.node_count_total() == 4
-    assert model.node_by_id("n1/else_branch/n0").op_type == "Neg"
+    assert node_by_id(model, "n1/else_branch/n0").op_type == "Neg"
     assert if_node.attribute("then_branch").value == "then_branch"
 
 

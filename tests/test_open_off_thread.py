@@ -12,7 +12,8 @@ from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.model.open import open_model
 from onnxstudio.render.theme import theme_named
 from onnxstudio.runner import choices
-from onnxstudio.ui.canvas.model_tab import OVERVIEW_OFF_THREAD, ModelTab
+from onnxstudio.ui.canvas.drawing import OVERVIEW_OFF_THREAD
+from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.inspector.model_panel import ModelPanel
 from tests.builders import make_model, save
 
@@ -98,7 +99,7 @@ def test_a_heatmap_arrives_with_its_minimap_overview(qtbot, tmp_path: Path) -> N
     """A profile's heatmap is folded and its overview painted by the profile task: the
     minimap shows that image instead of painting 2,000 boxes on the GUI thread."""
     from onnxstudio.render.overlay import OverlayData, build_overlay
-    from onnxstudio.ui.canvas.model_tab import big_overview
+    from onnxstudio.ui.canvas.drawing import big_overview
 
     tab = ModelTab(save(relu_chain(OVERVIEW_OFF_THREAD + 100, seq="n"), tmp_path / "h.onnx"))
     qtbot.addWidget(tab)

@@ -11,6 +11,7 @@ from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.scopes import graph_scope_tree
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.model import Model, load_model
+from onnxstudio.model.index import node_by_id
 from onnxstudio.render.overlay import (
     AGREE,
     HEAT,
@@ -76,8 +77,8 @@ def test_collapsed_groups_show_the_total_of_their_nodes(sample: Model,
     assert sum(per_box.values()) == pytest.approx(
         sum(n.time_ms for n in timed.nodes if n.id in boxed))
     features = next(g for g in groups if "features" in g.title)
-    inside = [n for n in timed.nodes if sample.node_by_id(n.id) is not None
-              and "features" in (sample.node_by_id(n.id).name or "")]  # type: ignore[union-attr]
+    inside = [n for n in timed.nodes if node_by_id(sample, n.id) is not None
+              and "features" in (node_by_id(sample, n.id).name or "")]  # type: ignore[union-attr]
     assert inside
     assert per_box[features.id] == pytest.approx(sum(n.time_ms for n in inside))
 

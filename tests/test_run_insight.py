@@ -13,6 +13,7 @@ from onnx import numpy_helper
 from PySide6.QtCore import QPoint, Qt
 
 from onnxstudio.layout.types import Layout
+from onnxstudio.model.index import node_by_id
 from onnxstudio.render.overlay import HEAT
 from onnxstudio.runner.compare import parse_config
 from onnxstudio.runner.feeds import request_feeds
@@ -102,7 +103,7 @@ def test_profile_paints_a_heatmap_that_follows_collapsing(window: MainWindow, qt
     assert groups and all(g.id in overlay.fills for g in groups)
     features = next(g for g in groups if "features" in g.title)
     inside = [n.time_ms for n in result.nodes
-              if "features" in (tab.model.node_by_id(n.id).name or "")]  # type: ignore[union-attr]
+              if "features" in (node_by_id(tab.model, n.id).name or "")]  # type: ignore[union-attr]
     assert overlay.badges[features.id].endswith(("ms", "µs")) and inside
     assert f"{sum(inside):.3f} ms" in overlay.tips[features.id]
 
@@ -195,7 +196,7 @@ def test_capture_all_then_clicking_a_node_shows_its_output(window: MainWindow, q
     tab.view.centerOn(*conv.center)
     qtbot.mouseClick(tab.view.viewport(), Qt.MouseButton.LeftButton,
                      pos=tab.view.mapFromScene(*conv.center))
-    node = model.node_by_id(conv.id)
+    node = node_by_id(model, conv.id)
     assert node is not None
     # Served from what was captured: no new capture, shown at once.
     assert insight.tensor_dock.view.current_name() == node.outputs[0]

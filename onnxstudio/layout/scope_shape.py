@@ -2,15 +2,15 @@
 (:func:`untangle`), and split a scope too large to draw at once into ordered chunks
 named by what they span (:func:`chunk`).
 
-Kept apart from the tree building in :mod:`onnxstudio.layout.scopes`, which imports
-this module when it builds a tree.
+Kept apart from the tree building in :mod:`onnxstudio.layout.scopes`, which calls
+these when it builds a tree.
 """
 
 from __future__ import annotations
 
 import heapq
 
-from onnxstudio.layout.scopes import ScopeGroup
+from onnxstudio.layout.scope_tree import ScopeGroup
 
 
 def leaves(group: ScopeGroup) -> list[str]:

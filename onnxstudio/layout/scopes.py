@@ -13,13 +13,14 @@ from __future__ import annotations
 import ast
 import re
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
-from typing import Literal
 
+from onnxstudio.layout.scope_shape import chunk, untangle
+from onnxstudio.layout.scope_tree import GroupKind, ScopeGroup, ScopeTree
 from onnxstudio.model.graph import Graph, Node
 
-GroupKind = Literal["scope", "chunk", "subgraph", "function"]
+__all__ = ["CHUNK_MAX", "GroupKind", "ScopeGroup", "ScopeTree", "build_scope_tree",
+           "graph_scope_tree", "scope_path"]
+
 
 CHUNK_MAX = 1_500
 """A group with more direct children than this is split into ordered chunks: only a
@@ -89,50 +90,6 @@ def scope_path(name: str, metadata: dict[str, str] | None = None) -> tuple[str, 
     return path
 
 
-@dataclass(eq=False)
-class ScopeGroup:
-    """A collapsible group: scope, chunk of a large flat group, or an expanded body."""
-
-    id: str
-    label: str
-    kind: GroupKind = "scope"
-    parent: ScopeGroup | None = None
-    children: list[ScopeGroup | str] = field(default_factory=list)  # groups and box ids
-    node_count: int = 0  # operators inside, recursively
-
-    @property
-    def depth(self) -> int:
-        depth, group = 0, self.parent
-        while group is not None:
-            depth, group = depth + 1, group.parent
-        return depth
-
-    def groups(self) -> Iterator[ScopeGroup]:
-        """This group's descendant groups, pre-order (itself excluded)."""
-        for child in self.children:
-            if isinstance(child, ScopeGroup):
-                yield child
-                yield from child.groups()
-
-
-@dataclass(eq=False)
-class ScopeTree:
-    """Root group plus lookups: box id -> innermost group, group id -> group."""
-
-    root: ScopeGroup
-    group_of: dict[str, ScopeGroup]
-    by_id: dict[str, ScopeGroup]
-
-    def ancestors(self, box_id: str) -> list[ScopeGroup]:
-        """Groups containing ``box_id``, innermost first, root excluded."""
-        out: list[ScopeGroup] = []
-        group = self.group_of.get(box_id)
-        while group is not None and group is not self.root:
-            out.append(group)
-            group = group.parent
-        return out
-
-
 def _compress(group: ScopeGroup) -> None:
     """Merge single-child chains and lift lone nodes, bottom-up."""
     for i, child in enumerate(group.children):
@@ -191,8 +148,6 @@ def build_scope_tree(
                 index[path[:k + 1]] = group = sub
         group.children.append(box_id)
     root.children.extend(tail)
-    from onnxstudio.layout.scope_shape import chunk, untangle
-
     if edges:
         untangle(root, edges)
     _compress(root)

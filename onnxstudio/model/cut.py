@@ -356,7 +356,7 @@ def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None
     ``inferred``: ``proto`` after shape inference, when several cuts share it.
     """
     known = known or {}
-    from onnxstudio.model.open import infer_shapes
+    from onnxstudio.model.inference import infer_shapes
 
     source = Path(model.path)
     if proto is None:

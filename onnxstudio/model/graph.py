@@ -204,8 +204,3 @@ class Model:
     def function(self, key: tuple[str, str]) -> Function | None:
         return next((f for f in self.functions if f.key == key), None)
 
-    def node_by_id(self, node_id: str) -> Node | None:
-        """Look a node up by id, in nested bodies and function bodies too (indexed once)."""
-        from onnxstudio.model.index import ModelIndex  # index builds on this module
-
-        return ModelIndex.of(self).node(node_id)

@@ -96,3 +96,8 @@ class ModelIndex:
             if info is not None:
                 return info
         return None
+
+
+def node_by_id(model: Model, node_id: str) -> Node | None:
+    """Look a node up by id, in nested bodies and function bodies too (indexed once)."""
+    return ModelIndex.of(model).node(node_id)

@@ -92,8 +92,8 @@ def types_only(inferred: onnx.ModelProto) -> onnx.ModelProto:
 
 def child_main(argv: list[str]) -> int:
     """Entry point of the child: infer, write the types, print one JSON line."""
+    from onnxstudio.model.inference import infer_shapes
     from onnxstudio.model.load import read_model_proto
-    from onnxstudio.model.open import infer_shapes
 
     model, out = Path(argv[0]), Path(argv[1])
     try:

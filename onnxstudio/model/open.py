@@ -16,33 +16,12 @@ from onnx import external_data_helper
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.graph import Model
-from onnxstudio.model.guard import unsafe_for_inference
 from onnxstudio.model.infer_child import ChildInference
+from onnxstudio.model.inference import infer_shapes
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.reader import apply_inferred_types, build_model
 
 Progress = Callable[[str, float], None]
-
-
-def infer_shapes(proto: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str | None]:
-    """onnx's own shape inference, tolerant: returns (inferred model, problem or None).
-
-    Strict mode first, because only it reports what went wrong; on failure the lenient
-    mode still gives the shapes it could infer, so one bad node does not blank them all.
-    A graph onnx would crash on (see guard.py) is not inferred at all.
-    """
-    unsafe = unsafe_for_inference(proto)
-    if unsafe:
-        return None, unsafe
-    try:
-        return onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True), None
-    except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError...)
-        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
-        problem = f"shape inference failed: {lines[0] if lines else type(exc).__name__}"
-    try:
-        return onnx.shape_inference.infer_shapes(proto, strict_mode=False), problem
-    except Exception:
-        return None, problem
 
 
 # Above this many nodes, a GUI caller runs inference in a child process (see infer_child):

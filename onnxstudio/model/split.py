@@ -345,7 +345,7 @@ def write_split(model: Model, plan: SplitPlan, folder: str | Path) -> WrittenSpl
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CutError(f"{out}: cannot create the folder ({exc.strerror or exc})") from exc
-    from onnxstudio.model.open import infer_shapes
+    from onnxstudio.model.inference import infer_shapes
 
     proto, _external = read_model_proto(Path(model.path))
     inferred, _problem = infer_shapes(proto)

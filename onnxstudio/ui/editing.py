@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
 
+from onnxstudio.model.index import node_by_id
 from onnxstudio.ui.edit.controller import Rebuilt
 from onnxstudio.ui.edit.room import EditRoom
 
@@ -64,7 +65,7 @@ def _model_edited(window: MainWindow, tab: ModelTab, rebuilt: Rebuilt) -> None:
     if tab is window.current_tab():
         window.show_in_panels(tab, rebuilt.model)
         window._on_selection(tab, [i for i in tab.view.selected_ids()
-                                   if rebuilt.model.node_by_id(i) is not None])
+                                   if node_by_id(rebuilt.model, i) is not None])
         dock = window.docks["history"]
         if dock.isHidden():  # the first edit: the history appears, narrow beside the graph
             window.show_panel("history")

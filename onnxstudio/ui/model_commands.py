@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QWidget
 
+from onnxstudio.model.index import node_by_id
 from onnxstudio.render.overlay import OverlayData
 from onnxstudio.ui.canvas.model_tab import ModelTab
 
@@ -21,7 +22,7 @@ def select_between(tab: ModelTab) -> str:
 
     assert tab.model is not None and tab.layout_data is not None
     graph = tab.model.graph
-    ends = [n.index for n in (tab.model.node_by_id(i) for i in tab.view.selected_ids())
+    ends = [n.index for n in (node_by_id(tab.model, i) for i in tab.view.selected_ids())
             if n is not None and "/" not in n.id]
     if len(ends) != 2:
         return "Select Between: select exactly two nodes of the main graph first " \

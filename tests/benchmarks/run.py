@@ -109,8 +109,8 @@ def measure_one(path: Path, crossings: bool = True) -> dict[str, Any]:
     from onnxstudio.layout import ExpandState, build_layout, default_state, layered
     from onnxstudio.layout.metrics import center_crossings, route_crossings
     from onnxstudio.layout.scopes import graph_scope_tree
+    from onnxstudio.model.inference import infer_shapes
     from onnxstudio.model.load import read_model_proto
-    from onnxstudio.model.open import infer_shapes
     from onnxstudio.model.reader import apply_inferred_types, build_model
 
     row: dict[str, Any] = {"model": path.name}

@@ -9,7 +9,7 @@ GUI thread only draws it: on 100k boxes the overview takes ~0.2 s to paint.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol, cast
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QPen
@@ -19,9 +19,21 @@ from onnxstudio.layout.types import Layout
 from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
+from onnxstudio.render.theme import Theme
 
-if TYPE_CHECKING:
-    from onnxstudio.ui.canvas.graph_canvas import GraphCanvas
+
+class OverviewedView(Protocol):
+    """What the minimap reads of the view it sits on (GraphCanvas), named here so the
+    two modules do not import each other."""
+
+    def graph_layout(self) -> Layout | None: ...
+    def painter(self) -> GraphPainter | None: ...
+    def overlay(self) -> Overlay | None: ...
+    def theme(self) -> Theme: ...
+    def viewport(self) -> QWidget: ...
+    def visible_scene_rect(self) -> QRectF: ...
+    def centerOn(self, *args: object) -> None: ...
+
 
 MAX_SIZE = QSize(220, 260)
 CORNER_MARGIN = 12
@@ -70,9 +82,9 @@ class Minimap(QWidget):
     """Overlay in the view's bottom-right corner; a child of the GraphView itself (not
     of its viewport, whose scrolling would drag children along)."""
 
-    def __init__(self, view: GraphCanvas) -> None:
+    def __init__(self, view: QWidget) -> None:
         super().__init__(view)
-        self._view = view
+        self._view = cast(OverviewedView, view)  # a GraphCanvas
         self._image: QImage | None = None
         self._image_for: tuple[object, ...] = ()  # what _image shows (see _wanted)
         self.setCursor(Qt.CursorShape.PointingHandCursor)

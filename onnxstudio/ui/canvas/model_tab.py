@@ -10,7 +10,6 @@ re-labelled then.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,91 +27,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
-from onnxstudio.model import Graph, Model
+from onnxstudio.model import Model
+from onnxstudio.model.index import node_by_id
 from onnxstudio.model.open import PendingShapes, open_model
-from onnxstudio.model.operators import prepare_model_views
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
-from onnxstudio.render.scene_painter import GraphPainter
-from onnxstudio.render.theme import Theme, theme_named
-from onnxstudio.runner.choices import model_key
+from onnxstudio.render.theme import theme_named
+from onnxstudio.ui.canvas.drawing import Drawing, Opened, draw, local_functions, prepare_views
 from onnxstudio.ui.canvas.graph_view import GraphView
-from onnxstudio.ui.canvas.minimap import overview_size, render_overview
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 from onnxstudio.ui.widgets.wrapping import breakable
-
-
-@dataclass
-class Drawing:
-    """A layout and its painter (with the hit index, 0.2 s on 100k boxes), built off-thread."""
-
-    layout: Layout
-    painter: GraphPainter
-    overlay_data: OverlayData | None = None
-    overlay: Overlay | None = None  # overlay_data folded into this layout's boxes
-    overview: QImage | None = None  # the minimap's image, for big graphs only
-
-    def offer_overview(self, view: GraphView) -> None:
-        """Give the minimap its image if the view still shows what it was painted for."""
-        if self.overview is not None:
-            view.minimap.offer(self.overview, self.painter, self.overlay)
-
-
-@dataclass
-class Opened:
-    """What the background open hands back to the GUI thread."""
-
-    model: Model
-    shapes: PendingShapes
-    state: ExpandState
-    drawing: Drawing
-    load_seconds: float
-    layout_seconds: float
-
-
-def _functions(model: Model) -> dict[tuple[str, str], Graph]:
-    """Local-function bodies by (domain, name): calls to them expand in place."""
-    return {f.key: f.body for f in model.functions}
-
-
-def _prepare_views(model: Model) -> None:
-    """What the panels read the moment the model lands (inspector summary, node index,
-    dimension legend, the run panel's settings key), computed here off the GUI thread:
-    on 100k nodes together they would freeze the window for half a second."""
-    prepare_model_views(model)
-    model_dim_abbreviations(model)
-    if model.path.is_file():
-        model_key(model.path)
-
-
-OVERVIEW_OFF_THREAD = 2_000  # boxes and edges; below this the minimap paints in ms
-
-
-def _draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
-          context: TaskContext, overlay_data: OverlayData | None = None,
-          dpr: float = 1.0) -> Drawing:
-    functions = _functions(model)
-    layout = build_layout(
-        model.graph, state, direction, cancel=context.cancelled,
-        progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
-        functions=functions)  # LayoutCancelled is a Cancelled: the task stops quietly
-    context.check()
-    overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
-    painter = GraphPainter(layout, theme).prepare()
-    return Drawing(layout, painter, overlay_data, overlay,
-                   big_overview(painter, dpr, overlay))
-
-
-def big_overview(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage | None:
-    """The minimap's image of a big graph, for a worker to paint (None for a small one:
-    the minimap paints that itself in a few ms)."""
-    layout = painter.layout
-    if len(layout.boxes) + len(layout.edges) <= OVERVIEW_OFF_THREAD:
-        return None
-    return render_overview(painter, overview_size(layout), dpr, overlay)
 
 
 class _ProgressPage(QWidget):
@@ -294,9 +220,9 @@ class ModelTab(QWidget):
             try:
                 context.check()
                 loaded = time.perf_counter()
-                _prepare_views(model)
+                prepare_views(model)
                 state = default_state(model.graph)
-                drawing = _draw(model, state, direction, theme, context, dpr=dpr)
+                drawing = draw(model, state, direction, theme, context, dpr=dpr)
             except BaseException:
                 shapes.cancel()
                 raise
@@ -387,7 +313,7 @@ class ModelTab(QWidget):
         dpr = self.view.devicePixelRatioF()
         self._keep_view = keep_view
         self._layouter.start(
-            lambda context: _draw(model, state, direction, theme, context, data, dpr),
+            lambda context: draw(model, state, direction, theme, context, data, dpr),
             quiet_gc=True)
 
     def _on_laid_out(self, drawing: Drawing) -> None:
@@ -420,7 +346,7 @@ class ModelTab(QWidget):
 
     def toggle(self, box_id: str) -> None:
         """Expand or collapse a scope group, or a node's body shown in place."""
-        node = self.model.node_by_id(box_id) if self.model is not None else None
+        node = node_by_id(self.model, box_id) if self.model is not None else None
         if node is not None and (node.subgraphs or node.function):
             self.state.nodes.symmetric_difference_update({box_id})
         else:
@@ -430,7 +356,7 @@ class ModelTab(QWidget):
     def expand_all(self) -> None:
         if self.model is not None:
             self.state.expand_all(self.model.graph, bodies=True,
-                                  functions=_functions(self.model))
+                                  functions=local_functions(self.model))
             self.relayout()
 
     def collapse_all(self) -> None:
@@ -452,7 +378,7 @@ class ModelTab(QWidget):
         if self.layout_data is not None and self.layout_data.box(node_id) is not None:
             self.view.centerOn(node_id)
             return
-        self.state.reveal(self.model.graph, node_id, _functions(self.model))
+        self.state.reveal(self.model.graph, node_id, local_functions(self.model))
         self._pending_center = node_id
         self.relayout()
 

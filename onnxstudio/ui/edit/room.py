@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMessageBox, QWi
 from onnxstudio.errors import EditError, OnnxStudioError
 from onnxstudio.model import Model, Node
 from onnxstudio.model.edit import load_script
+from onnxstudio.model.index import node_by_id
 from onnxstudio.model.schemas import normalize_domain, operator_schema
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.edit.controller import EditController, Rebuilt
@@ -149,7 +150,7 @@ class EditRoom(QObject):
             [a.name for a in node.attributes]
 
     def set_attribute(self, model: Model, node_id: str) -> None:
-        node = model.node_by_id(node_id)
+        node = node_by_id(model, node_id)
         if node is None:
             return
         names = self.attribute_names(model, node)
@@ -212,7 +213,7 @@ class EditRoom(QObject):
                 add("Remove Output", lambda: self.apply(
                     [{"op": "remove_output", "name": name}]))
             return
-        node = model.node_by_id(target)
+        node = node_by_id(model, target)
         if node is None:
             return
         try:

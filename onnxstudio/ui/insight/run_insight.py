@@ -19,6 +19,7 @@ from PySide6.QtGui import QImage
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.layout.types import Layout
 from onnxstudio.model import Graph, Node
+from onnxstudio.model.index import node_by_id
 from onnxstudio.render.overlay import (
     Overlay,
     OverlayData,
@@ -33,7 +34,7 @@ from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
 from onnxstudio.runner.profile_rows import table_rows
-from onnxstudio.ui.canvas.model_tab import big_overview
+from onnxstudio.ui.canvas.drawing import big_overview
 from onnxstudio.ui.insight.compare_options import config_text
 from onnxstudio.ui.insight.compare_panel import CompareOptions, ComparePanel
 from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
@@ -136,7 +137,7 @@ class RunInsight(QObject):
     def show_selection(self, tab: ModelTab, ids: list[str]) -> None:
         """A node was clicked: offer its outputs, and show the first one after a run."""
         model = tab.model
-        node = model.node_by_id(ids[0]) if model is not None and len(ids) == 1 else None
+        node = node_by_id(model, ids[0]) if model is not None and len(ids) == 1 else None
         if node is None:
             return
         outputs = [o for o in node.outputs if o]

@@ -1,0 +1,30 @@
+"""onnx's own shape inference, run the tolerant way the app needs (in this process; see
+infer_child.py for running it in a child). Kept apart from open.py so the child's entry
+point and the cut/split writers use it without importing the loader."""
+
+from __future__ import annotations
+
+import onnx
+
+from onnxstudio.model.guard import unsafe_for_inference
+
+
+def infer_shapes(proto: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str | None]:
+    """onnx's own shape inference, tolerant: returns (inferred model, problem or None).
+
+    Strict mode first, because only it reports what went wrong; on failure the lenient
+    mode still gives the shapes it could infer, so one bad node does not blank them all.
+    A graph onnx would crash on (see guard.py) is not inferred at all.
+    """
+    unsafe = unsafe_for_inference(proto)
+    if unsafe:
+        return None, unsafe
+    try:
+        return onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True), None
+    except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError...)
+        lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+        problem = f"shape inference failed: {lines[0] if lines else type(exc).__name__}"
+    try:
+        return onnx.shape_inference.infer_shapes(proto, strict_mode=False), problem
+    except Exception:
+        return None, problem

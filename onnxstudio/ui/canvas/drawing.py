@@ -1,0 +1,94 @@
+"""What a tab shows, built off the GUI thread by its open and layout tasks: the layout,
+its painter (hit index, label placement, long curves), the heatmap folded into it, the
+minimap's overview for big graphs, and the views the panels read when a model lands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QImage
+
+from onnxstudio.layout.build import build_layout
+from onnxstudio.layout.labels import model_dim_abbreviations
+from onnxstudio.layout.state import ExpandState
+from onnxstudio.layout.types import Direction, Layout
+from onnxstudio.model import Graph, Model
+from onnxstudio.model.open import PendingShapes
+from onnxstudio.model.operators import prepare_model_views
+from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
+from onnxstudio.render.scene_painter import GraphPainter
+from onnxstudio.render.theme import Theme
+from onnxstudio.runner.choices import model_key
+from onnxstudio.ui.canvas.graph_view import GraphView
+from onnxstudio.ui.canvas.minimap import overview_size, render_overview
+from onnxstudio.ui.tasks import TaskContext
+
+
+@dataclass
+class Drawing:
+    """A layout and its painter (with the hit index, 0.2 s on 100k boxes), built off-thread."""
+
+    layout: Layout
+    painter: GraphPainter
+    overlay_data: OverlayData | None = None
+    overlay: Overlay | None = None  # overlay_data folded into this layout's boxes
+    overview: QImage | None = None  # the minimap's image, for big graphs only
+
+    def offer_overview(self, view: GraphView) -> None:
+        """Give the minimap its image if the view still shows what it was painted for."""
+        if self.overview is not None:
+            view.minimap.offer(self.overview, self.painter, self.overlay)
+
+
+@dataclass
+class Opened:
+    """What the background open hands back to the GUI thread."""
+
+    model: Model
+    shapes: PendingShapes
+    state: ExpandState
+    drawing: Drawing
+    load_seconds: float
+    layout_seconds: float
+
+
+def local_functions(model: Model) -> dict[tuple[str, str], Graph]:
+    """Local-function bodies by (domain, name): calls to them expand in place."""
+    return {f.key: f.body for f in model.functions}
+
+
+def prepare_views(model: Model) -> None:
+    """What the panels read the moment the model lands (inspector summary, node index,
+    dimension legend, the run panel's settings key), computed here off the GUI thread:
+    on 100k nodes together they would freeze the window for half a second."""
+    prepare_model_views(model)
+    model_dim_abbreviations(model)
+    if model.path.is_file():
+        model_key(model.path)
+
+
+OVERVIEW_OFF_THREAD = 2_000  # boxes and edges; below this the minimap paints in ms
+
+
+def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
+          context: TaskContext, overlay_data: OverlayData | None = None,
+          dpr: float = 1.0) -> Drawing:
+    functions = local_functions(model)
+    layout = build_layout(
+        model.graph, state, direction, cancel=context.cancelled,
+        progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
+        functions=functions)  # LayoutCancelled is a Cancelled: the task stops quietly
+    context.check()
+    overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
+    painter = GraphPainter(layout, theme).prepare()
+    return Drawing(layout, painter, overlay_data, overlay,
+                   big_overview(painter, dpr, overlay))
+
+
+def big_overview(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage | None:
+    """The minimap's image of a big graph, for a worker to paint (None for a small one:
+    the minimap paints that itself in a few ms)."""
+    layout = painter.layout
+    if len(layout.boxes) + len(layout.edges) <= OVERVIEW_OFF_THREAD:
+        return None
+    return render_overview(painter, overview_size(layout), dpr, overlay)
