@@ -112,9 +112,14 @@ def untangle(root: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
         for child in group.children:
             if not isinstance(child, ScopeGroup):
                 group_of[child] = group
-    anc: dict[int, list[ScopeGroup]] = {}
-    split: dict[tuple[int, int], tuple[ScopeGroup, ScopeGroup | None, ScopeGroup | None]] = {}
-    level_edges: dict[int, list[tuple[ScopeGroup | str, ScopeGroup | str]]] = {}
+    anc: dict[ScopeGroup, list[ScopeGroup]] = {}  # groups hash by identity (eq=False)
+    Pairs = list[tuple[ScopeGroup | str, ScopeGroup | str]]
+    # per (group of a, group of b): the list of the level where they part, and the
+    # children of that level holding each end (None: the end itself sits there); ()
+    # when the two ends sit side by side
+    split: dict[tuple[ScopeGroup, ScopeGroup], tuple[Pairs, ScopeGroup | None,
+                                                     ScopeGroup | None] | tuple[()]] = {}
+    level_edges: dict[int, Pairs] = {}
     for a, outs in succ_of.items():
         ga = group_of.get(a)
         if ga is None:
@@ -123,20 +128,12 @@ def untangle(root: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
             gb = group_of.get(b)
             if gb is None or gb is ga:
                 continue  # two operators side by side: cannot close a cycle alone
-            key = (id(ga), id(gb))
+            key = (ga, gb)
             hit = split.get(key)
             if hit is None:
-                pa = anc.get(id(ga)) or anc.setdefault(id(ga), _ancestry(ga))
-                pb = anc.get(id(gb)) or anc.setdefault(id(gb), _ancestry(gb))
-                k = 0
-                while k + 1 < len(pa) and k + 1 < len(pb) and pa[k + 1] is pb[k + 1]:
-                    k += 1
-                hit = split[key] = (pa[k], pa[k + 1] if k + 1 < len(pa) else None,
-                                    pb[k + 1] if k + 1 < len(pb) else None)
-            lca, ca, cb = hit
-            if ca is None and cb is None:
-                continue  # two operators side by side: cannot close a cycle alone
-            level_edges.setdefault(id(lca), []).append((ca or a, cb or b))
+                hit = split[key] = _parting(ga, gb, anc, level_edges)
+            if hit:
+                hit[0].append((hit[1] or a, hit[2] or b))
     for group in [root, *root.groups()]:
         pairs = level_edges.get(id(group))
         if not pairs:
@@ -151,6 +148,24 @@ def untangle(root: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
         if _is_acyclic(len(succ), succ):
             continue
         _dissolve_cycles(group, succ_of)
+
+
+def _parting(ga: ScopeGroup, gb: ScopeGroup, anc: dict[ScopeGroup, list[ScopeGroup]],
+             level_edges: dict[int, list[tuple[ScopeGroup | str, ScopeGroup | str]]]
+             ) -> tuple[list[tuple[ScopeGroup | str, ScopeGroup | str]], ScopeGroup | None,
+                        ScopeGroup | None] | tuple[()]:
+    """Where an edge from group ``ga`` to ``gb`` parts: the edge list of that level and
+    the child there holding each end; () when both ends sit side by side."""
+    pa = anc.get(ga) or anc.setdefault(ga, _ancestry(ga))
+    pb = anc.get(gb) or anc.setdefault(gb, _ancestry(gb))
+    k = 0
+    while k + 1 < len(pa) and k + 1 < len(pb) and pa[k + 1] is pb[k + 1]:
+        k += 1
+    ca = pa[k + 1] if k + 1 < len(pa) else None
+    cb = pb[k + 1] if k + 1 < len(pb) else None
+    if ca is None and cb is None:
+        return ()
+    return level_edges.setdefault(id(pa[k]), []), ca, cb
 
 
 def _dissolve_cycles(group: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
