@@ -130,3 +130,15 @@ def test_table_rows_name_what_fused_kernels_cover_and_are_built_once() -> None:
     assert next(r for r in table_rows(bare, None)[0] if r.label == "Convolution28").fused \
         == ", ".join(f"n{i}" for i in next(n for n in bare.nodes
                                             if n.name == "Convolution28").covers)
+
+
+def test_read_trace_parses_onnxruntime_lines_and_any_other_json_whole() -> None:
+    from onnxstudio.runner.profile import read_trace
+
+    lines = ('[\n{"cat" : "Session","dur" :5,"name" :"model_run","args" : {}},\n'
+             '{"cat" : "Node","dur" :3,"name" :"a_kernel_time","args" : {"op_name" : "Relu"}}\n]\n')
+    assert [e["name"] for e in read_trace(lines)] == ["model_run", "a_kernel_time"]
+    squeezed = json.dumps(json.loads(lines))  # one line: the fallback parses it whole
+    assert read_trace(squeezed) == read_trace(lines)
+    with pytest.raises(ValueError):
+        read_trace("[{not json")
