@@ -141,3 +141,23 @@ def test_help_advertises_only_commands_that_answer(capsys: pytest.CaptureFixture
             main([name, "--help"])
         assert done.value.code == 0
         assert capsys.readouterr().out.startswith(f"usage: onnxstudio {name}")
+
+
+def test_whole_graph_commands_pause_the_collector_only_while_they_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from onnxstudio.cli import main
+    from onnxstudio.commands import info as info_command
+
+    seen: list[bool] = []
+    real = info_command.run
+    monkeypatch.setattr(info_command, "run",
+                        lambda args: seen.append(gc.isenabled()) or real(args))
+    path = save(tiny_mlp(), tmp_path / "m.onnx")
+    assert gc.isenabled()
+    assert main(["info", str(path)]) == 0
+    assert seen == [False]  # paused while the graph was read
+    assert gc.isenabled()  # and back on for whoever called main() in-process
+    assert "m.onnx" in capsys.readouterr().out
