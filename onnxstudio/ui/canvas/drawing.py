@@ -71,8 +71,9 @@ OVERVIEW_OFF_THREAD = 2_000  # boxes and edges; below this the minimap paints in
 
 
 def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
-          context: TaskContext, overlay_data: OverlayData | None = None,
-          dpr: float = 1.0) -> Drawing:
+         context: TaskContext, overlay_data: OverlayData | None = None,
+         dpr: float = 1.0) -> Drawing:
+    """Lay ``model`` out as ``state`` expands it and build everything a paint needs."""
     functions = local_functions(model)
     layout = build_layout(
         model.graph, state, direction, cancel=context.cancelled,
