@@ -78,11 +78,15 @@ def test_tab_relabels_edges_and_node_panel_when_shapes_arrive(qtbot, tmp_path: P
     inspector = Inspector(lambda: tab)
     tab.loaded.connect(inspector.show_model)
     tab.shapesReady.connect(lambda model: inspector.refresh(model, tab.view.selected_ids()))
+    first: list = []
+    tab.layoutChanged.connect(lambda layout: first.append(layout) if not first else None)
     with qtbot.waitSignal(tab.shapesReady, timeout=120000):
         tab.start()
     qtbot.waitUntil(lambda: not tab.busy, timeout=60000)
     labels = {e.value: e.label for e in tab.layout_data.edges}
     assert labels["v7"] == "2×8"
+    # only the labels were swapped: the boxes drawn first are the boxes shown now
+    assert tab.layout_data is not first[0] and tab.layout_data.boxes is first[0].boxes
     node = next(n for n in tab.model.graph.nodes if n.name.endswith("/Relu_7"))
     tab.view.set_selection([node.id])
     inspector.show_selection(tab.model, [node.id])
@@ -110,3 +114,39 @@ def test_layout_without_shapes_has_the_same_geometry(tmp_path: Path) -> None:
     assert [(x.id, x.x, x.y, x.width, x.height) for x in a.boxes] == [
         (x.id, x.x, x.y, x.width, x.height) for x in b.boxes]
     assert [e.points for e in a.edges] == [e.points for e in b.edges]
+
+
+def test_relabelling_gives_what_a_new_layout_would(tmp_path: Path) -> None:
+    """Shapes that arrive after the first paint only swap edge labels: the result is the
+    layout a fresh build with the shapes gives, boxes and routes untouched."""
+    from onnxstudio.layout.relabel import relabelled
+
+    model, shapes = open_model(save(relu_chain(30), tmp_path / "chain.onnx"))
+    first = build_layout(model)
+    assert "" in {e.label for e in first.edges}  # the bare graph: intermediates unknown
+    assert shapes.apply(model) > 0
+    swapped = relabelled(first, model.graph)
+    assert swapped is not None and swapped.boxes is first.boxes
+    fresh = build_layout(model)
+    assert [(e.source, e.target, e.value, e.label, e.points) for e in swapped.edges] == [
+        (e.source, e.target, e.value, e.label, e.points) for e in fresh.edges]
+    inner = {e.label for e in swapped.edges if not e.target.startswith("out:")}
+    assert inner == {"2×8"}  # the output's own declared type has no shape: ""
+
+
+def test_relabelling_declines_when_an_output_box_would_change(tmp_path: Path) -> None:
+    """An output declared without a type prints the inferred one once it is known, which
+    may change its box's size: the tab lays the graph out again instead."""
+    from onnxstudio.layout.relabel import relabelled
+
+    chain = relu_chain(10)
+    del chain.graph.output[:]
+    chain.graph.output.append(helper.make_empty_tensor_value_info("v10"))
+    model, shapes = open_model(save(chain, tmp_path / "untyped.onnx"))
+    first = build_layout(model)
+    out = next(b for b in first.boxes if b.kind == "output")
+    assert out.details == ["?[?]"]
+    assert relabelled(first, model.graph) is not None  # nothing new yet: labels only
+    shapes.apply(model)
+    assert model.graph.values["v10"].type.describe() == "float32[2×8]"
+    assert relabelled(first, model.graph) is None

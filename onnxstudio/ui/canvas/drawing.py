@@ -10,6 +10,7 @@ from PySide6.QtGui import QImage
 
 from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.labels import model_dim_abbreviations
+from onnxstudio.layout.relabel import relabelled
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Graph, Model
@@ -84,6 +85,16 @@ def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     painter = GraphPainter(layout, theme).prepare()
     return Drawing(layout, painter, overlay_data, overlay,
                    big_overview(painter, dpr, overlay))
+
+
+def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
+    """``drawing`` with the edge labels the inferred shapes give, its boxes, heatmap and
+    overview kept (see layout/relabel.py); None when it must be laid out again."""
+    layout = relabelled(drawing.layout, model.graph)
+    if layout is None:
+        return None
+    return Drawing(layout, GraphPainter(layout, theme).prepare(), drawing.overlay_data,
+                   drawing.overlay, drawing.overview)
 
 
 def big_overview(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage | None:

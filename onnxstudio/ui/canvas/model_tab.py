@@ -35,7 +35,14 @@ from onnxstudio.model.index import node_by_id
 from onnxstudio.model.open import PendingShapes, open_model
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.theme import theme_named
-from onnxstudio.ui.canvas.drawing import Drawing, Opened, draw, local_functions, prepare_views
+from onnxstudio.ui.canvas.drawing import (
+    Drawing,
+    Opened,
+    draw,
+    local_functions,
+    prepare_views,
+    relabel,
+)
 from onnxstudio.ui.canvas.graph_view import GraphView
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 from onnxstudio.ui.widgets.wrapping import breakable
@@ -157,6 +164,7 @@ class ModelTab(QWidget):
         self.model: Model | None = None
         self.state = ExpandState()
         self.layout_data: Layout | None = None
+        self._drawing: Drawing | None = None  # what is shown: layout, painter, overview
         self.error: str | None = None
         self.timings: dict[str, float] = {}
         self._keep_view = True
@@ -270,8 +278,19 @@ class ModelTab(QWidget):
         self._shaper.start(infer)
 
     def _on_shapes(self, _changed: int) -> None:
+        """The edges' shape labels: swapped into the drawing shown when nothing else is
+        being laid out and nothing can move (a fraction of a new layout's time)."""
         self._pending_shapes = None
-        self.relayout()  # the edges' shape labels
+        drawing, model = self._drawing, self.model
+        if drawing is None or model is None or self._layouter.busy:
+            self.relayout()
+        else:
+            state, direction, theme = self.state.copy(), self.direction, self.view.theme()
+            data, dpr = self.overlay_data, self.view.devicePixelRatioF()
+            self._keep_view = True
+            self._layouter.start(
+                lambda context: relabel(drawing, model, theme)
+                or draw(model, state, direction, theme, context, data, dpr), quiet_gc=True)
         self.shapesReady.emit(self.model)
 
     def shutdown(self) -> None:
@@ -320,6 +339,7 @@ class ModelTab(QWidget):
         self._show(drawing, keep_view=self._keep_view)
 
     def _show(self, drawing: Drawing, keep_view: bool) -> None:
+        self._drawing = drawing
         self.layout_data = drawing.layout
         self.view.set_layout(drawing.layout, keep_view=keep_view, painter=drawing.painter)
         if drawing.overlay_data is self.overlay_data:
