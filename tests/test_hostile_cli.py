@@ -207,3 +207,16 @@ def test_a_dangling_input_skips_the_shape_inference_that_would_crash(tmp_path: P
     assert result.code == 0, result.err
     warnings = json.loads(result.out)["warnings"]
     assert any("input 'X' of node 'LabelEncoder' is produced by nothing" in w for w in warnings)
+
+
+def test_xml_specials_in_names_come_back_whole_from_the_svg(tmp_path: Path) -> None:
+    """Names are written with XML's escapes (our own, see svg_surface): quotes, ampersands,
+    angle brackets and a newline read back exactly as the model has them."""
+    name = 'a&b <c> "d" \'e\'\nf'
+    model = tiny_mlp()
+    model.graph.node[0].name = name
+    path = save(model, tmp_path / "m.onnx")
+    svg = tmp_path / "m.svg"
+    assert run_cli("export", path, svg).code == 0
+    names = [g.get("data-name") for g in ElementTree.parse(svg).getroot().iterfind(".//{*}g")]
+    assert name in names
