@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from onnxstudio.ui.main_window import MainWindow
 
 # Must be set before anything imports Qt.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -23,6 +27,18 @@ def shared_model(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"../shared/models/{relative} not available")
     return path
+
+
+def shown_window(qtbot: Any, width: int = 1280, height: int = 800) -> MainWindow:
+    """A main window at that size, shown, closed by pytest-qt after the test. (Qt is
+    imported here, not at the top: the Qt-free core tests import this module too.)"""
+    from onnxstudio.ui.main_window import MainWindow
+
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.resize(width, height)
+    window.show()
+    return window
 
 
 def ladder_model(name: str) -> Path:

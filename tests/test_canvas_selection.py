@@ -16,7 +16,7 @@ from onnxstudio.ui.dialogs.extract_dialog import selection_node_ids
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
 from tests.builders import save
-from tests.conftest import ladder_model
+from tests.conftest import ladder_model, shown_window
 from tests.test_main_window import wait_open
 from tests.test_split import skip_mlp
 
@@ -51,10 +51,7 @@ def test_nodes_between_unjoined_nodes_is_empty(tmp_path: Path) -> None:
 
 @pytest.fixture
 def window(qtbot, tmp_path: Path) -> MainWindow:
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
+    w = shown_window(qtbot)
     wait_open(qtbot, w.open_paths([str(save(skip_mlp(), tmp_path / "skip.onnx"))])[0])
     return w
 

@@ -19,18 +19,14 @@ from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.main_window import MainWindow
 from tests import diff_edits
 from tests.builders import save, tiny_mlp
-from tests.conftest import shared_model
+from tests.conftest import shared_model, shown_window
 
 MATCHED, CHANGED, ADDED, REMOVED = DIFF_FILLS
 
 
 @pytest.fixture
 def window(qtbot) -> MainWindow:
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    return w
+    return shown_window(qtbot)
 
 
 def wait_diff(qtbot, tab: DiffTab) -> DiffTab:

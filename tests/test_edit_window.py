@@ -17,7 +17,7 @@ from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.edit.room import SCRIPT_FILTER
 from onnxstudio.ui.insight.compare_options import CompareOptions
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
-from tests.conftest import shared_model
+from tests.conftest import shared_model, shown_window
 
 MNIST = "zoo/mnist/mnist.onnx"
 TIMEOUT = 60000
@@ -31,11 +31,7 @@ def window(qtbot, monkeypatch: pytest.MonkeyPatch) -> MainWindow:
     monkeypatch.setattr(QMessageBox, "warning", unexpected)
     # pytest-qt closes the window after the test: unsaved edits are discarded then.
     monkeypatch.setattr(QMessageBox, "exec", lambda _self: QMessageBox.StandardButton.Discard)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    return w
+    return shown_window(qtbot)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from onnxstudio.ui.dialogs.extract_dialog import (
 )
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
-from tests.conftest import ladder_model, shared_model
+from tests.conftest import ladder_model, shared_model, shown_window
 
 
 @pytest.fixture(autouse=True)
@@ -77,10 +77,7 @@ def test_selected_group_stands_for_its_nodes() -> None:
 
 def test_ctrl_shift_x_extracts_and_opens_a_new_tab(
         qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    window = MainWindow()
-    qtbot.addWidget(window)
-    window.resize(1200, 800)
-    window.show()
+    window = shown_window(qtbot, 1200, 800)
     source = shared_model("zoo/mnist/mnist.onnx")
     (tab,) = window.open_paths([str(source)])
     qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)

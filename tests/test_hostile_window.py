@@ -8,17 +8,14 @@ import pytest
 
 from onnxstudio.ui.main_window import MainWindow
 from tests.builders import save, tiny_mlp
+from tests.conftest import shown_window
 from tests.hostile import deep_model, save_in, secret_outside, with_external_w1
 from tests.test_main_window import wait_open
 
 
 @pytest.fixture
 def window(qtbot) -> MainWindow:
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    return w
+    return shown_window(qtbot, 1200, 800)
 
 
 def _opset_2_pow_31(folder: Path) -> Path:

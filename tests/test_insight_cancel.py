@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
+from tests.conftest import shown_window
 from tests.runner_models import slow_model
 
 STOPPED = 60000  # ms for the cancelled worker to return; its 1000 runs would take far longer
@@ -26,10 +27,7 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def window(qtbot, slow: Path) -> tuple[MainWindow, ModelTab]:
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
+    w = shown_window(qtbot, 1400, 900)
     tab = w.open_paths([str(slow)])[0]
     qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
     return w, tab

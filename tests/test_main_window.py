@@ -18,16 +18,12 @@ from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
 from onnxstudio.ui.single_instance import InstanceServer
 from tests.builders import save, tiny_mlp
-from tests.conftest import REPO, ladder_model, shared_model
+from tests.conftest import REPO, ladder_model, shared_model, shown_window
 
 
 @pytest.fixture
 def window(qtbot) -> MainWindow:
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    return w
+    return shown_window(qtbot, 1200, 800)
 
 
 def wait_open(qtbot, tab: ModelTab) -> ModelTab:

@@ -22,18 +22,14 @@ from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.insight.compare_options import CompareOptions
 from onnxstudio.ui.insight.profile_panel import ProfileOptions
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
-from tests.conftest import REPO, shared_model
+from tests.conftest import REPO, shared_model, shown_window
 
 DIGIT = REPO / "resources" / "sample" / "digit_7.png"
 
 
 @pytest.fixture
 def window(qtbot) -> MainWindow:
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    return w
+    return shown_window(qtbot, 1400, 900)
 
 
 def _open(window: MainWindow, qtbot, path: Path) -> ModelTab:

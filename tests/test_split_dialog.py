@@ -11,6 +11,7 @@ from onnxstudio.ui.dialogs.split_dialog import SplitDialog, handed_over
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
 from tests.builders import save
+from tests.conftest import shown_window
 from tests.test_main_window import wait_open
 from tests.test_split import skip_mlp
 
@@ -23,10 +24,7 @@ def _drain_workers():
 
 @pytest.fixture
 def window(qtbot, tmp_path: Path) -> MainWindow:
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
+    w = shown_window(qtbot)
     wait_open(qtbot, w.open_paths([str(save(skip_mlp(), tmp_path / "skip.onnx"))])[0])
     return w
 

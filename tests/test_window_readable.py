@@ -13,15 +13,12 @@ from onnxstudio.ui.dialogs import export_dialog as ed
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
 from tests.builders import save, tiny_mlp
+from tests.conftest import shown_window
 
 
 @pytest.fixture
 def window(qtbot) -> MainWindow:
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1280, 800)
-    w.show()
-    yield w
+    yield shown_window(qtbot)
     TaskRunner.wait_all()
 
 
