@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from onnxstudio.errors import EditError
+from onnxstudio.model.formatting import plural
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -66,6 +67,5 @@ def run(args: argparse.Namespace) -> int:
     for warning in report.warnings:
         print(f"  warning: {warning}")
     data = f" + {saved.data_path.name}" if saved.data_path else ""
-    count = len(session.edits)
-    print(f"wrote {saved.path}{data} ({count} edit{'' if count == 1 else 's'}, checks passed)")
+    print(f"wrote {saved.path}{data} ({plural(len(session.edits), 'edit')}, checks passed)")
     return 0

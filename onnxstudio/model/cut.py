@@ -21,7 +21,7 @@ from onnx import external_data_helper
 from onnxstudio.errors import CutError
 from onnxstudio.model.dtypes import dtype_name
 from onnxstudio.model.external import model_folder
-from onnxstudio.model.formatting import human_bytes
+from onnxstudio.model.formatting import human_bytes, plural
 from onnxstudio.model.graph import Graph, Model, TensorType
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.write import (
@@ -58,12 +58,9 @@ class Cut:
         return [f"n{i}" for i in self.nodes]
 
     def summary(self) -> str:
-        def count(n: int, word: str) -> str:
-            return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-        return (f"{count(len(self.nodes), 'node')}, "
-                f"{count(len(self.initializers), 'weight')} ({human_bytes(self.weight_bytes)}); "
-                f"{count(len(self.inputs), 'input')}, {count(len(self.outputs), 'output')}")
+        return (f"{plural(len(self.nodes), 'node')}, "
+                f"{plural(len(self.initializers), 'weight')} ({human_bytes(self.weight_bytes)}); "
+                f"{plural(len(self.inputs), 'input')}, {plural(len(self.outputs), 'output')}")
 
 
 @dataclass(frozen=True)

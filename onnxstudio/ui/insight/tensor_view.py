@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.model.formatting import human_bytes, shape_list
+from onnxstudio.model.formatting import human_bytes, plural, shape_list
 from onnxstudio.runner.featuremaps import FeatureGrid, table_slice
 from onnxstudio.runner.intermediates import TensorStats, histogram, tensor_stats
 from onnxstudio.ui.insight.tensor_maps import FeatureMapsPage, has_maps
@@ -193,8 +193,7 @@ class TensorView(QWidget):
         self.name_edit.setCursorPosition(0)
         self.name_edit.setToolTip(name)
         shape = shape_list(a.shape) if a.ndim else "scalar"
-        self.type_label.setText(f"{a.dtype} {shape} · {a.size:,} value"
-                                f"{'' if a.size == 1 else 's'}")
+        self.type_label.setText(f"{a.dtype} {shape} · {plural(a.size, 'value')}")
         self.caption_label.setText(breakable(caption))
         self.caption_label.setToolTip(caption)
         self.caption_label.setVisible(bool(caption))

@@ -11,7 +11,7 @@ from collections import Counter
 
 from onnxstudio.layout.scope_shape import leaves
 from onnxstudio.layout.scopes import graph_scope_tree
-from onnxstudio.model.formatting import human_bytes
+from onnxstudio.model.formatting import human_bytes, plural
 from onnxstudio.model.graph import Model, Node
 from onnxstudio.model.index import ModelIndex
 from onnxstudio.ui.inspector.property_tree import PropertyTree
@@ -42,7 +42,7 @@ def group_label(model: Model, box_id: str) -> str | None:
 def summary_header(model: Model, box_ids: list[str], nodes: list[Node]) -> str:
     label = group_label(model, box_ids[0]) if len(box_ids) == 1 else None
     what = f"group <b>{html.escape(label)}</b>" if label else f"{len(box_ids)} boxes selected"
-    count = f"{len(nodes):,} node{'s' if len(nodes) != 1 else ''}"
+    count = plural(len(nodes), "node")
     return f"<span style='font-size:14px'>{what}</span><br>{count}"
 
 
