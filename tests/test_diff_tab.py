@@ -159,8 +159,8 @@ def test_alt_drop_on_a_tab_opens_a_diff(window, qtbot, edited_pair) -> None:
 
 def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path) -> None:
     source = diff_edits.conv_bn_relu(tmp_path / "net.onnx")
-    window.open_paths([str(source)])
-    qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
+    [opened] = window.open_paths([str(source)])
+    qtbot.waitUntil(lambda: opened.model is not None and not opened.busy, timeout=60000)
     window.run_panel.choices.optimization_combo.setCurrentText("basic")
     window.commands["optimised"].trigger()
     qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), DiffTab), timeout=60000)

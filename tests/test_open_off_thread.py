@@ -68,6 +68,35 @@ def test_tab_lands_with_the_legend_and_settings_key_ready(qtbot, tmp_path: Path)
     assert panel.tree.find_row("sl", "Dimension abbreviations").text(1) == "sequence_length"
 
 
+def test_graph_is_painted_before_the_panels_fill(qtbot, tmp_path: Path) -> None:
+    """The view paints the graph in the turn after it lands; the panels (``loaded``) and
+    shape inference come a turn later, so the window never does all three at once."""
+    from PySide6.QtCore import QEvent, QObject
+
+    tab = ModelTab(save(relu_chain(30), tmp_path / "chain.onnx"))
+    qtbot.addWidget(tab)
+    tab.resize(900, 700)
+    tab.show()
+    seen: list[str] = []
+
+    class Paints(QObject):
+        def eventFilter(self, _obj, event) -> bool:  # noqa: N802 (Qt's name)
+            if event.type() == QEvent.Type.Paint and tab.layout_data is not None:
+                seen.append("paint")
+            return False
+
+    paints = Paints()
+    tab.view.viewport().installEventFilter(paints)
+    tab.loaded.connect(lambda _m: seen.append(f"loaded, busy={tab.busy}"))
+    with qtbot.waitSignal(tab.loaded, timeout=120000):
+        tab.start()
+    qtbot.waitUntil(lambda: not tab.busy, timeout=120000)
+    assert seen[0] == "paint"
+    assert [s for s in seen if s.startswith("loaded")] == ["loaded, busy=True"]
+    assert tab.model is not None and tab.model.graph.values["v2"].type.describe() == \
+        "float32[sequence_length×8]"  # shapes arrived after
+
+
 def _lightness(image) -> tuple[float, int]:
     """Mean lightness of the minimap's inner area and how many distinct colours it has."""
     seen = [image.pixelColor(x, y) for y in range(8, image.height() - 8, 2)
@@ -90,8 +119,9 @@ def test_big_graph_minimap_uses_the_overview_painted_off_thread(qtbot, tmp_path:
     light, colours = _lightness(shown)
     assert colours > 3  # the chain is drawn, not only the minimap's background
     view.set_theme(theme_named("dark" if view.theme().name == "light" else "light"))
-    again = minimap.grab().toImage()
-    assert minimap._image is not offered  # painted again, in the new theme's colours
+    minimap.grab()  # the stale image is not drawn; the new one renders a turn later
+    qtbot.waitUntil(lambda: minimap._image is not offered, timeout=10000)
+    again = minimap.grab().toImage()  # painted again, in the new theme's colours
     assert abs(_lightness(again)[0] - light) > 40
 
 
@@ -117,4 +147,4 @@ def test_a_heatmap_arrives_with_its_minimap_overview(qtbot, tmp_path: Path) -> N
     assert tab.view.minimap._image is overview  # drawn as given, not painted again
     tab.set_overlay(None)  # the heatmap goes: its overview must not stay on the minimap
     tab.view.minimap.grab()
-    assert tab.view.minimap._image is not overview
+    qtbot.waitUntil(lambda: tab.view.minimap._image is not overview, timeout=10000)

@@ -36,6 +36,7 @@ from onnxstudio.ui.model_commands import open_split_dialog, select_between
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.status_line import StatusLine
 from onnxstudio.ui.tasks import TaskRunner
+from onnxstudio.ui.warmup import start_warmup
 from onnxstudio.ui.welcome import WelcomePage
 from onnxstudio.ui.widgets.dock_tabs import keep_dock_tabs_readable
 from onnxstudio.ui.widgets.scrolled import scrolled
@@ -58,6 +59,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self) -> None:
         super().__init__()
+        start_warmup()
         self.setWindowTitle("onnxstudio")
         self.setWindowIcon(QIcon(str(resource("icons", "onnxstudio.svg"))))
         self.setAcceptDrops(True)

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from onnxstudio.errors import Cancelled, describe_failure, user_message
 from onnxstudio.runner.cancel import CancelToken
@@ -173,3 +173,10 @@ class TaskRunner(QObject):
         for runner in owner.findChildren(TaskRunner):
             runner.cancel()
         return cls.wait_all(msecs)
+
+
+def next_turn(receiver: QObject, fn: Callable[[], Any]) -> None:
+    """Call ``fn`` in a later turn of the event loop, after the input and timers waiting
+    now. A 0 ms single shot is a posted event, and everything posted in one turn runs
+    back to back in the next: split work must use a real timer to let input in between."""
+    QTimer.singleShot(1, receiver, fn)

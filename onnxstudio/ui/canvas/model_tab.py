@@ -44,7 +44,7 @@ from onnxstudio.ui.canvas.drawing import (
     relabel,
 )
 from onnxstudio.ui.canvas.graph_view import GraphView
-from onnxstudio.ui.tasks import TaskContext, TaskRunner
+from onnxstudio.ui.tasks import TaskContext, TaskRunner, next_turn
 from onnxstudio.ui.widgets.wrapping import breakable
 
 
@@ -208,6 +208,7 @@ class ModelTab(QWidget):
         self._shaper.failed.connect(self._on_failed)
         self._shaper.busyChanged.connect(self._on_busy)
         self._pending_shapes: PendingShapes | None = None
+        self._landing = False  # shown, the panels and shape inference a turn away
 
     # -- opening --------------------------------------------------------------------
     def start(self, model: Model | None = None) -> None:
@@ -242,7 +243,8 @@ class ModelTab(QWidget):
     @property
     def busy(self) -> bool:
         """Opening, laying out, or still inferring shapes."""
-        return self._opener.busy or self._layouter.busy or self._shaper.busy
+        return (self._landing or self._opener.busy or self._layouter.busy
+                or self._shaper.busy)
 
     def _on_busy(self, _busy: bool) -> None:
         self.busyChanged.emit(self.busy)
@@ -266,8 +268,23 @@ class ModelTab(QWidget):
         # viewport's real size, which a hidden page of the stack does not have yet.
         self._stack.setCurrentWidget(self.view)
         self._show(opened.drawing, keep_view=False)
+        self._pending_shapes = opened.shapes
+        # The graph paints now; the panels fill and shape inference starts in the next
+        # turn of the event loop. All in one turn, with the inference thread taking its
+        # share of the GIL, they froze the window for ~90 ms.
+        self.view.viewport().repaint()
+        self._landing = True
+        self.busyChanged.emit(True)
+        next_turn(self, lambda: self._land(opened))
+
+    def _land(self, opened: Opened) -> None:
+        if self.model is not opened.model or self._pending_shapes is not opened.shapes:
+            self._landing = False  # replaced or shut down meanwhile
+            self._on_busy(False)
+            return
         self.loaded.emit(opened.model)
-        self._pending_shapes = shapes = opened.shapes
+        self._landing = False
+        shapes = opened.shapes
 
         def infer(context: TaskContext) -> int:
             context.progress("Inferring shapes", 0.5)
