@@ -51,8 +51,8 @@ def edited_pair(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_diff_tab_colours_lists_and_jumps(window, qtbot, edited_pair) -> None:
     a, b = edited_pair
-    window.open_paths([str(a)])
-    qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
+    [opened] = window.open_paths([str(a)])
+    qtbot.waitUntil(lambda: opened.model is not None and not opened.busy, timeout=60000)
     assert window.commands["diff"].isEnabled()
     tab = wait_diff(qtbot, diffing.open_diff(window, a, b))
     assert window.tabs.currentWidget() is tab
@@ -142,8 +142,8 @@ def test_export_keeps_the_diff_colours(window, qtbot, edited_pair, tmp_path) -> 
 
 def test_alt_drop_on_a_tab_opens_a_diff(window, qtbot, edited_pair) -> None:
     a, b = edited_pair
-    window.open_paths([str(a)])
-    qtbot.waitUntil(lambda: window.current_tab().model is not None, timeout=60000)
+    [opened] = window.open_paths([str(a)])
+    qtbot.waitUntil(lambda: opened.model is not None and not opened.busy, timeout=60000)
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(b))])
     args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,

@@ -80,7 +80,7 @@ def test_graph_is_painted_before_the_panels_fill(qtbot, tmp_path: Path) -> None:
     seen: list[str] = []
 
     class Paints(QObject):
-        def eventFilter(self, _obj, event) -> bool:  # noqa: N802 (Qt's name)
+        def eventFilter(self, _obj, event) -> bool:
             if event.type() == QEvent.Type.Paint and tab.layout_data is not None:
                 seen.append("paint")
             return False

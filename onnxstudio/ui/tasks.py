@@ -95,6 +95,9 @@ def _share_the_gil() -> None:
         sys.setswitchinterval(GIL_SWITCH_S)
 
 
+NEXT_TURN_MS = 10
+
+
 class TaskRunner(QObject):
     """Runs one task at a time for its owner; the newest task wins."""
 
@@ -176,7 +179,9 @@ class TaskRunner(QObject):
 
 
 def next_turn(receiver: QObject, fn: Callable[[], Any]) -> None:
-    """Call ``fn`` in a later turn of the event loop, after the input and timers waiting
-    now. A 0 ms single shot is a posted event, and everything posted in one turn runs
-    back to back in the next: split work must use a real timer to let input in between."""
-    QTimer.singleShot(1, receiver, fn)
+    """Call ``fn`` in a later turn of the event loop, after the paints and input waiting
+    now. A 0 ms single shot is a posted event, and whatever is posted in one turn runs
+    back to back in the next (a paint's update request among it): split work waits a
+    few milliseconds on a real timer instead, so the window paints and reads input
+    between the parts."""
+    QTimer.singleShot(NEXT_TURN_MS, receiver, fn)

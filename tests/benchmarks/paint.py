@@ -87,7 +87,7 @@ class _FirstPaint:
         self.done = False
 
         class Filter(QObject):
-            def eventFilter(self, _obj: Any, event: Any) -> bool:  # noqa: N802 (Qt's name)
+            def eventFilter(self, _obj: Any, event: Any) -> bool:
                 if event.type() == QEvent.Type.Paint and tab.layout_data is not None:
                     outer.done = True
                 return False

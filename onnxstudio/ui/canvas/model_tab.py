@@ -278,8 +278,8 @@ class ModelTab(QWidget):
         next_turn(self, lambda: self._land(opened))
 
     def _land(self, opened: Opened) -> None:
-        if self.model is not opened.model or self._pending_shapes is not opened.shapes:
-            self._landing = False  # replaced or shut down meanwhile
+        if self._pending_shapes is not opened.shapes:
+            self._landing = False  # shut down meanwhile
             self._on_busy(False)
             return
         self.loaded.emit(opened.model)

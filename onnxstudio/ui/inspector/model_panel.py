@@ -29,13 +29,19 @@ class ModelPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model: Model | None = None
+        self._shown: tuple[Model, dict, dict[str, str]] | None = None  # what the tree shows
         self.tree = PropertyTree()
         self.tree.linkActivated.connect(self._on_link)
         self.stack = EmptyStateStack(self, EMPTY_TEXT, self.tree)
         self.placeholder = self.stack.placeholder
 
     def set_model(self, model: Model | None) -> None:
-        self.model = model
+        shown = (model, model_summary(model), model_dim_abbreviations(model)) if model else None
+        last = self._shown
+        if shown is not None and last is not None and shown[0] is last[0] \
+                and shown[1:] == last[1:]:
+            return  # shapes arrived but changed nothing shown here: no 20 ms refill
+        self.model, self._shown = model, shown
         self.tree.clear()
         if model is None:
             self.stack.setCurrentIndex(0)
