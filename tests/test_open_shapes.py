@@ -87,6 +87,13 @@ def test_tab_relabels_edges_and_node_panel_when_shapes_arrive(qtbot, tmp_path: P
     assert labels["v7"] == "2×8"
     # only the labels were swapped: the boxes drawn first are the boxes shown now
     assert tab.layout_data is not first[0] and tab.layout_data.boxes is first[0].boxes
+    # ... and the painter kept the routes it smoothed; its hit index answers from the
+    # relabelled layout (an edge's tooltip shows its shape)
+    painter = tab.view.painter()
+    assert painter is not None and painter.routes_from is not None
+    assert painter.index.layout is tab.layout_data
+    edge = next(i for i, e in enumerate(tab.layout_data.edges) if e.value == "v7")
+    assert painter.curve(edge) is painter.routes_from.curve(edge)
     node = next(n for n in tab.model.graph.nodes if n.name.endswith("/Relu_7"))
     tab.view.set_selection([node.id])
     inspector.show_selection(tab.model, [node.id])

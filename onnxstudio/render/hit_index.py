@@ -8,6 +8,7 @@ that. Qt-free so tests and exporters can use it headless.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,6 +57,13 @@ class GraphIndex:
 
         self._build_edges(edge_margin)
         self._build_adjacency()
+
+    def relabelled(self, layout: Layout) -> GraphIndex:
+        """This index for ``layout``, a copy of its own with other edge labels only (see
+        layout/relabel.py): the same geometry, so the arrays are shared, not rebuilt."""
+        index = copy.copy(self)
+        index.layout = layout
+        return index
 
     # -- construction -------------------------------------------------------------------
 

@@ -93,8 +93,8 @@ def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
     layout = relabelled(drawing.layout, model.graph)
     if layout is None:
         return None
-    return Drawing(layout, GraphPainter(layout, theme).prepare(), drawing.overlay_data,
-                   drawing.overlay, drawing.overview)
+    painter = GraphPainter.relabelled(drawing.painter, layout, theme).prepare()
+    return Drawing(layout, painter, drawing.overlay_data, drawing.overlay, drawing.overview)
 
 
 def big_overview(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage | None:

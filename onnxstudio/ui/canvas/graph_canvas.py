@@ -129,7 +129,8 @@ class GraphCanvas(QGraphicsView):
         anchor = self._view_anchor() if keep_view and self._graph is not None else None
         scale = self.current_scale()
         self._layout = layout
-        self._surface = None  # its path cache holds the old painter's routes
+        if painter is None or painter.routes_from is not self._graph:
+            self._surface = None  # its path cache holds the old painter's routes
         if layout is None:
             self._graph = None
         elif painter is not None and painter.layout is layout:
