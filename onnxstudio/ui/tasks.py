@@ -16,9 +16,11 @@ from __future__ import annotations
 import gc
 import sys
 import traceback
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from onnxstudio.errors import Cancelled, describe_failure, user_message
@@ -180,8 +182,37 @@ class TaskRunner(QObject):
 
 def next_turn(receiver: QObject, fn: Callable[[], Any]) -> None:
     """Call ``fn`` in a later turn of the event loop, after the paints and input waiting
-    now. A 0 ms single shot is a posted event, and whatever is posted in one turn runs
-    back to back in the next (a paint's update request among it): split work waits a
-    few milliseconds on a real timer instead, so the window paints and reads input
-    between the parts."""
-    QTimer.singleShot(NEXT_TURN_MS, receiver, fn)
+    now, unless ``receiver`` is deleted first. Parts of one piece of work (a model
+    landing: the graph's paint, the panels, the minimap) each get a turn of their own:
+    one job per ``NEXT_TURN_MS`` timer, in order. (A 0 ms single shot is a posted event,
+    and whatever is posted in one turn runs back to back in the next.)"""
+    _turns.append((receiver, fn))
+    timer = _turn_timer()
+    if not timer.isActive():
+        timer.start()
+
+
+_turns: deque[tuple[QObject, Callable[[], Any]]] = deque()
+_timer: QTimer | None = None
+
+
+def _turn_timer() -> QTimer:
+    global _timer
+    if _timer is None:
+        _timer = QTimer()
+        _timer.setSingleShot(True)
+        _timer.setInterval(NEXT_TURN_MS)
+        _timer.timeout.connect(_next_job)
+    return _timer
+
+
+def _next_job() -> None:
+    try:
+        while _turns:
+            receiver, fn = _turns.popleft()
+            if shiboken6.isValid(receiver):
+                fn()
+                break
+    finally:
+        if _turns:
+            _turn_timer().start()
