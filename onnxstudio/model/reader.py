@@ -38,6 +38,7 @@ from onnxstudio.model.schemas import normalize_domain, resolve_schema
 
 _ATTR_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
 _UNKNOWN = TensorType()
+_SUMMARY_KEY_BYTES = 1024
 
 
 def tensor_type(type_proto: onnx.TypeProto) -> TensorType:
@@ -107,6 +108,7 @@ class _Context:
     # the opset-import warnings check, without walking every node again.
     graph_ops: set[tuple[str, str]] = field(default_factory=set)
     in_function: bool = False
+    summary_cache: dict[bytes, TensorSummary] = field(default_factory=dict)
 
     def type_of(self, type_proto: onnx.TypeProto) -> TensorType:
         """``tensor_type`` once per distinct TypeProto: a graph has few distinct types."""
@@ -116,8 +118,19 @@ class _Context:
             found = self.type_cache[key] = tensor_type(type_proto)
         return found
 
+    def summary_of(self, tensor: onnx.TensorProto) -> TensorSummary:
+        """Constant nodes repeat a few small tensors (bert96: 2,592 of them, 10 distinct),
+        so each small one is summarised once; large ones are not worth serialising."""
+        if tensor.ByteSize() > _SUMMARY_KEY_BYTES:
+            return _tensor_summary(tensor)
+        key = tensor.SerializeToString()
+        found = self.summary_cache.get(key)
+        if found is None:
+            found = self.summary_cache[key] = _tensor_summary(tensor)
+        return found
 
-def _attribute(attr: onnx.AttributeProto, body_keys: dict[str, str]) -> Attribute:
+
+def _attribute(attr: onnx.AttributeProto, ctx: _Context) -> Attribute:
     kind = _ATTR_TYPE_NAMES.get(attr.type, str(attr.type))
     if attr.ref_attr_name:
         return Attribute(attr.name, kind, f"@{attr.ref_attr_name}")
@@ -136,13 +149,13 @@ def _attribute(attr: onnx.AttributeProto, body_keys: dict[str, str]) -> Attribut
     elif t == AttributeProto.STRINGS:
         value = [s.decode("utf-8", "replace") for s in attr.strings]
     elif t == AttributeProto.TENSOR:
-        value = _tensor_summary(attr.t)
+        value = ctx.summary_of(attr.t)
     elif t == AttributeProto.TENSORS:
-        value = [_tensor_summary(x) for x in attr.tensors]
-    elif t == AttributeProto.GRAPH:
-        value = body_keys[attr.name]
+        value = [ctx.summary_of(x) for x in attr.tensors]
+    elif t == AttributeProto.GRAPH:  # the key of the body in Node.subgraphs
+        value = attr.name
     elif t == AttributeProto.GRAPHS:
-        value = [body_keys[f"{attr.name}[{i}]"] for i in range(len(attr.graphs))]
+        value = [f"{attr.name}[{i}]" for i in range(len(attr.graphs))]
     elif t == AttributeProto.TYPE_PROTO:
         value = tensor_type(attr.tp).describe()
     else:
@@ -252,19 +265,18 @@ def _schema(key: tuple[str, str], ctx: _Context,
 
 def _node_attributes(proto: onnx.NodeProto, node_id: str, ctx: _Context,
                      opsets: dict[str, int]) -> tuple[list[Attribute], dict[str, Graph]]:
+    attributes: list[Attribute] = []
     subgraphs: dict[str, Graph] = {}
-    body_keys: dict[str, str] = {}
-    attrs = proto.attribute
-    for attr in attrs:
-        if attr.type == AttributeProto.GRAPH:
-            body_keys[attr.name] = attr.name
+    for attr in proto.attribute:
+        kind = attr.type
+        if kind == AttributeProto.GRAPH:
             subgraphs[attr.name] = _body(attr.g, f"{node_id}/{attr.name}/", ctx, opsets)
-        elif attr.type == AttributeProto.GRAPHS:
+        elif kind == AttributeProto.GRAPHS:
             for i, g in enumerate(attr.graphs):
                 body_key = f"{attr.name}[{i}]"
-                body_keys[body_key] = body_key
                 subgraphs[body_key] = _body(g, f"{node_id}/{body_key}/", ctx, opsets)
-    return [_attribute(a, body_keys) for a in attrs], subgraphs
+        attributes.append(_attribute(attr, ctx))
+    return attributes, subgraphs
 
 
 def _captured(graph: Graph, candidates: list[str]) -> list[str]:
