@@ -4,8 +4,8 @@ nested If/Loop/Scan bodies with what they capture, local functions, schemas, wei
 Written for 100k-node graphs: each protobuf field access costs about a microsecond, so
 the loop touches each node's fields once, converts each distinct TypeProto once (keyed
 by its serialised bytes), and creates Values only for names the graph uses. Inferred
-shapes can be applied afterwards (:func:`apply_inferred_types`), so a window can draw
-the graph before onnx's shape inference has finished.
+shapes can be applied afterwards (see inferred.py), so a window can draw the graph
+before onnx's shape inference has finished.
 """
 
 from __future__ import annotations
@@ -14,19 +14,15 @@ import gc
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from math import prod
 from pathlib import Path
 
-import numpy as np
 import onnx
-from onnx import AttributeProto, numpy_helper
+from onnx import AttributeProto
 
-from onnxstudio.model.dtypes import dtype_name, nbytes
 from onnxstudio.model.graph import (
     Attribute,
     Function,
     Graph,
-    InitializerInfo,
     Model,
     Node,
     SchemaInfo,
@@ -34,64 +30,13 @@ from onnxstudio.model.graph import (
     TensorType,
     Value,
 )
+from onnxstudio.model.inferred import apply_inferred_types
 from onnxstudio.model.schemas import normalize_domain, resolve_schema
+from onnxstudio.model.typeproto import UNKNOWN as _UNKNOWN
+from onnxstudio.model.typeproto import initializer_info, tensor_summary, tensor_type
 
 _ATTR_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
-_UNKNOWN = TensorType()
 _SUMMARY_KEY_BYTES = 1024
-
-
-def tensor_type(type_proto: onnx.TypeProto) -> TensorType:
-    """What a TypeProto says of dtype and shape; symbolic dims kept as strings."""
-    which = type_proto.WhichOneof("value")
-    if which in ("tensor_type", "sparse_tensor_type"):
-        tt = getattr(type_proto, which)
-        shape = None
-        if tt.HasField("shape"):
-            shape = tuple(
-                d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
-                for d in tt.shape.dim
-            )
-        kind = "tensor" if which == "tensor_type" else "sparse_tensor"
-        return TensorType(dtype_name(tt.elem_type), shape, kind)
-    if which == "sequence_type":
-        inner = tensor_type(type_proto.sequence_type.elem_type)
-        return TensorType(inner.dtype, inner.shape, "sequence")
-    if which == "optional_type":
-        inner = tensor_type(type_proto.optional_type.elem_type)
-        return TensorType(inner.dtype, inner.shape, "optional")
-    if which == "map_type":
-        key = dtype_name(type_proto.map_type.key_type) or "?"
-        value = tensor_type(type_proto.map_type.value_type)
-        return TensorType(f"{key}→{value.describe()}", None, "map")
-    return _UNKNOWN
-
-
-def initializer_info(tensor: onnx.TensorProto) -> InitializerInfo:
-    dtype = dtype_name(tensor.data_type) or "undefined"
-    shape = tuple(int(d) for d in tensor.dims)
-    elements = prod(shape)
-    size = nbytes(dtype, elements)
-    if dtype == "string":
-        size = sum(len(s) for s in tensor.string_data)
-    location = None
-    if tensor.data_location == onnx.TensorProto.EXTERNAL:
-        location = next((e.value for e in tensor.external_data if e.key == "location"), None)
-    return InitializerInfo(tensor.name, dtype, shape, elements, size, location)
-
-
-def _tensor_summary(tensor: onnx.TensorProto) -> TensorSummary:
-    info = initializer_info(tensor)
-    preview = ""
-    if info.external_location is None and info.elements <= 4096:
-        try:
-            arr = numpy_helper.to_array(tensor)
-            flat = np.asarray(arr).ravel()
-            text = ", ".join(str(x) for x in flat[:8].tolist())
-            preview = f"[{text}{', …' if flat.size > 8 else ''}]"
-        except Exception:  # exotic dtypes numpy cannot hold: keep the summary
-            preview = ""
-    return TensorSummary(info.dtype, info.shape, preview)
 
 
 @dataclass
@@ -122,11 +67,11 @@ class _Context:
         """Constant nodes repeat a few small tensors (bert96: 2,592 of them, 10 distinct),
         so each small one is summarised once; large ones are not worth serialising."""
         if tensor.ByteSize() > _SUMMARY_KEY_BYTES:
-            return _tensor_summary(tensor)
+            return tensor_summary(tensor)
         key = tensor.SerializeToString()
         found = self.summary_cache.get(key)
         if found is None:
-            found = self.summary_cache[key] = _tensor_summary(tensor)
+            found = self.summary_cache[key] = tensor_summary(tensor)
         return found
 
 
@@ -323,75 +268,6 @@ def _function(proto: onnx.FunctionProto, ctx: _Context) -> Function:
         outputs=list(proto.output), attribute_names=list(proto.attribute),
         opset_imports=opsets, body=body, doc_string=proto.doc_string,
     )
-
-
-def value_infos(graph: onnx.GraphProto, nested: bool = True) -> Iterator[onnx.ValueInfoProto]:
-    """The value_info and outputs of ``graph`` and (``nested``) of every body in it."""
-    stack = [graph]
-    while stack:
-        g = stack.pop()
-        yield from g.value_info
-        yield from g.output
-        if not nested:
-            continue
-        for node in g.node:
-            if not len(node.attribute):
-                continue
-            for attr in node.attribute:
-                if attr.type == AttributeProto.GRAPH:
-                    stack.append(attr.g)
-                elif attr.type == AttributeProto.GRAPHS:
-                    stack.extend(attr.graphs)
-
-
-def _graphs(model: Model) -> list[Graph]:
-    """The main graph, every nested body and every local-function body."""
-    out: list[Graph] = []
-    stack = [model.graph, *(f.body for f in model.functions)]
-    while stack:
-        graph = stack.pop()
-        out.append(graph)
-        stack.extend(body for node in graph.nodes if node.subgraphs
-                     for body in node.subgraphs.values())
-    return out
-
-
-def _inferred_types(inferred: onnx.ModelProto, nested: bool) -> dict[str, TensorType | None]:
-    """Name -> type of every ValueInfoProto in ``inferred`` (None: nothing known), each
-    distinct TypeProto converted once; the last of several infos of one name wins.
-    Without ``nested`` bodies, the inferred graph's nodes need not be walked."""
-    cache: dict[bytes, TensorType | None] = {}
-    types: dict[str, TensorType | None] = {}
-    for vi in value_infos(inferred.graph, nested):
-        type_proto = vi.type
-        key = type_proto.SerializeToString()
-        try:
-            types[vi.name] = cache[key]
-        except KeyError:
-            found = tensor_type(type_proto)
-            types[vi.name] = cache[key] = None if found == _UNKNOWN else found
-    return types
-
-
-def apply_inferred_types(model: Model, inferred: onnx.ModelProto) -> int:
-    """Give every value whose type the file leaves unknown the type shape inference found.
-
-    Declared types (value_info, inputs, outputs, weights) win. Safe to call once the
-    model is shown: only ``Value.type`` attributes are replaced. Returns how many changed.
-    """
-    types = _inferred_types(inferred, any(node.subgraphs for node in model.graph.nodes))
-    changed = 0
-    for graph in _graphs(model):
-        for name, value in graph.values.items():
-            vt = value.type  # unknown: TensorType(), compared field by field (3x faster)
-            if vt.dtype is None and vt.shape is None and vt.kind == "tensor":
-                found = types.get(name)
-                if found is not None:
-                    value.type = found
-                    changed += 1
-    if changed:
-        model.forget_typed_views()
-    return changed
 
 
 @contextmanager
