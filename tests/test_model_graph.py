@@ -129,3 +129,66 @@ def test_real_loop_and_scan_bodies() -> None:
                                  if a.type == onnx.AttributeProto.GRAPH)
 
     assert nested.graph.node_count_total() == count(proto.graph) > len(proto.graph.node)
+
+
+def test_captured_values_keep_the_order_they_entered_the_body(tmp_path: Path) -> None:
+    """A body's declared (value_info) outer names come first, then those it reads, in
+    reading order; a name the body defines itself is never captured."""
+    then_g = helper.make_graph(
+        [helper.make_node("Add", ["b", "a"], ["s"]), helper.make_node("Mul", ["s", "c"], ["t"])],
+        "then", [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])],
+        value_info=[helper.make_tensor_value_info("c", TensorProto.FLOAT, [2])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["a"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["cond"], ["y"], then_branch=then_g, else_branch=else_g)],
+        "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in "abc"]
+        + [helper.make_tensor_value_info("cond", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = load_model(save(make_model(graph), tmp_path / "if.onnx"))
+    then_body = model.graph.nodes[0].subgraphs["then_branch"]
+    assert then_body.captured == ["c", "b", "a"]
+    assert then_body.values["c"].kind == "captured"
+    assert then_body.values["s"].kind == "intermediate"
+    assert model.graph.captured == []
+
+
+def test_repeated_constants_each_show_their_own_tensor(tmp_path: Path) -> None:
+    """Identical small tensors are summarised once and shared; each node still shows
+    the tensor it holds, large ones included."""
+    def constant(out: str, values: list[float]) -> onnx.NodeProto:
+        tensor = helper.make_tensor("value", TensorProto.FLOAT, [len(values)], values)
+        return helper.make_node("Constant", [], [out], value=tensor)
+
+    big = [float(i) for i in range(400)]  # over the 1 KiB under which summaries are shared
+    nodes = [constant("k0", [1.0, 2.0]), constant("k1", [1.0, 2.0]), constant("k2", [3.0]),
+             constant("k3", big), helper.make_node("Concat", ["k0", "k1", "k2", "k3"],
+                                                   ["y"], axis=0)]
+    graph = helper.make_graph(nodes, "g", [],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = load_model(save(make_model(graph), tmp_path / "const.onnx"))
+    shown = [n.attribute("value").value for n in model.graph.nodes[:4]]
+    assert [s.preview for s in shown[:3]] == ["[1.0, 2.0]", "[1.0, 2.0]", "[3.0]"]
+    assert shown[3].shape == (400,) and shown[3].preview.startswith("[0.0, 1.0, 2.0")
+    assert shown[0] is shown[1]
+    assert model.graph.values["k3"].type.shape == (400,)
+
+
+def test_a_dangling_input_is_found_first_in_node_order_even_inside_a_body() -> None:
+    from onnxstudio.model.guard import unsafe_for_inference
+
+    def model(branch_reads: str, later_reads: str) -> onnx.ModelProto:
+        body = helper.make_graph([helper.make_node("Identity", [branch_reads], ["t"],
+                                                   name="inner")], "then", [],
+                                 [helper.make_tensor_value_info("t", TensorProto.FLOAT, [1])])
+        nodes = [helper.make_node("If", ["cond"], ["y"], then_branch=body, else_branch=body),
+                 helper.make_node("Relu", [later_reads, ""], ["r"])]
+        return make_model(helper.make_graph(
+            nodes, "g", [helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+                         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+            [helper.make_tensor_value_info("r", TensorProto.FLOAT, [1])]))
+
+    assert unsafe_for_inference(model("x", "x")) is None
+    assert "input 'ghost' of node 'inner'" in (unsafe_for_inference(model("ghost", "nope"))
+                                               or "")
+    assert "input 'nope' of node 'Relu'" in (unsafe_for_inference(model("x", "nope")) or "")

@@ -15,27 +15,40 @@ import onnx
 GUARD_NODES = 20_000
 
 
-def _defined(graph: onnx.GraphProto, names: set[str]) -> None:
-    names.update(v.name for v in graph.input)
-    names.update(t.name for t in graph.initializer)
-    names.update(s.values.name for s in graph.sparse_initializer)
+def _bodies(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    out: list[onnx.GraphProto] = []
+    for attr in node.attribute:
+        if attr.type == onnx.AttributeProto.GRAPH:
+            out.append(attr.g)
+        elif attr.type == onnx.AttributeProto.GRAPHS:
+            out.extend(attr.graphs)
+    return out
+
+
+def _names(graph: onnx.GraphProto, defined: set[str], read: set[str]) -> None:
+    """Every name ``graph`` and its bodies define, and every name their nodes read: one
+    pass of C-level set updates, so the common case (nothing dangling) stays cheap."""
+    defined.update(v.name for v in graph.input)
+    defined.update(t.name for t in graph.initializer)
+    defined.update(s.values.name for s in graph.sparse_initializer)
     for node in graph.node:
-        names.update(node.output)
-        for attr in node.attribute:
-            for body in (*([attr.g] if attr.HasField("g") else []), *attr.graphs):
-                _defined(body, names)
+        defined.update(node.output[:])  # a sliced copy iterates faster than the field
+        read.update(node.input[:])
+        if len(node.attribute):
+            for body in _bodies(node):
+                _names(body, defined, read)
 
 
-def _undefined(graph: onnx.GraphProto, names: set[str]) -> tuple[str, str] | None:
+def _first_undefined(graph: onnx.GraphProto, defined: set[str]) -> tuple[str, str] | None:
+    """The first input, in node order, that ``defined`` lacks (and the node reading it)."""
     for node in graph.node:
         for name in node.input:
-            if name and name not in names:
+            if name and name not in defined:
                 return name, node.name or node.op_type
-        for attr in node.attribute:
-            for body in (*([attr.g] if attr.HasField("g") else []), *attr.graphs):
-                found = _undefined(body, names)
-                if found:
-                    return found
+        for body in _bodies(node):
+            found = _first_undefined(body, defined)
+            if found:
+                return found
     return None
 
 
@@ -43,9 +56,11 @@ def unsafe_for_inference(proto: onnx.ModelProto) -> str | None:
     """Why shape inference must not run on ``proto``, or None when it may."""
     if len(proto.graph.node) > GUARD_NODES:
         return None
-    names: set[str] = set()
-    _defined(proto.graph, names)
-    found = _undefined(proto.graph, names)
+    defined: set[str] = set()
+    read: set[str] = set()
+    _names(proto.graph, defined, read)
+    read.discard("")  # an omitted optional input
+    found = _first_undefined(proto.graph, defined) if read - defined else None
     if found:
         return (f"shape inference skipped: input '{found[0]}' of node '{found[1]}' is "
                 "produced by nothing")

@@ -83,7 +83,7 @@ def types_only(inferred: onnx.ModelProto) -> onnx.ModelProto:
     """Every ValueInfoProto of the main graph and nested bodies, in one flat graph."""
     import onnx
 
-    from onnxstudio.model.reader import value_infos
+    from onnxstudio.model.inferred import value_infos
 
     out = onnx.ModelProto()
     out.graph.value_info.extend(value_infos(inferred.graph))

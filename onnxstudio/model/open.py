@@ -18,8 +18,9 @@ from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.graph import Model
 from onnxstudio.model.infer_child import ChildInference
 from onnxstudio.model.inference import infer_shapes
+from onnxstudio.model.inferred import apply_inferred_types
 from onnxstudio.model.load import read_model_proto
-from onnxstudio.model.reader import apply_inferred_types, build_model
+from onnxstudio.model.reader import build_model
 
 Progress = Callable[[str, float], None]
 
