@@ -86,12 +86,13 @@ def test_bad_option_is_a_usage_error(model: Path, tmp_path: Path) -> None:
     assert proc.returncode == 2 and "invalid choice" in proc.stderr
 
 
-def test_dot_and_json_export_without_pyside6(model: Path, tmp_path: Path) -> None:
-    """DOT and JSON are Qt-free: they work where PySide6 cannot even be imported."""
+def test_svg_dot_and_json_export_without_pyside6(model: Path, tmp_path: Path) -> None:
+    """SVG, DOT and JSON are Qt-free: they work where PySide6 cannot even be imported."""
     from tests.test_core_without_qt import BLOCK_QT
 
     script = BLOCK_QT + f"""
 from onnxstudio.cli import main
+assert main(["export", {str(model)!r}, {str(tmp_path / "g.svg")!r}]) == 0
 assert main(["export", {str(model)!r}, {str(tmp_path / "g.dot")!r}]) == 0
 assert main(["export", {str(model)!r}, {str(tmp_path / "g.json")!r}, "--expand-all"]) == 0
 assert not any(k.startswith("PySide6") for k in sys.modules)
@@ -99,5 +100,6 @@ assert not any(k.startswith("PySide6") for k in sys.modules)
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "g.svg").read_text().count('class="node"') >= 3
     assert (tmp_path / "g.dot").read_text().count("->") >= 5
     assert json.loads((tmp_path / "g.json").read_text())["nodes"]

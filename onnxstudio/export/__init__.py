@@ -4,7 +4,7 @@ Entry points (importing this package does not import Qt):
 
 - ``formats.export_layout(layout, model, path, options, progress, cancel) -> ExportResult``
   writes one file atomically; the format follows the extension unless
-  ``options.format`` says otherwise. SVG/PNG/PDF need a QGuiApplication
+  ``options.format`` says otherwise. PNG/PDF need a QGuiApplication
   (``qtapp.ensure_gui_app()`` makes a headless one).
 - ``options.ExportOptions``: scale, region (whole/visible/selection), expand state,
   direction, theme, title block, PDF paper, PNG tiling.

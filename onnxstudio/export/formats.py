@@ -1,7 +1,7 @@
 """Pick the format from the file name and dispatch one export; the single entry point.
 
-``export_layout`` is what the CLI and the GUI worker call. DOT and JSON never import
-Qt; SVG, PNG and PDF import the render backends lazily.
+``export_layout`` is what the CLI and the GUI worker call. DOT, JSON and SVG never import
+Qt; PNG and PDF import the QPainter backend lazily.
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ DESCRIPTIONS: dict[Format, str] = {
     "svg": "SVG vector image", "png": "PNG image", "pdf": "PDF document",
     "dot": "Graphviz DOT source", "json": "Layout as JSON",
 }
-QT_FORMATS: frozenset[Format] = frozenset({"svg", "png", "pdf"})
+# SVG is written as text by render's own writer: a CLI export of it skips the 0.3 s of
+# importing PySide6 and starting a QGuiApplication.
+QT_FORMATS: frozenset[Format] = frozenset({"png", "pdf"})
 
 
 def format_for_path(path: str | Path, explicit: str | None = None) -> Format:
@@ -67,7 +69,7 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
                   cancel: CancelFn | None = None) -> ExportResult:
     """Write ``layout`` to ``path``; raises ExportError (ExportCancelled on cancel).
 
-    SVG/PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it.
+    PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it.
     """
     options = options or ExportOptions()
     options.validate()
