@@ -1,4 +1,4 @@
-"""Surface wrappers: shift a drawing onto a sheet, and watch it for progress and cancel.
+"""A surface wrapper that watches a drawing for progress and cancel.
 
 ``WatchSurface`` lets a single long ``GraphPainter.paint`` call (a 100k-node PDF) report
 progress and stop on Cancel: it counts drawn items and raises ExportCancelled from
@@ -11,53 +11,6 @@ from collections.abc import Sequence
 
 from onnxstudio.export.options import CancelFn, ExportCancelled, ProgressFn
 from onnxstudio.render.drawing import Anchor, Cubic, Font, Point, Stroke, Surface
-
-
-class OffsetSurface(Surface):
-    """Forwards every call to ``inner`` shifted by (dx, dy).
-
-    For the SVG writer, which has no transform; the QPainter backend translates the
-    painter instead.
-    """
-
-    def __init__(self, inner: Surface, dx: float, dy: float) -> None:
-        self.inner, self.dx, self.dy = inner, dx, dy
-
-    def _p(self, p: Point) -> Point:
-        return (p[0] + self.dx, p[1] + self.dy)
-
-    def begin_item(self, item_id: str, kind: str, name: str = "", op_type: str = "") -> None:
-        self.inner.begin_item(item_id, kind, name, op_type)
-
-    def end_item(self) -> None:
-        self.inner.end_item()
-
-    def rect(self, x: float, y: float, w: float, h: float, fill: str | None,
-             stroke: Stroke | None) -> None:
-        self.inner.rect(x + self.dx, y + self.dy, w, h, fill, stroke)
-
-    def rounded_rect(self, x: float, y: float, w: float, h: float, radius: float,
-                     fill: str | None, stroke: Stroke | None) -> None:
-        self.inner.rounded_rect(x + self.dx, y + self.dy, w, h, radius, fill, stroke)
-
-    def path(self, start: Point, segments: Sequence[Cubic], stroke: Stroke) -> None:
-        p = self._p
-        self.inner.path(p(start), [(p(a), p(b), p(c)) for a, b, c in segments], stroke)
-
-    def polygon(self, points: Sequence[Point], fill: str, stroke: Stroke | None = None) -> None:
-        self.inner.polygon([self._p(q) for q in points], fill, stroke)
-
-    def text(self, x: float, y: float, text: str, font: Font, color: str,
-             anchor: Anchor = "start") -> None:
-        self.inner.text(x + self.dx, y + self.dy, text, font, color, anchor)
-
-    def rects(self, boxes: Sequence[tuple[float, float, float, float]], fill: str | None,
-              stroke: Stroke | None) -> None:
-        self.inner.rects([(x + self.dx, y + self.dy, w, h) for x, y, w, h in boxes], fill,
-                         stroke)
-
-    def polylines(self, lines: Sequence[Sequence[Point]], stroke: Stroke) -> None:
-        self.inner.polylines([[self._p(q) for q in line] for line in lines], stroke)
 
 
 class WatchSurface(Surface):

@@ -18,7 +18,7 @@ from onnxstudio.export.options import (
     ProgressFn,
 )
 from onnxstudio.export.sheet import item_count, paint_state, plan_sheet
-from onnxstudio.export.surfaces import OffsetSurface, WatchSurface
+from onnxstudio.export.surfaces import WatchSurface
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.svg_surface import SvgSurface
 
@@ -40,7 +40,8 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
                          f'width="{w:g}" height="{h:g}"/></clipPath>'
                          '<g clip-path="url(#export-region)">')
     total = item_count(layout) + 1
-    watch = WatchSurface(OffsetSurface(svg, sheet.dx, sheet.dy), progress, cancel, total=total)
+    svg.shift(sheet.dx, sheet.dy)  # the diagram's place on the sheet
+    watch = WatchSurface(svg, progress, cancel, total=total)
     graph.paint(watch, sheet.layout_rect(None), 1.0, paint_state(options, layout, model))
     if sheet.clip:
         svg.parts.append("</g>")
