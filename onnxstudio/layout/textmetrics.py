@@ -9,6 +9,8 @@ tables err on the wide side by under 0.5 %.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 ASCENT = 0.928  # of the pixel size, DejaVu Sans
 DESCENT = 0.236
 MONO_ADVANCE = 0.602  # DejaVu Sans Mono, every glyph
@@ -54,6 +56,13 @@ def text_width(text: str, size: float, bold: bool = False, mono: bool = False) -
     """Advance of ``text`` at ``size`` px (DejaVu Sans, or DejaVu Sans Mono)."""
     if mono:
         return MONO_ADVANCE * size * len(text)
+    return _em_width(text, bold) * size
+
+
+# Layout sizes every box by its texts and the painter elides the same texts again, and
+# most of them repeat (shapes, op types): a lookup is a fraction of summing the glyphs.
+@lru_cache(maxsize=1 << 16)
+def _em_width(text: str, bold: bool) -> float:
     table = _BOLD if bold else _REGULAR
     weight = 1 if bold else 0
     total = 0.0
@@ -64,4 +73,4 @@ def text_width(text: str, size: float, bold: bool = False, mono: bool = False) -
         else:
             wide = _WIDE.get(ch)
             total += wide[weight] if wide else (_CJK if ch >= "\u2e80" else _OTHER)
-    return total * size
+    return total
