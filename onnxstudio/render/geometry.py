@@ -83,11 +83,13 @@ def end_direction(start: Point, segs: Sequence[Cubic]) -> tuple[float, float]:
     return (0.0, 1.0)
 
 
-def trim_end(start: Point, segs: list[Cubic], length: float) -> list[Cubic]:
-    """Pull the last point back by ``length`` so the line stops at the arrowhead's base."""
+def trim_end(start: Point, segs: list[Cubic], length: float,
+             direction: tuple[float, float] | None = None) -> list[Cubic]:
+    """Pull the last point back by ``length`` so the line stops at the arrowhead's base
+    (``direction``: the curve's :func:`end_direction`, if the caller has it already)."""
     if not segs:
         return segs
-    ux, uy = end_direction(start, segs)
+    ux, uy = direction or end_direction(start, segs)
     c1, c2, end = segs[-1]
     new_end = (end[0] - ux * length, end[1] - uy * length)
     seg_start = start if len(segs) == 1 else segs[-2][2]

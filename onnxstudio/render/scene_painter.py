@@ -202,8 +202,9 @@ class GraphPainter:
             start, segs = self.curve(i)
             if not segs:
                 return
-            drawn = self._drawn[i] = (start, trim_end(start, segs, ARROW_LENGTH - 1.0),
-                                      arrowhead(segs[-1][2], end_direction(start, segs)))
+            way = end_direction(start, segs)
+            drawn = self._drawn[i] = (start, trim_end(start, segs, ARROW_LENGTH - 1.0, way),
+                                      arrowhead(segs[-1][2], way))
         start, trimmed, arrow = drawn
         col = color or (t.back_edge if e.back else t.edge)
         width = 2.0 if color else 1.2

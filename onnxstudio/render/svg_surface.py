@@ -127,14 +127,17 @@ class SvgSurface(Surface):
     # -- Surface ------------------------------------------------------------------------
 
     def begin_item(self, item_id: str, kind: str, name: str = "", op_type: str = "") -> None:
-        sid = svg_id(item_id)
+        if _ID_UNSAFE.search(item_id) is None:  # most ids ("edge12"): nothing to replace
+            sid, quoted = "i-" + item_id, f'"{item_id}"'
+        else:
+            sid, quoted = svg_id(item_id), _quoteattr(item_id)
         if sid in self._ids:  # ids must stay unique even if sanitising collides
             k = 2
             while f"{sid}-{k}" in self._ids:
                 k += 1
             sid = f"{sid}-{k}"
         self._ids.add(sid)
-        attrs = f' id="{sid}" class="{kind}" data-id={_quoteattr(item_id)}'
+        attrs = f' id="{sid}" class="{kind}" data-id={quoted}'
         if name:
             attrs += f" data-name={_quoteattr(name)}"
         if op_type:
