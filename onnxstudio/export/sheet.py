@@ -80,11 +80,12 @@ def paint_state(options: ExportOptions, layout: Layout | None = None,
     """What the painter adds on top of the layout: names and the canvas' overlay (folded
     into this export's layout, which may be expanded differently) if asked; never a
     selection."""
-    from onnxstudio.render.overlay import build_overlay
     from onnxstudio.render.scene_painter import PaintState
 
     overlay = None
     if options.overlay is not None and layout is not None and model is not None:
+        from onnxstudio.render.overlay import build_overlay
+
         overlay = build_overlay(layout, model.graph, options.overlay)
     return PaintState(show_names=options.show_names, overlay=overlay)
 

@@ -8,13 +8,16 @@ longer than ``sizing.MAX_LABEL_CHARS`` characters.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from onnxstudio.layout import sizing
 from onnxstudio.layout.types import Box
 from onnxstudio.render import text as tx
 from onnxstudio.render.drawing import Font, Stroke, Surface
-from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.theme import NodeStyle, Theme
+
+if TYPE_CHECKING:  # the overlay module is only needed when there is one
+    from onnxstudio.render.overlay import Overlay
 
 # height = 2*PAD_Y + TITLE_LINE_H + lines * DETAIL_LINE_H (layout/sizing.py)
 RADIUS = 4.0

@@ -28,7 +28,6 @@ from onnxstudio.render.geometry import (
     trim_end,
 )
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
-from onnxstudio.render.overlay import text_on
 from onnxstudio.render.theme import LIGHT, NodeStyle, Theme
 
 __all__ = ["GraphPainter", "PaintState", "lod"]
@@ -264,6 +263,8 @@ class GraphPainter:
         style = t.node(self._category(b))
         overlay = state.overlay if b.kind not in ("input", "output") else None
         if overlay is not None:
+            from onnxstudio.render.overlay import text_on  # loaded with the overlay
+
             fill = overlay.fill(b.id)
             style = NodeStyle(fill, text_on(fill), style.border)
         op = b.title if b.kind in ("node", "function") else ""
