@@ -8,7 +8,7 @@ paint, keeps labels identical across scrolled strips, zoom levels and exports.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -183,28 +183,28 @@ class _RectGrid:
         for side in ((x, y, w, 0.0), (x, y + h, w, 0.0), (x, y, 0.0, h), (x + w, y, 0.0, h)):
             self._file(side, r)
 
-    def hits(self, r: Rect) -> bool:
-        x, y, w, h = r
-        x1, y1 = x + w, y + h
+    def _near(self, r: Rect) -> Iterator[Rect]:
+        """The rectangles filed in the cells ``r`` covers (one may come more than once)."""
         cells = self.cells
         columns, rows = self._spans(r)
         for i in columns:
             for j in rows:
-                for ox, oy, ow, oh in cells.get((i, j), ()):
-                    if x < ox + ow and ox < x1 and y < oy + oh and oy < y1:
-                        return True
+                yield from cells.get((i, j), ())
+
+    def hits(self, r: Rect) -> bool:
+        x, y, w, h = r
+        x1, y1 = x + w, y + h
+        for ox, oy, ow, oh in self._near(r):
+            if x < ox + ow and ox < x1 and y < oy + oh and oy < y1:
+                return True
         return False
 
     def straddles(self, r: Rect) -> bool:
         """Whether ``r`` is partly inside, partly outside a placed rectangle."""
         x, y, w, h = r
         x1, y1 = x + w, y + h
-        cells = self.cells
-        columns, rows = self._spans(r)
-        for i in columns:
-            for j in rows:
-                for ox, oy, ow, oh in cells.get((i, j), ()):
-                    overlaps = x < ox + ow and ox < x1 and y < oy + oh and oy < y1
-                    if overlaps and not (ox <= x and x1 <= ox + ow and oy <= y and y1 <= oy + oh):
-                        return True
+        for ox, oy, ow, oh in self._near(r):
+            overlaps = x < ox + ow and ox < x1 and y < oy + oh and oy < y1
+            if overlaps and not (ox <= x and x1 <= ox + ow and oy <= y and y1 <= oy + oh):
+                return True
         return False
