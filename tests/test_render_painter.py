@@ -76,6 +76,31 @@ def test_svg_backend_needs_no_qt() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
 
 
+def test_svg_shift_moves_positions_not_sizes_and_numbers_stay_compact() -> None:
+    """An export's sheet offset is added as the SVG is written: every position moves,
+    widths, radii and stroke widths do not; repeated values read the same each time."""
+    from onnxstudio.render.drawing import Font, Stroke
+    from onnxstudio.render.svg_surface import SvgSurface
+
+    svg = SvgSurface()
+    svg.shift(24.0, 10.5)
+    for _ in range(2):
+        svg.rounded_rect(-24.0, 0.25, 100.0, 40.125, 4.0, "#ffffff80", Stroke("#000000", 1.5))
+        svg.path((0.0, 0.0), [((0.0, 0.0), (1.0, 2.0), (1.0, 2.0)),
+                              ((1.0, 3.0), (2.0, 4.0), (5.0, 6.0))], Stroke("#000000"))
+        svg.polygon([(0.0, 0.0), (1.0, 1.0), (-1.0, 1.0)], "#123456")
+        svg.text(-24.0, -10.5, "a<b", Font(11.0, bold=True), "#000000", "middle")
+    first, second = svg.parts[:4], svg.parts[4:]
+    assert first == second
+    rect, path, polygon, text = first
+    assert rect == ('<rect x="0" y="10.75" width="100" height="40.12" rx="4" fill="#ffffff"'
+                    ' fill-opacity="0.5" stroke="#000000" stroke-width="1.5"/>')
+    assert 'd="M24 10.5L25 12.5C25 13.5 26 14.5 29 16.5"' in path
+    assert 'points="24,10.5 25,11.5 23,11.5"' in polygon
+    assert text == ('<text x="0" y="0" font-size="11" font-weight="bold" text-anchor="middle"'
+                    ' fill="#000000">a&lt;b</text>')
+
+
 def test_level_of_detail_drops_text_but_keeps_boxes() -> None:
     painter = GraphPainter(demo_layout(), LIGHT)
     full = RecordingSurface()
