@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import onnx
+import pytest
 from onnx import TensorProto, helper
 
 from onnxstudio.layout.build import build_layout
@@ -13,6 +14,7 @@ from onnxstudio.model.open import ISOLATE_INFERENCE_NODES, open_model
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.inspector.inspector import Inspector
 from tests.builders import make_model, save, tiny_mlp
+from tests.conftest import shared_model
 
 
 def relu_chain(count: int, bad: bool = False) -> onnx.ModelProto:
@@ -157,3 +159,27 @@ def test_relabelling_declines_when_an_output_box_would_change(tmp_path: Path) ->
     shapes.apply(model)
     assert model.graph.values["v10"].type.describe() == "float32[2×8]"
     assert relabelled(first, model.graph) is None
+
+
+@pytest.mark.parametrize("relative", [
+    "zoo/onnx_light/light_squeezenet.onnx",  # weights made by folded ConstantOfShape
+    "zoo/onnx_light/light_inception_v1.onnx",
+    "zoo/mnist/mnist.onnx",
+])
+def test_relabelling_real_models_gives_a_fresh_layout_or_declines(relative: str) -> None:
+    """Whatever the tab shows once shapes arrive, relabelled or laid out again, is the
+    layout a fresh open with the shapes gives: no box cut to a text it no longer prints."""
+    from onnxstudio.layout.relabel import relabelled
+    from onnxstudio.layout.state import default_state
+
+    model, shapes = open_model(shared_model(relative))
+    first = build_layout(model, default_state(model.graph))
+    shapes.apply(model)
+    swapped = relabelled(first, model.graph)
+    fresh = build_layout(model, default_state(model.graph))
+    if swapped is None:
+        return
+    assert [(b.id, b.x, b.y, b.width, b.height, b.details) for b in swapped.boxes] == [
+        (b.id, b.x, b.y, b.width, b.height, b.details) for b in fresh.boxes]
+    assert [(e.value, e.label, e.points) for e in swapped.edges] == [
+        (e.value, e.label, e.points) for e in fresh.edges]

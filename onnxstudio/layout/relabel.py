@@ -4,12 +4,13 @@ The window draws a model before its shapes are known and relabels the edges when
 come. Geometry does not depend on edge labels, so for a graph without bodies or local
 functions drawn in place the drawing only needs its labels swapped: a fraction of the
 second on 100k nodes, where a new layout takes over two. Input and output boxes print
-their type and are sized by it: if one of those texts changed, the caller lays out again.
+their type and are sized by it, and so do boxes a folded ConstantOfShape prints its shape
+in: if one of those texts may change, the caller lays out again.
 """
 
 from __future__ import annotations
 
-from onnxstudio.layout.labels import shape_text, type_text
+from onnxstudio.layout.labels import folded_constants, shape_text, type_text
 from onnxstudio.layout.types import Edge, Layout
 from onnxstudio.model.graph import Graph
 
@@ -18,6 +19,8 @@ def relabelled(layout: Layout, graph: Graph) -> Layout | None:
     """``layout`` with edge labels from ``graph``'s value types now; None when something
     could move (nested bodies or function calls, an input/output box whose text changed)."""
     if any(node.subgraphs or node.function for node in graph.nodes):
+        return None
+    if _folded_shape_printed(graph):
         return None
     values = graph.values
     for box in layout.boxes:
@@ -34,3 +37,10 @@ def relabelled(layout: Layout, graph: Graph) -> Layout | None:
                      Edge(edge.source, edge.target, edge.value, label, edge.points, edge.back))
     return Layout(layout.direction, layout.width, layout.height, layout.boxes, layout.groups,
                   edges)
+
+
+def _folded_shape_printed(graph: Graph) -> bool:
+    """Whether a ConstantOfShape is folded into its readers' boxes: its detail line prints
+    the shape inference found ("W ⟨64×3×3×3⟩" instead of "W ⟨filled⟩"), which sizes them."""
+    fills = [n.outputs[0] for n in graph.nodes if n.op_type == "ConstantOfShape" and n.outputs]
+    return bool(fills) and not folded_constants(graph).keys().isdisjoint(fills)
