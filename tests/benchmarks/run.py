@@ -171,7 +171,8 @@ def peak_mb() -> float:
 def run_isolated(path: Path, crossings: bool = True) -> dict[str, Any]:
     command = [sys.executable, "-m", "tests.benchmarks.run", "--one", str(path)]
     proc = subprocess.run(command + ([] if crossings else ["--no-crossings"]),
-                          cwd=REPO, capture_output=True, text=True, check=False)
+                          cwd=REPO, env=_bytecode_env(), capture_output=True, text=True,
+                          check=False)
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
         return {"model": path.name, "error": tail}
@@ -181,16 +182,21 @@ def run_isolated(path: Path, crossings: bool = True) -> dict[str, Any]:
     return row
 
 
+def _bytecode_env() -> dict[str, str]:
+    """This environment, but keeping .pyc files as an installed copy does: without them
+    every fresh process compiles the modules it imports, some inside the measured times
+    (a module first imported while exporting holds the GIL while it compiles)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def cli_export_seconds(path: Path) -> float | None:
     """Wall time of ``onnxstudio export MODEL OUT.svg`` as a shell runs it: a fresh
     interpreter, imports, parse, shapes, layout, paint and the file written."""
-    # An installed copy runs from compiled bytecode: let this one keep its .pyc files.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as folder:
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "onnxstudio", "export", str(path),
                                str(Path(folder) / "graph.svg")],
-                              cwd=REPO, env=env, capture_output=True, check=False)
+                              cwd=REPO, env=_bytecode_env(), capture_output=True, check=False)
         seconds = time.perf_counter() - t0
     return seconds if proc.returncode == 0 else None
 
