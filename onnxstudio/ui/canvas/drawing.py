@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QImage
 
-from onnxstudio.layout.build import build_layout
+from onnxstudio.layout.cache import layout_model
 from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.layout.relabel import relabelled
 from onnxstudio.layout.state import ExpandState
@@ -75,11 +75,10 @@ def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
          context: TaskContext, overlay_data: OverlayData | None = None,
          dpr: float = 1.0) -> Drawing:
     """Lay ``model`` out as ``state`` expands it and build everything a paint needs."""
-    functions = local_functions(model)
-    layout = build_layout(
-        model.graph, state, direction, cancel=context.cancelled,
+    layout = layout_model(
+        model, state, direction, cancel=context.cancelled,
         progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
-        functions=functions)  # LayoutCancelled is a Cancelled: the task stops quietly
+    )  # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
     painter = GraphPainter(layout, theme).prepare()
