@@ -201,3 +201,24 @@ def test_window_second_open_shows_the_same_boxes(qtbot, builds: list[str]) -> No
         tab.shutdown()
     assert laid_out == [1, 0]  # the second open was served from the cache
     assert shown[0] == shown[1] and len(shown[0]) > 100
+
+
+def test_file_too_big_to_hash_for_its_layout_is_not_kept(
+        builds: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = save(tiny_mlp(), tmp_path / "mlp.onnx")
+    monkeypatch.setattr(cache, "HASH_RATE", 1.0)  # hashing would outlast any layout
+    cache.layout_model(opened(path), ExpandState())
+    assert entries() == [] and list(cache.cache_dir().glob("*.digest")) == []
+
+
+def test_file_rewritten_after_reading_is_neither_served_nor_kept(
+        builds: list[str], tmp_path: Path) -> None:
+    path = save(tiny_mlp(), tmp_path / "mlp.onnx")
+    cache.layout_model(opened(path), ExpandState())
+    stale = opened(path)
+    proto = tiny_mlp()
+    proto.graph.node[2].op_type = "Sigmoid"
+    save(proto, path)  # the model in memory no longer is this file's content
+    os.utime(path, ns=(0, read_from(stale).stamp[1]))  # even with the old mtime
+    cache.layout_model(stale, ExpandState())
+    assert len(builds) == 2 and len(entries()) == 1

@@ -53,6 +53,8 @@ MAX_FILES = 4096
 CHUNK = 1000  # objects per pickle: unpickling one takes ~5 ms
 MAGIC = b"onnxstudio-layout-cache 1\n"
 RACY_SECONDS = 2.0  # a file changed this recently may change again within its mtime tick
+HASH_RATE = 400e6  # bytes/s of SHA-256 (reading included) on a slow machine
+HASH_SHARE = 0.25  # a file is hashed only if that costs at most this share of its layout
 _CLASSES = {("onnxstudio.layout.types", c.__name__): c for c in (Box, Edge, GroupFrame)}
 
 
@@ -60,18 +62,25 @@ def layout_model(model: Model, state: ExpandState, direction: Direction = "TB",
                  cancel: Callable[[], bool] | None = None,
                  progress: Callable[[float], None] | None = None) -> Layout:
     """``build_layout`` of ``model`` with its local functions, from the cache if it can."""
-    key = entry_key(model, state, direction)
-    if key is not None:
-        cached = load(key, cancel)
-        if cached is not None:
-            if progress is not None:
-                progress(1.0)
-            return cached
+    source = read_from(model) if enabled() else None
+    code = code_fingerprint() if source is not None else None
+    content = None
+    if source is not None and code is not None:
+        content = known_digest(source)
+        if content is not None:
+            cached = load(entry_key(code, content, source, state, direction), cancel)
+            if cached is not None:
+                if progress is not None:
+                    progress(1.0)
+                return cached
     started = time.perf_counter()
     functions = {f.key: f.body for f in model.functions}
     layout = build_layout(model.graph, state, direction, cancel, progress, functions=functions)
-    if key is not None and time.perf_counter() - started >= MIN_SECONDS:
-        store(key, layout)
+    seconds = time.perf_counter() - started
+    if source is not None and code is not None and seconds >= MIN_SECONDS:
+        content = content or file_digest(source, budget=seconds * HASH_SHARE)
+        if content is not None:
+            store(entry_key(code, content, source, state, direction), layout)
     return layout
 
 
@@ -110,15 +119,9 @@ def _versions(*names: str) -> Iterator[str]:
             yield f"{name}=none"
 
 
-def entry_key(model: Model, state: ExpandState, direction: Direction) -> str | None:
-    """The cache key of this layout, or None when it must not be cached."""
-    source = read_from(model)
-    if source is None or not enabled():
-        return None
-    code = code_fingerprint()
-    content = file_digest(source)
-    if code is None or content is None:
-        return None
+def entry_key(code: str, content: str, source: FileSource, state: ExpandState,
+              direction: Direction) -> str:
+    """The name of the entry for this file, code, state and direction."""
     digest = hashlib.sha256()
     for part in (code, content, source.shapes, direction):
         digest.update(part.encode() + b"\0")
@@ -127,20 +130,28 @@ def entry_key(model: Model, state: ExpandState, direction: Direction) -> str | N
     return digest.hexdigest()
 
 
-def file_digest(source: FileSource) -> str | None:
-    """SHA-256 of the file's bytes as the model was read, or None if they changed since.
-    Remembered under its path and stat stamp (unless it changed moments ago)."""
-    stamp = file_stamp(source.path)
-    if stamp != source.stamp:
+def known_digest(source: FileSource) -> str | None:
+    """The file's SHA-256 if it was taken before (a file never cached is not hashed: that
+    would cost every open of a big model for nothing); None if the file changed since
+    the model was read from it."""
+    if file_stamp(source.path) != source.stamp:
         return None
-    memo_name = hashlib.sha256(f"{source.path.resolve()}\0{stamp}".encode()).hexdigest()
-    memo = cache_dir() / f"{memo_name}.digest"
     try:
-        known = memo.read_text("ascii").strip()
-        if len(known) == 64:
-            return known
-    except (OSError, UnicodeDecodeError):
-        pass
+        digest, hashed_ns = _memo(source).read_text("ascii").split()
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if int(hashed_ns) - source.stamp[1] > RACY_SECONDS * 1e9:
+        return digest
+    # Hashed within the file's mtime tick, it may have changed since unseen: hash again.
+    return file_digest(source, budget=None)
+
+
+def file_digest(source: FileSource, budget: float | None) -> str | None:
+    """SHA-256 of the file's bytes as the model was read (None if they changed since, or
+    if hashing would take over ``budget`` seconds), remembered under its path and stamp."""
+    if budget is not None and source.stamp[0] > budget * HASH_RATE:
+        return None
+    hashed_ns = time.time_ns()
     digest = hashlib.sha256()
     try:
         with open(source.path, "rb") as f:
@@ -148,12 +159,16 @@ def file_digest(source: FileSource) -> str | None:
                 digest.update(block)  # reading and hashing both release the GIL
     except OSError:
         return None
-    content = digest.hexdigest()
-    if file_stamp(source.path) != stamp:  # written to while we read it
+    if file_stamp(source.path) != source.stamp:  # written to before or while we read it
         return None
-    if time.time() - stamp[1] / 1e9 > RACY_SECONDS:
-        _write(memo, content.encode())
+    content = digest.hexdigest()
+    _write(_memo(source), f"{content} {hashed_ns}".encode())
     return content
+
+
+def _memo(source: FileSource) -> Path:
+    name = f"{source.path.resolve()}\0{source.stamp}"
+    return cache_dir() / f"{hashlib.sha256(name.encode()).hexdigest()}.digest"
 
 
 # -- entries -------------------------------------------------------------------------
