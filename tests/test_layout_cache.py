@@ -33,6 +33,7 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(cache, "build_layout", counting)
     monkeypatch.setattr(cache, "MIN_SECONDS", 0.0)
+    monkeypatch.setattr(cache, "HASH_SHARE", 1e6)  # small files, quick layouts: hash them
     return calls
 
 
@@ -206,7 +207,7 @@ def test_window_second_open_shows_the_same_boxes(qtbot, builds: list[str]) -> No
 def test_file_too_big_to_hash_for_its_layout_is_not_kept(
         builds: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = save(tiny_mlp(), tmp_path / "mlp.onnx")
-    monkeypatch.setattr(cache, "HASH_RATE", 1.0)  # hashing would outlast any layout
+    monkeypatch.setattr(cache, "HASH_RATE", 1e-12)  # hashing would outlast any layout
     cache.layout_model(opened(path), ExpandState())
     assert entries() == [] and list(cache.cache_dir().glob("*.digest")) == []
 
@@ -222,3 +223,43 @@ def test_file_rewritten_after_reading_is_neither_served_nor_kept(
     os.utime(path, ns=(0, read_from(stale).stamp[1]))  # even with the old mtime
     cache.layout_model(stale, ExpandState())
     assert len(builds) == 2 and len(entries()) == 1
+
+
+def _tree_shape(tree: Any) -> tuple[Any, ...]:
+    groups = [tree.root, *tree.root.groups()]
+    return (
+        [(g.id, g.label, g.kind, g.node_count, g.parent.id if g.parent else None,
+          [c if isinstance(c, str) else c.id for c in g.children]) for g in groups],
+        {k: g.id for k, g in tree.group_of.items()},
+        {k: g.id for k, g in tree.by_id.items()},
+    )
+
+
+def test_scope_tree_read_back_serves_the_default_state(
+        builds: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxstudio.layout.scopes import graph_scope_tree
+
+    path = ladder_model("bert12.onnx")
+    first = opened(path)
+    built = cache.scope_tree(first)
+    assert len(list(cache.cache_dir().glob("*.tree"))) == 1
+    monkeypatch.setattr(cache, "graph_scope_tree", lambda graph: pytest.fail("built again"))
+    second = opened(path)
+    served = cache.scope_tree(second)
+    assert graph_scope_tree(second.graph) is served  # what the state and layout will use
+    assert cache.scope_tree(second) is served
+    assert _tree_shape(served) == _tree_shape(built) and len(served.group_of) > 500
+    assert default_state(second.graph) == default_state(first.graph)
+
+
+def test_cli_export_twice_writes_the_same_file_laid_out_once(
+        builds: list[str], tmp_path: Path) -> None:
+    from onnxstudio.cli import main
+
+    path = save(tiny_mlp(), tmp_path / "mlp.onnx")
+    outputs = [tmp_path / "first.svg", tmp_path / "second.svg"]
+    for out in outputs:
+        assert main(["export", str(path), str(out)]) == 0
+    assert len(builds) == 1
+    assert outputs[0].read_bytes() == outputs[1].read_bytes()
+    assert b"Softmax" in outputs[0].read_bytes()

@@ -38,8 +38,9 @@ def layout_for_export(model: Model, options: ExportOptions,
                       progress: Callable[[float], None] | None = None) -> Layout:
     """Lay the model out for export (runs the layout engine, or reads the layout cache;
     call it off the GUI thread)."""
-    from onnxstudio.layout.cache import layout_model
+    from onnxstudio.layout.cache import layout_model, scope_tree
 
+    scope_tree(model, cancel)  # from the layout cache when it can: states are made from it
     state = export_state(model, options, current)
     chosen: Direction = options.direction or direction or "TB"
     return layout_model(model, state, chosen, cancel, progress)

@@ -1,7 +1,7 @@
 """Layouts kept on disk, keyed by the model file's content: a second open is not laid out.
 
 ``layout_model`` is ``build_layout`` for a whole model (its local functions expand in
-place). When the model is a file's unedited content (``model.source``), the result is
+place). When the model is a file's unedited content (model/source.py), the result is
 looked up under a key made of everything it depends on: the file's bytes (SHA-256;
 weights in external data are never read by the loader, so they cannot change a
 layout), how its value types were set (declared, or inferred by onnx), the expand state,
@@ -10,16 +10,17 @@ onnx's and onnxruntime's versions, whose schemas name input slots). Text widths 
 from tables in the code (textmetrics.py), so no font or screen enters the key.
 
 Entries live in ``$XDG_CACHE_HOME/onnxstudio/layouts`` (``~/.cache``), only for layouts
-that took ``MIN_SECONDS``, the least recently used going past ``MAX_BYTES``. A file's
-digest is remembered by its path and stat stamp, so a reopen does not hash it again.
+that took ``MIN_SECONDS`` of CPU, the least recently used going past ``MAX_BYTES``. A
+file is hashed only once something of it proved worth keeping, and only when hashing
+costs at most ``HASH_SHARE`` of that; its digest is remembered by its path and stat
+stamp, so a reopen does not hash it again.
 Anything wrong with the cache (unreadable, corrupt, another version, disk full) only
 means laying out as if it were empty. ``ONNXSTUDIO_NO_LAYOUT_CACHE=1`` turns it off.
 
-An entry is a run of pickles (protocol 5; a columnar encoding measured no faster to
-load, since rebuilding 100k dataclasses in Python costs what unpickling them does),
-each of at most ``CHUNK`` objects: one ``pickle.loads`` of a big layout would hold the
-GIL for up to a second, while between chunks the GUI thread gets its turn. A SHA-256 of
-the payload guards against a damaged file, and only the layout's own classes unpickle.
+The scope tree a model's default expand state is computed from (1.4 s of dag100k's
+2.3 s "layout") is kept the same way (``scope_tree``): a reopen needs neither.
+Entries are encoded by cache_codec.py, checked by a SHA-256 of their payload (and key)
+and written by rename.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import io
 import os
 import pickle
 import sys
@@ -36,52 +36,82 @@ import time
 from collections.abc import Callable, Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 import onnxstudio
 from onnxstudio.layout.build import build_layout
+from onnxstudio.layout.cache_codec import decode_layout, decode_tree, encode_layout, encode_tree
 from onnxstudio.layout.layered import LayoutCancelled
+from onnxstudio.layout.scope_tree import ScopeTree
+from onnxstudio.layout.scopes import graph_scope_tree, remember_scope_tree
 from onnxstudio.layout.state import ExpandState
-from onnxstudio.layout.types import Box, Direction, Edge, GroupFrame, Layout
+from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model.graph import Model
 from onnxstudio.model.source import FileSource, file_stamp, read_from
 
 ENV_OFF = "ONNXSTUDIO_NO_LAYOUT_CACHE"
-MIN_SECONDS = 0.2  # quicker layouts are not worth a file
+MIN_SECONDS = 0.2  # of CPU: quicker layouts are not worth a file
 MAX_BYTES = 256 * 2**20
 MAX_FILES = 4096
-CHUNK = 1000  # objects per pickle: unpickling one takes ~5 ms
-MAGIC = b"onnxstudio-layout-cache 1\n"
+MAGIC = b"onnxstudio-layout-cache 2\n"
 RACY_SECONDS = 2.0  # a file changed this recently may change again within its mtime tick
 HASH_RATE = 400e6  # bytes/s of SHA-256 (reading included) on a slow machine
 HASH_SHARE = 0.25  # a file is hashed only if that costs at most this share of its layout
-_CLASSES = {("onnxstudio.layout.types", c.__name__): c for c in (Box, Edge, GroupFrame)}
+T = TypeVar("T")
+Cancel = Callable[[], bool] | None
 
 
 def layout_model(model: Model, state: ExpandState, direction: Direction = "TB",
-                 cancel: Callable[[], bool] | None = None,
+                 cancel: Cancel = None,
                  progress: Callable[[float], None] | None = None) -> Layout:
     """``build_layout`` of ``model`` with its local functions, from the cache if it can."""
+    def build() -> Layout:
+        functions = {f.key: f.body for f in model.functions}
+        return build_layout(model.graph, state, direction, cancel, progress,
+                            functions=functions)
+
+    layout, cached = _through_cache(model, _state_key(state, direction), "layout", build,
+                                    encode_layout, decode_layout, cancel)
+    if cached and progress is not None:
+        progress(1.0)
+    return layout
+
+
+def scope_tree(model: Model, cancel: Cancel = None) -> ScopeTree:
+    """``graph_scope_tree`` of the model's main graph, from the cache if it can (and
+    remembered for the graph, so the default state and the layout reuse it)."""
+    def fetch() -> ScopeTree:
+        tree, cached = _through_cache(model, "", "tree", lambda: graph_scope_tree(model.graph),
+                                      encode_tree, decode_tree, cancel)
+        if cached:
+            remember_scope_tree(model.graph, tree)
+        return tree
+
+    return model.memo("layout:scope_tree", fetch)
+
+
+def _through_cache(model: Model, what: str, kind: str, build: Callable[[], T],
+                   encode: Callable[[T], bytes | None],
+                   decode: Callable[[memoryview, Cancel], T | None],
+                   cancel: Cancel) -> tuple[T, bool]:
+    """``build()``, or what the cache holds for it: (result, whether it came from there)."""
     source = read_from(model) if enabled() else None
     code = code_fingerprint() if source is not None else None
     content = None
     if source is not None and code is not None:
         content = known_digest(source)
         if content is not None:
-            cached = load(entry_key(code, content, source, state, direction), cancel)
-            if cached is not None:
-                if progress is not None:
-                    progress(1.0)
-                return cached
-    started = time.perf_counter()
-    functions = {f.key: f.body for f in model.functions}
-    layout = build_layout(model.graph, state, direction, cancel, progress, functions=functions)
-    seconds = time.perf_counter() - started
+            found = load(entry_key(code, content, source, what), kind, decode, cancel)
+            if found is not None:
+                return found, True
+    started = time.thread_time()  # the work itself, whatever the machine's load
+    result = build()
+    seconds = time.thread_time() - started
     if source is not None and code is not None and seconds >= MIN_SECONDS:
         content = content or file_digest(source, budget=seconds * HASH_SHARE)
         if content is not None:
-            store(entry_key(code, content, source, state, direction), layout)
-    return layout
+            store(entry_key(code, content, source, what), kind, encode, result)
+    return result, False
 
 
 def cache_dir() -> Path:
@@ -119,15 +149,17 @@ def _versions(*names: str) -> Iterator[str]:
             yield f"{name}=none"
 
 
-def entry_key(code: str, content: str, source: FileSource, state: ExpandState,
-              direction: Direction) -> str:
-    """The name of the entry for this file, code, state and direction."""
+def entry_key(code: str, content: str, source: FileSource, what: str) -> str:
+    """The name of the entry for this code, file, way of typing it and ``what``."""
     digest = hashlib.sha256()
-    for part in (code, content, source.shapes, direction):
+    for part in (code, content, source.shapes, what):
         digest.update(part.encode() + b"\0")
-    for ids in (state.groups, state.nodes):
-        digest.update("\n".join(sorted(ids)).encode() + b"\0\0")
     return digest.hexdigest()
+
+
+def _state_key(state: ExpandState, direction: Direction) -> str:
+    groups, nodes = ("\n".join(sorted(ids)) for ids in (state.groups, state.nodes))
+    return f"{direction}\0{groups}\0\0{nodes}"
 
 
 def known_digest(source: FileSource) -> str | None:
@@ -174,30 +206,41 @@ def _memo(source: FileSource) -> Path:
 # -- entries -------------------------------------------------------------------------
 
 
-def load(key: str, cancel: Callable[[], bool] | None = None) -> Layout | None:
-    """The layout stored under ``key``, or None (missing, damaged, or from elsewhere)."""
-    path = cache_dir() / f"{key}.layout"
+def load(key: str, kind: str, decode: Callable[[memoryview, Cancel], T | None],
+         cancel: Cancel = None) -> T | None:
+    """What is stored under ``key``, or None (missing, damaged, or from elsewhere)."""
+    path = cache_dir() / f"{key}.{kind}"
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    try:
-        layout = _decode(data, key, cancel)
-    except LayoutCancelled:
-        raise
-    except Exception:  # a damaged entry is only a miss
-        layout = None
-    if layout is None:
+    head = len(MAGIC) + 32
+    payload = memoryview(data)[head:]
+    found = None
+    if data[:len(MAGIC)] == MAGIC and _check(key, payload) == data[len(MAGIC):head]:
+        try:
+            found = decode(payload, cancel)
+        except LayoutCancelled:
+            raise
+        except Exception:  # a damaged entry is only a miss
+            found = None
+    if found is None:
         _unlink(path)
         return None
     with contextlib.suppress(OSError):
         os.utime(path)  # most recently used
-    return layout
+    return found
 
 
-def store(key: str, layout: Layout) -> None:
-    """Keep ``layout`` under ``key`` (quietly nothing if the disk says no)."""
-    if _write(cache_dir() / f"{key}.layout", _encode(key, layout)):
+def store(key: str, kind: str, encode: Callable[[T], bytes | None], value: T) -> None:
+    """Keep ``value`` under ``key`` (quietly nothing if it or the disk says no)."""
+    try:
+        payload = encode(value)
+    except (RecursionError, ValueError, TypeError, pickle.PicklingError):
+        return
+    if payload is None:
+        return
+    if _write(cache_dir() / f"{key}.{kind}", MAGIC + _check(key, payload) + payload):
         prune()
 
 
@@ -221,56 +264,10 @@ def prune(max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> None:
             count -= 1
 
 
-def _encode(key: str, layout: Layout) -> bytes:
-    body = io.BytesIO()
-    header = (layout.direction, layout.width, layout.height)
-    pickle.dump(header, body, 5)
-    for items in (layout.boxes, layout.groups, layout.edges):
-        pickle.dump(len(items), body, 5)
-        for start in range(0, len(items), CHUNK):
-            pickle.dump(items[start:start + CHUNK], body, 5)
-    payload = body.getvalue()
-    return MAGIC + _check(key, payload) + payload
-
-
-def _decode(data: bytes, key: str, cancel: Callable[[], bool] | None) -> Layout | None:
-    head = len(MAGIC) + 32
-    if data[:len(MAGIC)] != MAGIC:
-        return None
-    payload = memoryview(data)[head:]
-    if _check(key, payload) != data[len(MAGIC):head]:
-        return None
-    stream = io.BytesIO(payload)
-    direction, width, height = _Unpickler(stream).load()
-    parts: list[list[Any]] = []
-    for kind in (Box, GroupFrame, Edge):
-        count = _Unpickler(stream).load()
-        items: list[Any] = []
-        while len(items) < count:
-            if cancel is not None and cancel():
-                raise LayoutCancelled
-            items.extend(_Unpickler(stream).load())  # one chunk: the GIL is free between
-        if not all(type(item) is kind for item in items):
-            return None
-        parts.append(items)
-    boxes, groups, edges = parts
-    return Layout(direction, width, height, boxes, groups, edges)
-
-
 def _check(key: str, payload: bytes | memoryview) -> bytes:
     digest = hashlib.sha256(key.encode())
     digest.update(payload)  # releases the GIL
     return digest.digest()
-
-
-class _Unpickler(pickle.Unpickler):
-    """Unpickles the layout's own classes and nothing else (no code runs)."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        cls = _CLASSES.get((module, name))
-        if cls is None:
-            raise pickle.UnpicklingError(f"{module}.{name} is not part of a layout")
-        return cls
 
 
 def _write(path: Path, data: bytes) -> bool:
