@@ -36,10 +36,11 @@ def layout_for_export(model: Model, options: ExportOptions,
                       direction: Direction | None = None,
                       cancel: Callable[[], bool] | None = None,
                       progress: Callable[[float], None] | None = None) -> Layout:
-    """Lay the model out for export (runs the layout engine; call it off the GUI thread)."""
-    from onnxstudio.layout import build_layout
+    """Lay the model out for export (runs the layout engine, or reads the layout cache;
+    call it off the GUI thread)."""
+    from onnxstudio.layout.cache import layout_model, scope_tree
 
+    scope_tree(model, cancel)  # from the layout cache when it can: states are made from it
     state = export_state(model, options, current)
-    functions = {f.key: f.body for f in model.functions}
     chosen: Direction = options.direction or direction or "TB"
-    return build_layout(model.graph, state, chosen, cancel, progress, functions=functions)
+    return layout_model(model, state, chosen, cancel, progress)

@@ -220,8 +220,13 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
         edges=succ,
         names={n.id: n.name or n.op_type for n in nodes},
     )
+    remember_scope_tree(graph, tree)
+    return tree
+
+
+def remember_scope_tree(graph: Graph, tree: ScopeTree) -> None:
+    """Make ``tree`` what ``graph_scope_tree(graph)`` returns (the layout cache's copy)."""
     with _CACHE_LOCK:
         while len(_CACHE) >= 4:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[id(graph)] = (graph, tree)
-    return tree

@@ -21,6 +21,7 @@ from onnxstudio.model.inference import infer_shapes
 from onnxstudio.model.inferred import apply_inferred_types
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.reader import build_model
+from onnxstudio.model.source import file_stamp, mark_read_from
 
 Progress = Callable[[str, float], None]
 
@@ -40,6 +41,7 @@ def load_model(
     path = Path(path)
     report = progress or (lambda _stage, _fraction: None)
     report("Reading", 0.0)
+    stamp = file_stamp(path)
     proto, external = read_model_proto(path)
     warnings: list[str] = []
     inferred = None
@@ -55,6 +57,7 @@ def load_model(
             warnings=warnings)
     except RecursionError as exc:
         raise ModelLoadError(path, "graph nesting is too deep to show") from exc
+    mark_read_from(model, path, stamp, "inferred" if shape_inference else "declared")
     report("Done", 1.0)
     return model
 
@@ -94,6 +97,7 @@ def open_model(path: str | Path, *, progress: Progress | None = None
     path = Path(path)
     report = progress or (lambda _stage, _fraction: None)
     report("Reading", 0.0)
+    stamp = file_stamp(path)
     proto, external = read_model_proto(path)
     large = len(proto.graph.node) > ISOLATE_INFERENCE_NODES
     pending = PendingShapes(None if large else proto, ChildInference(path) if large else None)
@@ -106,6 +110,7 @@ def open_model(path: str | Path, *, progress: Progress | None = None
     except BaseException:
         pending.cancel()
         raise
+    mark_read_from(model, path, stamp, "declared")
     report("Done", 1.0)
     return model, pending
 

@@ -100,10 +100,10 @@ class _FirstPaint:
 PROFILE_MAX_NODES = 10_000  # onnxruntime takes over 10 s to create larger sessions
 
 
-def measure_window(path: Path) -> dict[str, float]:
+def measure_window(path: Path, extras: bool = True) -> dict[str, float]:
     """Open ``path`` through the main window (to the first paint, then until the inferred
-    shapes are drawn), export what is shown as SVG, profile one run, expand everything;
-    the time of each and the longest the event loop stalled during each."""
+    shapes are drawn), export what is shown as SVG, profile one run, expand everything
+    (unless not ``extras``); the time of each and the longest the event loop stalled."""
     app = _app()
     from onnxstudio.ui.main_window import MainWindow
 
@@ -134,7 +134,7 @@ def measure_window(path: Path) -> dict[str, float]:
     from tests.benchmarks.run import peak_mb
 
     row["peak_mb"] = peak_mb()  # what showing the model took, before the extras below
-    if tab.error:
+    if tab.error or not extras:
         window.shutdown()
         return row
     row.update(_export_stall(ticker, tab, path))

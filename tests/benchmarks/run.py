@@ -12,6 +12,12 @@ parse (read and check the file), graph (the plain Model, no shapes), shapes (onn
 inference and applying its types), layout (scope tree, default expand state and the
 layered layout), paint (one complete paint of the laid-out graph, offscreen).
 
+Every figure above is cold: those processes run with the layout cache off
+(``ONNXSTUDIO_NO_LAYOUT_CACHE=1``). ``reopen`` is the window's open-to-painted when the
+file was opened before: one fresh process opens it (filling a layout cache in a
+temporary folder), then a second fresh process opens it again and is timed.
+``cli_reopen`` is the same for ``onnxstudio export``.
+
 Hooks other parts of the app fill in, each optional (a missing module prints "-"):
 
 - ``tests/benchmarks/paint.py`` with ``measure_paint(model, layout) -> float``: seconds
@@ -61,6 +67,8 @@ COLUMNS = [
     ("total_s", "sum", "{:.3f}"),
     ("window_s", "window", "{:.3f}"),
     ("shaped_s", "shaped", "{:.3f}"),
+    ("reopen_s", "reopen", "{:.3f}"),
+    ("reopen_stall_ms", "reopen_stall", "{:.0f}"),
     ("target_s", "target", "{:.2f}"),
     ("stall_ms", "stall_ms", "{:.0f}"),
     ("export_stall_ms", "export_stall", "{:.0f}"),
@@ -69,6 +77,7 @@ COLUMNS = [
     ("expand_stall_ms", "expand_stall", "{:.0f}"),
     ("peak_mb", "peak_MB", "{:,.0f}"),
     ("cli_export_s", "cli_svg", "{:.2f}"),
+    ("cli_reopen_s", "cli_reopen", "{:.2f}"),
     ("cli_target_s", "cli_target", "{:.1f}"),
 ]
 QUALITY = [
@@ -82,7 +91,9 @@ QUALITY = [
 ]
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
          "shaped_s", "stall_ms", "export_stall_ms", "profile_stall_ms", "expand_s",
-         "expand_stall_ms", "full_layout_s", "cli_export_s"}
+         "expand_stall_ms", "full_layout_s", "cli_export_s", "reopen_s", "reopen_stall_ms",
+         "cli_reopen_s"}
+CACHE_OFF = "ONNXSTUDIO_NO_LAYOUT_CACHE"  # onnxstudio/layout/cache.py
 
 
 def _hook(module: str, name: str) -> Callable[..., Any] | None:
@@ -169,16 +180,13 @@ def peak_mb() -> float:
 
 
 def run_isolated(path: Path, crossings: bool = True) -> dict[str, Any]:
-    command = [sys.executable, "-m", "tests.benchmarks.run", "--one", str(path)]
-    proc = subprocess.run(command + ([] if crossings else ["--no-crossings"]),
-                          cwd=REPO, env=_bytecode_env(), capture_output=True, text=True,
-                          check=False)
-    if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
-        return {"model": path.name, "error": tail}
-    row = json.loads(proc.stdout.strip().splitlines()[-1])
-    row["cli_export_s"] = cli_export_seconds(path)
+    cold = dict(_bytecode_env(), **{CACHE_OFF: "1"})
+    row = _run_one(path, "--one", [] if crossings else ["--no-crossings"], cold)
+    if "error" in row:
+        return row
+    row["cli_export_s"] = cli_export_seconds(path, cold)
     row["cli_target_s"] = CLI_TARGET_S.get(path.name)
+    row.update(reopen_seconds(path))
     return row
 
 
@@ -189,14 +197,39 @@ def _bytecode_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def cli_export_seconds(path: Path) -> float | None:
+def _run_one(path: Path, mode: str, flags: list[str], env: dict[str, str]
+             ) -> dict[str, Any]:
+    """The JSON row a fresh ``python -m tests.benchmarks.run MODE PATH`` prints."""
+    proc = subprocess.run([sys.executable, "-m", "tests.benchmarks.run", mode, str(path),
+                           *flags], env=env, cwd=REPO, capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        return {"model": path.name, "error": tail}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def reopen_seconds(path: Path) -> dict[str, float | None]:
+    """Second opens with the layout cache on (in a temporary folder): the window's, in a
+    fresh process after another fresh process opened the file; the CLI export's likewise."""
+    with tempfile.TemporaryDirectory() as cache:
+        warm = {k: v for k, v in _bytecode_env().items() if k != CACHE_OFF}
+        warm["XDG_CACHE_HOME"] = cache
+        _run_one(path, "--reopen", [], warm)  # fills the cache
+        row = _run_one(path, "--reopen", [], warm)
+        cli_export_seconds(path, warm)
+        return {"reopen_s": row.get("window_s"), "reopen_stall_ms": row.get("stall_ms"),
+                "cli_reopen_s": cli_export_seconds(path, warm)}
+
+
+def cli_export_seconds(path: Path, env: dict[str, str]) -> float | None:
     """Wall time of ``onnxstudio export MODEL OUT.svg`` as a shell runs it: a fresh
     interpreter, imports, parse, shapes, layout, paint and the file written."""
     with tempfile.TemporaryDirectory() as folder:
         t0 = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "onnxstudio", "export", str(path),
                                str(Path(folder) / "graph.svg")],
-                              cwd=REPO, env=_bytecode_env(), capture_output=True, check=False)
+                              cwd=REPO, env=env, capture_output=True, check=False)
         seconds = time.perf_counter() - t0
     return seconds if proc.returncode == 0 else None
 
@@ -290,6 +323,7 @@ def export_section() -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="onnxstudio benchmark")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--reopen", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--no-crossings", action="store_true", help="skip crossing counts")
     parser.add_argument("--no-runner", action="store_true", help="skip the runner section")
     parser.add_argument("--export", action="store_true",
@@ -300,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.one is not None:
         print(json.dumps(measure_one(args.one, not args.no_crossings)))
+        return 0
+    if args.reopen is not None:
+        window = _hook("paint", "measure_window")
+        print(json.dumps(window(args.reopen, extras=False) if window else {}))
         return 0
     files = ladder_files()
     if args.models:
@@ -312,11 +350,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ladder: {files[0].parent if files else '-'}; seconds, best of {args.repeat}. "
           "parse → graph → shapes → layout → paint, one after the other (sum); window: "
           "open to first complete paint through the real window, in a fresh process; "
-          "shaped: until the inferred shapes are drawn; stall_ms: the longest the window's "
+          "shaped: until the inferred shapes are drawn; reopen: window again, in another fresh "
+          "process, with the layout cache the first open filled (all else is cold: cache "
+          "off); stall_ms: the longest the window's "
           "event loop went without a 5 ms timer tick meanwhile; *_stall: the same while "
           "exporting what is shown as SVG, profiling one run, expanding all; "
           "peak_MB: the process's peak resident memory once the model is shown; "
-          "cli_svg: `onnxstudio export MODEL OUT.svg` from a shell, Python's start included")
+          "cli_svg: `onnxstudio export MODEL OUT.svg` from a shell, Python's start included; "
+          "cli_reopen: the same once an export filled the layout cache")
     print(format_table(rows))
     if not args.no_crossings:
         print()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QImage
 
-from onnxstudio.layout.build import build_layout
+from onnxstudio.layout.cache import layout_model, scope_tree
 from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.layout.relabel import relabelled
 from onnxstudio.layout.state import ExpandState
@@ -61,7 +61,9 @@ def local_functions(model: Model) -> dict[tuple[str, str], Graph]:
 def prepare_views(model: Model) -> None:
     """What the panels read the moment the model lands (inspector summary, node index,
     dimension legend, the run panel's settings key), computed here off the GUI thread:
-    on 100k nodes together they would freeze the window for half a second."""
+    on 100k nodes together they would freeze the window for half a second. The scope
+    tree (read from the layout cache when it can) serves the default state and layout."""
+    scope_tree(model)
     prepare_model_views(model)
     model_dim_abbreviations(model)
     if model.path.is_file():
@@ -75,11 +77,10 @@ def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
          context: TaskContext, overlay_data: OverlayData | None = None,
          dpr: float = 1.0) -> Drawing:
     """Lay ``model`` out as ``state`` expands it and build everything a paint needs."""
-    functions = local_functions(model)
-    layout = build_layout(
-        model.graph, state, direction, cancel=context.cancelled,
+    layout = layout_model(
+        model, state, direction, cancel=context.cancelled,
         progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
-        functions=functions)  # LayoutCancelled is a Cancelled: the task stops quietly
+    )  # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
     painter = GraphPainter(layout, theme).prepare()
