@@ -17,6 +17,7 @@ ORDER_SWEEPS = 6
 TRANSPOSE_MAX = 1500  # items; beyond this, transpositions cost more than they gain
 
 Ports = dict[tuple[int, int], tuple[float, float]]
+Keys = list[list[tuple[float, float]]]  # per item: (neighbour's position, link weight)
 _NONE = (0.0, 0.0)
 
 
@@ -58,12 +59,13 @@ class _Ordering:
     """Layer orderings with median sweeps and transpositions."""
 
     def __init__(self, layers: list[list[int]], up: list[list[Link]],
-                 down: list[list[Link]], pos: list[int], ports: Ports) -> None:
+                 down: list[list[Link]], pos: list[int], ports: Ports, flat: bool) -> None:
         self.layers = layers
         self.up = up  # node -> [(neighbour in layer above, weight)]
         self.down = down
         self.pos = pos
         self.ports = ports  # link (a, b) -> port offsets at a's bottom, b's top (in slots)
+        self.flat = flat  # some link joins two items of one layer (ports on one rank)
 
     def crossings(self) -> float:
         total = 0.0
@@ -122,36 +124,63 @@ class _Ordering:
             for i, v in enumerate(layer):
                 pos[v] = i
 
-    def _cross(self, a: int, b: int) -> float:
-        """Crossings among the edges of ``a`` and ``b`` if ``a`` is left of ``b``."""
-        pos, up, down, ports = self.pos, self.up, self.down, self.ports
-        c = 0.0
-        for wa, xa in up[a]:
-            pa = pos[wa] + ports.get((wa, a), _NONE)[0]
-            for wb, xb in up[b]:
-                if pos[wb] + ports.get((wb, b), _NONE)[0] < pa:
-                    c += xa * xb
-        for wa, xa in down[a]:
-            pa = pos[wa] + ports.get((a, wa), _NONE)[1]
-            for wb, xb in down[b]:
-                if pos[wb] + ports.get((b, wb), _NONE)[1] < pa:
-                    c += xa * xb
-        return c
+    def _keys(self, layer: list[int]) -> tuple[Keys, Keys]:
+        """Per item of ``layer``: (position of each neighbour above, weight), then below,
+        port offsets included; fixed while only ``layer`` itself is reordered."""
+        pos, ports = self.pos, self.ports
+        if not ports:
+            return ([[(pos[w], x) for w, x in self.up[v]] for v in layer],
+                    [[(pos[w], x) for w, x in self.down[v]] for v in layer])
+        return ([[(pos[w] + ports.get((w, v), _NONE)[0], x) for w, x in self.up[v]]
+                 for v in layer],
+                [[(pos[w] + ports.get((v, w), _NONE)[1], x) for w, x in self.down[v]]
+                 for v in layer])
 
     def transpose(self, rounds: int = 2) -> None:
-        """Swap adjacent nodes while it removes crossings with both neighbouring layers."""
-        pos, cross = self.pos, self._cross
+        """Swap adjacent nodes while it removes crossings with both neighbouring layers.
+
+        Neighbour positions are looked up once per layer pass (swaps move only the layer
+        itself) unless some link joins two items of one layer (``self.flat``)."""
+        pos = self.pos
         for _ in range(rounds):
             improved = False
             for layer in self.layers:
+                if len(layer) < 2:
+                    continue
+                ups, downs = self._keys(layer)
                 for i in range(len(layer) - 1):
-                    a, b = layer[i], layer[i + 1]
-                    if cross(a, b) > cross(b, a):
+                    if _crosses(ups[i], ups[i + 1], downs[i], downs[i + 1]):
+                        a, b = layer[i], layer[i + 1]
                         layer[i], layer[i + 1] = b, a
                         pos[a], pos[b] = i + 1, i
                         improved = True
+                        if self.flat:
+                            ups, downs = self._keys(layer)
+                        else:
+                            ups[i], ups[i + 1] = ups[i + 1], ups[i]
+                            downs[i], downs[i + 1] = downs[i + 1], downs[i]
             if not improved:
                 break
+
+
+def _crosses(ua: list[tuple[float, float]], ub: list[tuple[float, float]],
+             da: list[tuple[float, float]], db: list[tuple[float, float]]) -> bool:
+    """Whether swapping adjacent items a, b (neighbour keys above ``ua``/``ub``, below
+    ``da``/``db``) strictly removes weighted crossings."""
+    ab = ba = 0.0  # crossings with a left of b, and with b left of a
+    for ka, xa in ua:
+        for kb, xb in ub:
+            if kb < ka:
+                ab += xa * xb
+            elif ka < kb:
+                ba += xa * xb
+    for ka, xa in da:
+        for kb, xb in db:
+            if kb < ka:
+                ab += xa * xb
+            elif ka < kb:
+                ba += xa * xb
+    return ab > ba
 
 
 def initial_layers(g: Dag) -> list[list[int]]:
@@ -210,10 +239,12 @@ def order_layers(g: Dag, ports: Ports, cancel: Callable[[], bool] | None
     for layer in layers:
         for i, v in enumerate(layer):
             pos[v] = i
-    ordering = _Ordering(layers, g.up, g.down, pos, ports)
+    small = g.size <= TRANSPOSE_MAX
+    rank = g.rank
+    flat = small and any(rank[w] == rank[v] for v in range(g.size) for w, _ in g.down[v])
+    ordering = _Ordering(layers, g.up, g.down, pos, ports, flat)
     best = ordering.crossings()
     best_layers = [list(layer) for layer in layers]
-    small = g.size <= TRANSPOSE_MAX
     for it in range(ORDER_SWEEPS if best > 0 else 0):
         if cancel is not None and cancel():
             raise LayoutCancelled
