@@ -15,6 +15,7 @@ from onnxstudio.layout.ranking import Dag, Link
 
 ORDER_SWEEPS = 6
 TRANSPOSE_MAX = 1500  # items; beyond this, transpositions cost more than they gain
+PAIRWISE_MAX = 16  # edges between two layers up to which testing every pair beats a tree
 
 Ports = dict[tuple[int, int], tuple[float, float]]
 Keys = list[list[tuple[float, float]]]  # per item: (neighbour's position, link weight)
@@ -29,11 +30,19 @@ def _count_pair(edges: list[tuple[float, float, float]]) -> float:
     """Weighted crossings between two layers; edges: (upper key, lower key, weight).
 
     Keys are slot positions plus port offsets (in [-0.5, 0.5)), so edges entering a
-    group at different ports are ordered as drawn; equal keys never cross.
+    group at different ports are ordered as drawn; equal keys never cross. Weights are
+    whole numbers, so both ways of summing give the same total.
     """
     if len(edges) < 2:
         return 0.0
     items = sorted(edges)
+    if len(items) <= PAIRWISE_MAX:
+        total = 0.0
+        for i, (_, lk, w) in enumerate(items):
+            for _, lk2, w2 in items[i + 1:]:
+                if lk2 < lk:
+                    total += w * w2
+        return total
     ranks = {k: i for i, k in enumerate(sorted({lk for _, lk, _ in items}))}
     size = len(ranks)
     tree = [0.0] * (size + 1)
@@ -61,27 +70,28 @@ class _Ordering:
     def __init__(self, layers: list[list[int]], up: list[list[Link]],
                  down: list[list[Link]], pos: list[int], ports: Ports, flat: bool) -> None:
         self.layers = layers
-        self.up = up  # node -> [(neighbour in layer above, weight)]
-        self.down = down
         self.pos = pos
-        self.ports = ports  # link (a, b) -> port offsets at a's bottom, b's top (in slots)
         self.flat = flat  # some link joins two items of one layer (ports on one rank)
+        # Port offsets (link (a, b) -> offsets at a's bottom, b's top, in slots) looked up
+        # once: item -> [(neighbour above, weight, offset at that neighbour's bottom)] ...
+        get = ports.get
+        self.up = [[(w, x, get((w, v), _NONE)[0]) for w, x in links]
+                   for v, links in enumerate(up)]
+        # ... and [(neighbour below, weight, offset at its top)]
+        self.down = [[(w, x, get((v, w), _NONE)[1]) for w, x in links]
+                     for v, links in enumerate(down)]
+        # per layer but the last: its links down as (item, neighbour, weight, offsets)
+        self.between = [[(v, w, x, *get((v, w), _NONE)) for v in layer for w, x in down[v]]
+                        for layer in layers[:-1]]
 
     def crossings(self) -> float:
-        total = 0.0
-        pos, down, ports = self.pos, self.down, self.ports
-        for layer in self.layers[:-1]:
-            edges = []
-            for v in layer:
-                for w, wt in down[v]:
-                    fa, fb = ports.get((v, w), _NONE)
-                    edges.append((pos[v] + fa, pos[w] + fb, wt))
-            total += _count_pair(edges)
-        return total
+        pos = self.pos
+        return sum(_count_pair([(pos[v] + fa, pos[w] + fb, x) for v, w, x, fa, fb in links])
+                   for links in self.between)
 
     def _medians(self, layer: list[int], downward: bool) -> list[tuple[float, int, int]]:
         """(key, 1 if it has no neighbour there else 0, item) for each item of ``layer``."""
-        pos, ports = self.pos, self.ports
+        pos = self.pos
         nbrs = self.up if downward else self.down
         keyed = []
         for v in layer:
@@ -89,10 +99,7 @@ class _Ordering:
             if not nb:
                 keyed.append((float(pos[v]), 1, v))
                 continue
-            if downward:
-                ps = sorted(pos[w] + ports.get((w, v), _NONE)[0] for w, _ in nb)
-            else:
-                ps = sorted(pos[w] + ports.get((v, w), _NONE)[1] for w, _ in nb)
+            ps = sorted([pos[w] + f for w, _, f in nb])
             m = len(ps)
             med = ps[m // 2] if m % 2 else (ps[m // 2 - 1] + ps[m // 2]) / 2.0
             keyed.append((med, 0, v))
@@ -127,14 +134,9 @@ class _Ordering:
     def _keys(self, layer: list[int]) -> tuple[Keys, Keys]:
         """Per item of ``layer``: (position of each neighbour above, weight), then below,
         port offsets included; fixed while only ``layer`` itself is reordered."""
-        pos, ports = self.pos, self.ports
-        if not ports:
-            return ([[(pos[w], x) for w, x in self.up[v]] for v in layer],
-                    [[(pos[w], x) for w, x in self.down[v]] for v in layer])
-        return ([[(pos[w] + ports.get((w, v), _NONE)[0], x) for w, x in self.up[v]]
-                 for v in layer],
-                [[(pos[w] + ports.get((v, w), _NONE)[1], x) for w, x in self.down[v]]
-                 for v in layer])
+        pos, up, down = self.pos, self.up, self.down
+        return ([[(pos[w] + f, x) for w, x, f in up[v]] for v in layer],
+                [[(pos[w] + f, x) for w, x, f in down[v]] for v in layer])
 
     def transpose(self, rounds: int = 2) -> None:
         """Swap adjacent nodes while it removes crossings with both neighbouring layers.
