@@ -68,10 +68,10 @@ class _Ordering:
     """Layer orderings with median sweeps and transpositions."""
 
     def __init__(self, layers: list[list[int]], up: list[list[Link]],
-                 down: list[list[Link]], pos: list[int], ports: Ports, flat: bool) -> None:
+                 down: list[list[Link]], pos: list[int], ports: Ports, local: bool) -> None:
         self.layers = layers
         self.pos = pos
-        self.flat = flat  # some link joins two items of one layer (ports on one rank)
+        self.local = local  # every link joins neighbouring layers (not so only via ports)
         # Port offsets (link (a, b) -> offsets at a's bottom, b's top, in slots) looked up
         # once: item -> [(neighbour above, weight, offset at that neighbour's bottom)] ...
         get = ports.get
@@ -142,47 +142,56 @@ class _Ordering:
         """Swap adjacent nodes while it removes crossings with both neighbouring layers.
 
         Neighbour positions are looked up once per layer pass (swaps move only the layer
-        itself) unless some link joins two items of one layer (``self.flat``)."""
-        pos = self.pos
+        itself) as long as every link joins neighbouring layers (``self.local``)."""
+        pos, layers = self.pos, self.layers
+        # a layer whose last pass swapped nothing, and whose neighbours have not moved
+        # since, would swap nothing again: its pass is skipped
+        settled = [len(layer) < 2 for layer in layers]
+        local = self.local
         for _ in range(rounds):
             improved = False
-            for layer in self.layers:
-                if len(layer) < 2:
+            for li, layer in enumerate(layers):
+                if settled[li]:
                     continue
+                settled[li] = local
                 ups, downs = self._keys(layer)
+                ua, da = ups[0], downs[0]
                 for i in range(len(layer) - 1):
-                    if _crosses(ups[i], ups[i + 1], downs[i], downs[i + 1]):
+                    ub, db = ups[i + 1], downs[i + 1]
+                    # crossings with a left of b (ab) and with b left of a (ba)
+                    ab = ba = 0.0
+                    for ka, xa in ua:
+                        for kb, xb in ub:
+                            if kb < ka:
+                                ab += xa * xb
+                            elif ka < kb:
+                                ba += xa * xb
+                    for ka, xa in da:
+                        for kb, xb in db:
+                            if kb < ka:
+                                ab += xa * xb
+                            elif ka < kb:
+                                ba += xa * xb
+                    if ab > ba:
                         a, b = layer[i], layer[i + 1]
                         layer[i], layer[i + 1] = b, a
                         pos[a], pos[b] = i + 1, i
                         improved = True
-                        if self.flat:
+                        settled[li] = False
+                        if li:
+                            settled[li - 1] = False
+                        if li + 1 < len(layers):
+                            settled[li + 1] = False
+                        if not local:
                             ups, downs = self._keys(layer)
+                            ub, db = ups[i + 1], downs[i + 1]
                         else:
-                            ups[i], ups[i + 1] = ups[i + 1], ups[i]
-                            downs[i], downs[i + 1] = downs[i + 1], downs[i]
+                            ups[i], ups[i + 1] = ub, ua
+                            downs[i], downs[i + 1] = db, da
+                            ub, db = ua, da
+                    ua, da = ub, db
             if not improved:
                 break
-
-
-def _crosses(ua: list[tuple[float, float]], ub: list[tuple[float, float]],
-             da: list[tuple[float, float]], db: list[tuple[float, float]]) -> bool:
-    """Whether swapping adjacent items a, b (neighbour keys above ``ua``/``ub``, below
-    ``da``/``db``) strictly removes weighted crossings."""
-    ab = ba = 0.0  # crossings with a left of b, and with b left of a
-    for ka, xa in ua:
-        for kb, xb in ub:
-            if kb < ka:
-                ab += xa * xb
-            elif ka < kb:
-                ba += xa * xb
-    for ka, xa in da:
-        for kb, xb in db:
-            if kb < ka:
-                ab += xa * xb
-            elif ka < kb:
-                ba += xa * xb
-    return ab > ba
 
 
 def initial_layers(g: Dag) -> list[list[int]]:
@@ -243,8 +252,8 @@ def order_layers(g: Dag, ports: Ports, cancel: Callable[[], bool] | None
             pos[v] = i
     small = g.size <= TRANSPOSE_MAX
     rank = g.rank
-    flat = small and any(rank[w] == rank[v] for v in range(g.size) for w, _ in g.down[v])
-    ordering = _Ordering(layers, g.up, g.down, pos, ports, flat)
+    local = not small or all(rank[w] == rank[v] + 1 for v in range(g.size) for w, _ in g.down[v])
+    ordering = _Ordering(layers, g.up, g.down, pos, ports, local)
     best = ordering.crossings()
     best_layers = [list(layer) for layer in layers]
     for it in range(ORDER_SWEEPS if best > 0 else 0):
