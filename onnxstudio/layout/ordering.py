@@ -160,18 +160,13 @@ class _Ordering:
                     ub, db = ups[i + 1], downs[i + 1]
                     # crossings with a left of b (ab) and with b left of a (ba)
                     ab = ba = 0.0
-                    for ka, xa in ua:
-                        for kb, xb in ub:
-                            if kb < ka:
-                                ab += xa * xb
-                            elif ka < kb:
-                                ba += xa * xb
-                    for ka, xa in da:
-                        for kb, xb in db:
-                            if kb < ka:
-                                ab += xa * xb
-                            elif ka < kb:
-                                ba += xa * xb
+                    for side_a, side_b in ((ua, ub), (da, db)):
+                        for ka, xa in side_a:
+                            for kb, xb in side_b:
+                                if kb < ka:
+                                    ab += xa * xb
+                                elif ka < kb:
+                                    ba += xa * xb
                     if ab > ba:
                         a, b = layer[i], layer[i + 1]
                         layer[i], layer[i + 1] = b, a
