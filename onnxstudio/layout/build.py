@@ -279,6 +279,12 @@ class _Builder:
         for (s, d, value), label in self.edges.items():
             cs = self._chain(s)
             cd = self._chain(d)
+            if cs and cd and cs[0][0] is cd[0][0]:  # most edges: both ends in one unit
+                unit = cs[0][0]
+                key = (cs[0][1], cd[0][1], s)
+                unit.edges[key] = unit.edges.get(key, 0) + 1
+                pieces.append((s, d, value, label, [(unit, key)]))
+                continue
             units_d = {id(u): i for i, (u, _) in enumerate(cd)}
             path: list[tuple[Unit, tuple[str, str, str]]] = []
             tail: list[tuple[Unit, tuple[str, str, str]]] = []

@@ -15,8 +15,10 @@ from onnxstudio.layout.ranking import Dag, Link
 
 ORDER_SWEEPS = 6
 TRANSPOSE_MAX = 1500  # items; beyond this, transpositions cost more than they gain
+PAIRWISE_MAX = 16  # edges between two layers up to which testing every pair beats a tree
 
 Ports = dict[tuple[int, int], tuple[float, float]]
+Keys = list[list[tuple[float, float]]]  # per item: (neighbour's position, link weight)
 _NONE = (0.0, 0.0)
 
 
@@ -28,11 +30,19 @@ def _count_pair(edges: list[tuple[float, float, float]]) -> float:
     """Weighted crossings between two layers; edges: (upper key, lower key, weight).
 
     Keys are slot positions plus port offsets (in [-0.5, 0.5)), so edges entering a
-    group at different ports are ordered as drawn; equal keys never cross.
+    group at different ports are ordered as drawn; equal keys never cross. Weights are
+    whole numbers, so both ways of summing give the same total.
     """
     if len(edges) < 2:
         return 0.0
     items = sorted(edges)
+    if len(items) <= PAIRWISE_MAX:
+        total = 0.0
+        for i, (_, lk, w) in enumerate(items):
+            for _, lk2, w2 in items[i + 1:]:
+                if lk2 < lk:
+                    total += w * w2
+        return total
     ranks = {k: i for i, k in enumerate(sorted({lk for _, lk, _ in items}))}
     size = len(ranks)
     tree = [0.0] * (size + 1)
@@ -58,28 +68,30 @@ class _Ordering:
     """Layer orderings with median sweeps and transpositions."""
 
     def __init__(self, layers: list[list[int]], up: list[list[Link]],
-                 down: list[list[Link]], pos: list[int], ports: Ports) -> None:
+                 down: list[list[Link]], pos: list[int], ports: Ports, local: bool) -> None:
         self.layers = layers
-        self.up = up  # node -> [(neighbour in layer above, weight)]
-        self.down = down
         self.pos = pos
-        self.ports = ports  # link (a, b) -> port offsets at a's bottom, b's top (in slots)
+        self.local = local  # every link joins neighbouring layers (not so only via ports)
+        # Port offsets (link (a, b) -> offsets at a's bottom, b's top, in slots) looked up
+        # once: item -> [(neighbour above, weight, offset at that neighbour's bottom)] ...
+        get = ports.get
+        self.up = [[(w, x, get((w, v), _NONE)[0]) for w, x in links]
+                   for v, links in enumerate(up)]
+        # ... and [(neighbour below, weight, offset at its top)]
+        self.down = [[(w, x, get((v, w), _NONE)[1]) for w, x in links]
+                     for v, links in enumerate(down)]
+        # per layer but the last: its links down as (item, neighbour, weight, offsets)
+        self.between = [[(v, w, x, *get((v, w), _NONE)) for v in layer for w, x in down[v]]
+                        for layer in layers[:-1]]
 
     def crossings(self) -> float:
-        total = 0.0
-        pos, down, ports = self.pos, self.down, self.ports
-        for layer in self.layers[:-1]:
-            edges = []
-            for v in layer:
-                for w, wt in down[v]:
-                    fa, fb = ports.get((v, w), _NONE)
-                    edges.append((pos[v] + fa, pos[w] + fb, wt))
-            total += _count_pair(edges)
-        return total
+        pos = self.pos
+        return sum(_count_pair([(pos[v] + fa, pos[w] + fb, x) for v, w, x, fa, fb in links])
+                   for links in self.between)
 
     def _medians(self, layer: list[int], downward: bool) -> list[tuple[float, int, int]]:
         """(key, 1 if it has no neighbour there else 0, item) for each item of ``layer``."""
-        pos, ports = self.pos, self.ports
+        pos = self.pos
         nbrs = self.up if downward else self.down
         keyed = []
         for v in layer:
@@ -87,10 +99,7 @@ class _Ordering:
             if not nb:
                 keyed.append((float(pos[v]), 1, v))
                 continue
-            if downward:
-                ps = sorted(pos[w] + ports.get((w, v), _NONE)[0] for w, _ in nb)
-            else:
-                ps = sorted(pos[w] + ports.get((v, w), _NONE)[1] for w, _ in nb)
+            ps = sorted([pos[w] + f for w, _, f in nb])
             m = len(ps)
             med = ps[m // 2] if m % 2 else (ps[m // 2 - 1] + ps[m // 2]) / 2.0
             keyed.append((med, 0, v))
@@ -122,34 +131,60 @@ class _Ordering:
             for i, v in enumerate(layer):
                 pos[v] = i
 
-    def _cross(self, a: int, b: int) -> float:
-        """Crossings among the edges of ``a`` and ``b`` if ``a`` is left of ``b``."""
-        pos, up, down, ports = self.pos, self.up, self.down, self.ports
-        c = 0.0
-        for wa, xa in up[a]:
-            pa = pos[wa] + ports.get((wa, a), _NONE)[0]
-            for wb, xb in up[b]:
-                if pos[wb] + ports.get((wb, b), _NONE)[0] < pa:
-                    c += xa * xb
-        for wa, xa in down[a]:
-            pa = pos[wa] + ports.get((a, wa), _NONE)[1]
-            for wb, xb in down[b]:
-                if pos[wb] + ports.get((b, wb), _NONE)[1] < pa:
-                    c += xa * xb
-        return c
+    def _keys(self, layer: list[int]) -> tuple[Keys, Keys]:
+        """Per item of ``layer``: (position of each neighbour above, weight), then below,
+        port offsets included; fixed while only ``layer`` itself is reordered."""
+        pos, up, down = self.pos, self.up, self.down
+        return ([[(pos[w] + f, x) for w, x, f in up[v]] for v in layer],
+                [[(pos[w] + f, x) for w, x, f in down[v]] for v in layer])
 
     def transpose(self, rounds: int = 2) -> None:
-        """Swap adjacent nodes while it removes crossings with both neighbouring layers."""
-        pos, cross = self.pos, self._cross
+        """Swap adjacent nodes while it removes crossings with both neighbouring layers.
+
+        Neighbour positions are looked up once per layer pass (swaps move only the layer
+        itself) as long as every link joins neighbouring layers (``self.local``)."""
+        pos, layers = self.pos, self.layers
+        # a layer whose last pass swapped nothing, and whose neighbours have not moved
+        # since, would swap nothing again: its pass is skipped
+        settled = [len(layer) < 2 for layer in layers]
+        local = self.local
         for _ in range(rounds):
             improved = False
-            for layer in self.layers:
+            for li, layer in enumerate(layers):
+                if settled[li]:
+                    continue
+                settled[li] = local
+                ups, downs = self._keys(layer)
+                ua, da = ups[0], downs[0]
                 for i in range(len(layer) - 1):
-                    a, b = layer[i], layer[i + 1]
-                    if cross(a, b) > cross(b, a):
+                    ub, db = ups[i + 1], downs[i + 1]
+                    # crossings with a left of b (ab) and with b left of a (ba)
+                    ab = ba = 0.0
+                    for side_a, side_b in ((ua, ub), (da, db)):
+                        for ka, xa in side_a:
+                            for kb, xb in side_b:
+                                if kb < ka:
+                                    ab += xa * xb
+                                elif ka < kb:
+                                    ba += xa * xb
+                    if ab > ba:
+                        a, b = layer[i], layer[i + 1]
                         layer[i], layer[i + 1] = b, a
                         pos[a], pos[b] = i + 1, i
                         improved = True
+                        settled[li] = False
+                        if li:
+                            settled[li - 1] = False
+                        if li + 1 < len(layers):
+                            settled[li + 1] = False
+                        if not local:
+                            ups, downs = self._keys(layer)
+                            ub, db = ups[i + 1], downs[i + 1]
+                        else:
+                            ups[i], ups[i + 1] = ub, ua
+                            downs[i], downs[i + 1] = db, da
+                            ub, db = ua, da
+                    ua, da = ub, db
             if not improved:
                 break
 
@@ -210,10 +245,12 @@ def order_layers(g: Dag, ports: Ports, cancel: Callable[[], bool] | None
     for layer in layers:
         for i, v in enumerate(layer):
             pos[v] = i
-    ordering = _Ordering(layers, g.up, g.down, pos, ports)
+    small = g.size <= TRANSPOSE_MAX
+    rank = g.rank
+    local = not small or all(rank[w] == rank[v] + 1 for v in range(g.size) for w, _ in g.down[v])
+    ordering = _Ordering(layers, g.up, g.down, pos, ports, local)
     best = ordering.crossings()
     best_layers = [list(layer) for layer in layers]
-    small = g.size <= TRANSPOSE_MAX
     for it in range(ORDER_SWEEPS if best > 0 else 0):
         if cancel is not None and cancel():
             raise LayoutCancelled

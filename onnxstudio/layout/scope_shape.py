@@ -9,6 +9,9 @@ these when it builds a tree.
 from __future__ import annotations
 
 import heapq
+from itertools import chain, repeat
+
+import numpy as np
 
 from onnxstudio.layout.scope_tree import ScopeGroup
 
@@ -71,30 +74,84 @@ def _cyclic_components(n: int, succ: list[set[int]]) -> list[list[int]]:
     return comps
 
 
-def _ancestry(group: ScopeGroup) -> list[ScopeGroup]:
-    chain = []
-    g: ScopeGroup | None = group
-    while g is not None:
-        chain.append(g)
-        g = g.parent
-    return chain[::-1]
+def _preorder(root: ScopeGroup) -> list[ScopeGroup]:
+    """``[root, *root.groups()]`` without a generator per group."""
+    out: list[ScopeGroup] = []
+    stack = [root]
+    while stack:
+        group = stack.pop()
+        out.append(group)
+        stack.extend(c for c in reversed(group.children) if isinstance(c, ScopeGroup))
+    return out
 
 
-def _is_acyclic(n: int, succ: list[set[int]]) -> bool:
-    indeg = [0] * n
-    for out in succ:
-        for j in out:
-            indeg[j] += 1
-    ready = [i for i in range(n) if indeg[i] == 0]
-    seen = 0
+def _edge_arrays(order: list[ScopeGroup], succ_of: dict[str, list[str]]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's ancestors by depth (index into ``order``, -1 below it), each leaf's
+    group, and the edges between leaves of different groups as leaf indices."""
+    index = {id(g): i for i, g in enumerate(order)}
+    chains: list[list[int]] = [[0]] * len(order)
+    leaf_names: list[str] = []
+    leaf_group: list[int] = []
+    for gi, group in enumerate(order):
+        kids = group.children
+        names = [c for c in kids if not isinstance(c, ScopeGroup)]
+        leaf_names += names
+        leaf_group += [gi] * len(names)
+        if len(names) < len(kids):
+            for child in kids:
+                if isinstance(child, ScopeGroup):
+                    ci = index[id(child)]
+                    chains[ci] = [*chains[gi], ci]
+    anc = np.full((len(order), max(map(len, chains)) + 1), -1, dtype=np.int64)
+    for gi, path in enumerate(chains):
+        anc[gi, :len(path)] = path
+    # map(dict.get, keys, repeat(-1)): the string lookups stay in C
+    at = dict(zip(leaf_names, range(len(leaf_names)), strict=True)).get
+    src = np.fromiter(map(at, succ_of, repeat(-1)), np.int64, len(succ_of))
+    s = np.repeat(src, np.fromiter(map(len, succ_of.values()), np.int64, len(succ_of)))
+    d = np.fromiter(map(at, chain.from_iterable(succ_of.values()), repeat(-1)), np.int64,
+                    len(s))
+    groups = np.asarray(leaf_group, dtype=np.int64)
+    known = (s >= 0) & (d >= 0)
+    s, d = s[known], d[known]
+    apart = groups[s] != groups[d]  # two operators side by side cannot close a cycle alone
+    return anc, groups, s[apart], d[apart]
+
+
+def _cyclic_levels(order: list[ScopeGroup], succ_of: dict[str, list[str]]) -> set[int]:
+    """Indices into ``order`` of the groups whose children (groups contracted) are
+    joined into a cycle by the edges that part there."""
+    anc, groups, s, d = _edge_arrays(order, succ_of)
+    if not len(s):
+        return set()
+    n_groups = len(order)
+    rows = np.arange(len(s))
+    a_anc, b_anc = anc[groups[s]], anc[groups[d]]
+    part = np.argmin((a_anc == b_anc) & (a_anc >= 0), axis=1)  # first depth they differ
+    level = a_anc[rows, part - 1]
+    # the child of that level holding each end: a group, or the leaf itself (n_groups + i)
+    ca = np.where(a_anc[rows, part] >= 0, a_anc[rows, part], n_groups + s)
+    cb = np.where(b_anc[rows, part] >= 0, b_anc[rows, part], n_groups + d)
+    _, first = np.unique(ca * (n_groups + len(groups)) + cb, return_index=True)
+    level = level[first]
+    # Every item is a child of one level only, so the levels' graphs are disjoint: one
+    # topological peel over all of them leaves exactly the items of the cyclic levels.
+    items, inv = np.unique(np.concatenate([ca[first], cb[first]]), return_inverse=True)
+    u, v = inv[:len(first)], inv[len(first):]
+    by_u = np.argsort(u, kind="stable")
+    starts = np.searchsorted(u[by_u], np.arange(len(items) + 1)).tolist()
+    heads = v[by_u].tolist()
+    indeg = np.bincount(v, minlength=len(items)).tolist()
+    ready = [i for i, k in enumerate(indeg) if k == 0]
     while ready:
         i = ready.pop()
-        seen += 1
-        for j in succ[i]:
+        for j in heads[starts[i]:starts[i + 1]]:
             indeg[j] -= 1
             if indeg[j] == 0:
                 ready.append(j)
-    return seen == n
+    stuck = np.asarray(indeg)[u] > 0
+    return set(level[stuck].tolist())
 
 
 def untangle(root: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
@@ -103,69 +160,12 @@ def untangle(root: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
     A module called twice (ResNet's shared ``relu``) yields a group whose members sit
     at two places of the data flow; drawn as one box it closes a cycle with what runs
     in between. Per level, the groups of each cyclic component are spliced into their
-    parent until the level is acyclic. One pass assigns each edge to the group
-    where its ends part (cached per pair of innermost groups), so acyclic levels cost
-    nothing more.
+    parent until the level is acyclic. Which levels are cyclic is found for all levels
+    at once, on arrays: each edge belongs to the level where its ends part.
     """
-    group_of: dict[str, ScopeGroup] = {}
-    for group in [root, *root.groups()]:
-        for child in group.children:
-            if not isinstance(child, ScopeGroup):
-                group_of[child] = group
-    anc: dict[ScopeGroup, list[ScopeGroup]] = {}  # groups hash by identity (eq=False)
-    Pairs = list[tuple[ScopeGroup | str, ScopeGroup | str]]
-    # per (group of a, group of b): the list of the level where they part, and the
-    # children of that level holding each end (None: the end itself sits there); ()
-    # when the two ends sit side by side
-    split: dict[tuple[ScopeGroup, ScopeGroup], tuple[Pairs, ScopeGroup | None,
-                                                     ScopeGroup | None] | tuple[()]] = {}
-    level_edges: dict[int, Pairs] = {}
-    for a, outs in succ_of.items():
-        ga = group_of.get(a)
-        if ga is None:
-            continue
-        for b in outs:
-            gb = group_of.get(b)
-            if gb is None or gb is ga:
-                continue  # two operators side by side: cannot close a cycle alone
-            key = (ga, gb)
-            hit = split.get(key)
-            if hit is None:
-                hit = split[key] = _parting(ga, gb, anc, level_edges)
-            if hit:
-                hit[0].append((hit[1] or a, hit[2] or b))
-    for group in [root, *root.groups()]:
-        pairs = level_edges.get(id(group))
-        if not pairs:
-            continue
-        pos = {id(c) if isinstance(c, ScopeGroup) else c: i for i, c in enumerate(group.children)}
-        succ: list[set[int]] = [set() for _ in group.children]
-        for x, y in pairs:
-            i = pos.get(id(x) if isinstance(x, ScopeGroup) else x)
-            j = pos.get(id(y) if isinstance(y, ScopeGroup) else y)
-            if i is not None and j is not None:
-                succ[i].add(j)
-        if _is_acyclic(len(succ), succ):
-            continue
-        _dissolve_cycles(group, succ_of)
-
-
-def _parting(ga: ScopeGroup, gb: ScopeGroup, anc: dict[ScopeGroup, list[ScopeGroup]],
-             level_edges: dict[int, list[tuple[ScopeGroup | str, ScopeGroup | str]]]
-             ) -> tuple[list[tuple[ScopeGroup | str, ScopeGroup | str]], ScopeGroup | None,
-                        ScopeGroup | None] | tuple[()]:
-    """Where an edge from group ``ga`` to ``gb`` parts: the edge list of that level and
-    the child there holding each end; () when both ends sit side by side."""
-    pa = anc.get(ga) or anc.setdefault(ga, _ancestry(ga))
-    pb = anc.get(gb) or anc.setdefault(gb, _ancestry(gb))
-    k = 0
-    while k + 1 < len(pa) and k + 1 < len(pb) and pa[k + 1] is pb[k + 1]:
-        k += 1
-    ca = pa[k + 1] if k + 1 < len(pa) else None
-    cb = pb[k + 1] if k + 1 < len(pb) else None
-    if ca is None and cb is None:
-        return ()
-    return level_edges.setdefault(id(pa[k]), []), ca, cb
+    order = _preorder(root)
+    for gi in sorted(_cyclic_levels(order, succ_of)):
+        _dissolve_cycles(order[gi], succ_of)
 
 
 def _dissolve_cycles(group: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
