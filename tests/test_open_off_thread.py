@@ -12,7 +12,6 @@ from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.model.open import open_model
 from onnxstudio.render.theme import theme_named
 from onnxstudio.runner import choices
-from onnxstudio.ui.canvas.drawing import OVERVIEW_OFF_THREAD
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.inspector.model_panel import ModelPanel
 from tests.builders import make_model, save
@@ -105,7 +104,7 @@ def _lightness(image) -> tuple[float, int]:
 
 
 def test_big_graph_minimap_uses_the_overview_painted_off_thread(qtbot, tmp_path: Path) -> None:
-    count = OVERVIEW_OFF_THREAD + 100
+    count = 2_100
     tab = ModelTab(save(relu_chain(count, seq="n"), tmp_path / "long.onnx"))
     qtbot.addWidget(tab)
     _wait_shown(qtbot, tab)
@@ -129,9 +128,9 @@ def test_a_heatmap_arrives_with_its_minimap_overview(qtbot, tmp_path: Path) -> N
     """A profile's heatmap is folded and its overview painted by the profile task: the
     minimap shows that image instead of painting 2,000 boxes on the GUI thread."""
     from onnxstudio.render.overlay import OverlayData, build_overlay
-    from onnxstudio.ui.canvas.drawing import big_overview
+    from onnxstudio.ui.canvas.drawing import overview_image
 
-    tab = ModelTab(save(relu_chain(OVERVIEW_OFF_THREAD + 100, seq="n"), tmp_path / "h.onnx"))
+    tab = ModelTab(save(relu_chain(2_100, seq="n"), tmp_path / "h.onnx"))
     qtbot.addWidget(tab)
     _wait_shown(qtbot, tab)
     tab.view.zoom_in()
@@ -140,8 +139,7 @@ def test_a_heatmap_arrives_with_its_minimap_overview(qtbot, tmp_path: Path) -> N
     times[tab.model.graph.nodes[-1].id] = 5.0
     data = OverlayData("profile", "Time per node (ms)", times, total=sum(times.values()))
     overlay = build_overlay(tab.layout_data, tab.model.graph, data)
-    overview = big_overview(tab.view.painter(), tab.view.devicePixelRatioF(), overlay)
-    assert overview is not None
+    overview = overview_image(tab.view.painter(), tab.view.devicePixelRatioF(), overlay)
     tab.set_overlay(data, overlay, overview)
     tab.view.minimap.grab()
     assert tab.view.minimap._image is overview  # drawn as given, not painted again

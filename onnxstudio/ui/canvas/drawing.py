@@ -1,6 +1,6 @@
 """What a tab shows, built off the GUI thread by its open and layout tasks: the layout,
 its painter (hit index, label placement, long curves), the heatmap folded into it, the
-minimap's overview for big graphs, and the views the panels read when a model lands."""
+minimap's overview image, and the views the panels read when a model lands."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class Drawing:
     painter: GraphPainter
     overlay_data: OverlayData | None = None
     overlay: Overlay | None = None  # overlay_data folded into this layout's boxes
-    overview: QImage | None = None  # the minimap's image, for big graphs only
+    overview: QImage | None = None  # the minimap's image
 
     def offer_overview(self, view: GraphView) -> None:
         """Give the minimap its image if the view still shows what it was painted for."""
@@ -70,7 +70,6 @@ def prepare_views(model: Model) -> None:
         model_key(model.path)
 
 
-OVERVIEW_OFF_THREAD = 2_000  # boxes and edges; below this the minimap paints in ms
 
 
 def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
@@ -85,7 +84,7 @@ def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
     painter = GraphPainter(layout, theme).prepare()
     return Drawing(layout, painter, overlay_data, overlay,
-                   big_overview(painter, dpr, overlay))
+                   overview_image(painter, dpr, overlay))
 
 
 def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
@@ -98,10 +97,9 @@ def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
     return Drawing(layout, painter, drawing.overlay_data, drawing.overlay, drawing.overview)
 
 
-def big_overview(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage | None:
-    """The minimap's image of a big graph, for a worker to paint (None for a small one:
-    the minimap paints that itself in a few ms)."""
-    layout = painter.layout
-    if len(layout.boxes) + len(layout.edges) <= OVERVIEW_OFF_THREAD:
-        return None
-    return render_overview(painter, overview_size(layout), dpr, overlay)
+def overview_image(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage:
+    """The minimap's image, for a worker to paint. Even a small graph's: painting it on
+    the GUI thread takes only ~20 ms, but while another task runs Python (an export
+    started at once) each of its Qt calls waited for the GIL and it froze the window
+    for 170 ms."""
+    return render_overview(painter, overview_size(painter.layout), dpr, overlay)

@@ -371,7 +371,7 @@ class ModelTab(QWidget):
                     overview: QImage | None = None) -> None:
         """Colour the graph by a run's measurements (None: plain again); ``overlay`` is
         ``data`` already folded into the current layout, ``overview`` the minimap's image
-        with it (``big_overview``), both done off-thread by the caller."""
+        with it (``overview_image``), both done off-thread by the caller."""
         self.overlay_data = data
         if data is None or self.model is None or self.layout_data is None:
             self.view.set_overlay(None)

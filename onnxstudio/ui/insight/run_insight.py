@@ -34,7 +34,7 @@ from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
 from onnxstudio.runner.profile_rows import table_rows
-from onnxstudio.ui.canvas.drawing import big_overview
+from onnxstudio.ui.canvas.drawing import overview_image
 from onnxstudio.ui.insight.compare_options import config_text
 from onnxstudio.ui.insight.compare_panel import CompareOptions, ComparePanel
 from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
@@ -60,7 +60,7 @@ class Painted:
     data: OverlayData
     layout: Layout | None
     overlay: Overlay | None
-    overview: QImage | None = None  # the minimap's image with the overlay (big graphs)
+    overview: QImage | None = None  # the minimap's image with the overlay
 
 
 def _fold(data: OverlayData, layout: Layout | None, graph: Graph,
@@ -70,7 +70,7 @@ def _fold(data: OverlayData, layout: Layout | None, graph: Graph,
     overlay = build_overlay(layout, graph, data)
     fits = painter is not None and painter.layout is layout
     return Painted(data, layout, overlay,
-                   big_overview(painter, dpr, overlay) if fits and painter else None)
+                   overview_image(painter, dpr, overlay) if fits and painter else None)
 
 
 def _node_caption(node: Node) -> str:
