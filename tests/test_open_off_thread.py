@@ -103,22 +103,28 @@ def _lightness(image) -> tuple[float, int]:
     return sum(c.lightness() for c in seen) / len(seen), len({c.name() for c in seen})
 
 
-def test_big_graph_minimap_uses_the_overview_painted_off_thread(qtbot, tmp_path: Path) -> None:
-    count = 2_100
-    tab = ModelTab(save(relu_chain(count, seq="n"), tmp_path / "long.onnx"))
+def test_minimap_image_is_rendered_off_thread_once(qtbot, tmp_path: Path) -> None:
+    """The minimap's first paint starts a worker on its image; it is drawn from then on
+    and rendered again only when what it shows changes (here the theme)."""
+    tab = ModelTab(save(relu_chain(2_100, seq="n"), tmp_path / "long.onnx"))
     qtbot.addWidget(tab)
     _wait_shown(qtbot, tab)
     view, minimap = tab.view, tab.view.minimap
     view.zoom_in()  # a 2,100-node chain never fits whole: the minimap is wanted
     qtbot.waitUntil(minimap.isVisible, timeout=10000)
+
+    def settled() -> bool:  # painted with an image of what the view shows now
+        minimap.grab()
+        return minimap._image is not None and not minimap._rendering
+
+    qtbot.waitUntil(settled, timeout=10000)
     offered = minimap._image
-    assert offered is not None  # given by the layout task before any paint
     shown = minimap.grab().toImage()
-    assert minimap._image is offered  # the paint drew it instead of painting again
+    assert minimap._image is offered and not minimap._rendering  # drawn, not rendered again
     light, colours = _lightness(shown)
     assert colours > 3  # the chain is drawn, not only the minimap's background
     view.set_theme(theme_named("dark" if view.theme().name == "light" else "light"))
-    minimap.grab()  # the stale image is not drawn; the new one renders a turn later
+    minimap.grab()  # the stale image is not drawn; a worker renders the new one
     qtbot.waitUntil(lambda: minimap._image is not offered, timeout=10000)
     again = minimap.grab().toImage()  # painted again, in the new theme's colours
     assert abs(_lightness(again)[0] - light) > 40

@@ -1,6 +1,7 @@
 """What a tab shows, built off the GUI thread by its open and layout tasks: the layout,
-its painter (hit index, label placement, long curves), the heatmap folded into it, the
-minimap's overview image, and the views the panels read when a model lands."""
+its painter (hit index, label placement, long curves), the heatmap folded into it, and
+the views the panels read when a model lands (the minimap renders its image on a worker
+of its own)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme
 from onnxstudio.runner.choices import model_key
-from onnxstudio.ui.canvas.graph_view import GraphView
 from onnxstudio.ui.canvas.minimap import overview_size, render_overview
 from onnxstudio.ui.tasks import TaskContext
 
@@ -33,12 +33,6 @@ class Drawing:
     painter: GraphPainter
     overlay_data: OverlayData | None = None
     overlay: Overlay | None = None  # overlay_data folded into this layout's boxes
-    overview: QImage | None = None  # the minimap's image
-
-    def offer_overview(self, view: GraphView) -> None:
-        """Give the minimap its image if the view still shows what it was painted for."""
-        if self.overview is not None:
-            view.minimap.offer(self.overview, self.painter, self.overlay)
 
 
 @dataclass
@@ -74,7 +68,7 @@ def prepare_views(model: Model) -> None:
 
 def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
          context: TaskContext, overlay_data: OverlayData | None = None,
-         dpr: float = 1.0) -> Drawing:
+         ) -> Drawing:
     """Lay ``model`` out as ``state`` expands it and build everything a paint needs."""
     layout = layout_model(
         model, state, direction, cancel=context.cancelled,
@@ -82,9 +76,7 @@ def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     )  # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
-    painter = GraphPainter(layout, theme).prepare()
-    return Drawing(layout, painter, overlay_data, overlay,
-                   overview_image(painter, dpr, overlay))
+    return Drawing(layout, GraphPainter(layout, theme).prepare(), overlay_data, overlay)
 
 
 def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
@@ -94,12 +86,9 @@ def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
     if layout is None:
         return None
     painter = GraphPainter.relabelled(drawing.painter, layout, theme).prepare()
-    return Drawing(layout, painter, drawing.overlay_data, drawing.overlay, drawing.overview)
+    return Drawing(layout, painter, drawing.overlay_data, drawing.overlay)
 
 
 def overview_image(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage:
-    """The minimap's image, for a worker to paint. Even a small graph's: painting it on
-    the GUI thread takes only ~20 ms, but while another task runs Python (an export
-    started at once) each of its Qt calls waited for the GIL and it froze the window
-    for 170 ms."""
+    """The minimap's image with a heatmap, for the task that folded it to paint."""
     return render_overview(painter, overview_size(painter.layout), dpr, overlay)

@@ -20,7 +20,7 @@ from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import Theme
-from onnxstudio.ui.tasks import next_turn
+from onnxstudio.ui.tasks import TaskRunner
 
 
 class OverviewedView(Protocol):
@@ -88,7 +88,9 @@ class Minimap(QWidget):
         self._view = cast(OverviewedView, view)  # a GraphCanvas
         self._image: QImage | None = None
         self._image_for: tuple[object, ...] = ()  # what _image shows (see _wanted)
-        self._rendering = False  # a render of the image is scheduled
+        self._rendering: tuple[object, ...] = ()  # what the image being rendered shows
+        self._renderer = TaskRunner(self)
+        self._renderer.finished.connect(self._rendered)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent, False)
         self.hide()
@@ -166,12 +168,8 @@ class Minimap(QWidget):
         p.drawRoundedRect(frame, 5, 5)
         if self._image is not None and self._same(self._image_for, self._wanted()):
             p.drawImage(0, 0, self._image)
-        elif not self._rendering:
-            # Rendered in the next turn of the event loop, not in this paint: it comes
-            # with the view's first paint of a new layout, and together they froze the
-            # window (a graph of 1,000 boxes takes ~15 ms here).
-            self._rendering = True
-            next_turn(self, self._render)
+        elif self._rendering != self._wanted():
+            self._render()
         # The visible area.
         visible = self._view.visible_scene_rect()
         s, off = _placement(self.size(), self._view.graph_layout())
@@ -190,10 +188,19 @@ class Minimap(QWidget):
         p.end()
 
     def _render(self) -> None:
-        self._rendering = False
-        self._image = render_overview(self._view.painter(), self.size(),
-                                      self.devicePixelRatioF(), self._view.overlay())
-        self._image_for = self._wanted()
+        """Paint the image on a worker. On the GUI thread it took from 10 ms (1,000 boxes)
+        to 180 ms (BERT-96), and while another task ran Python each of its Qt calls
+        waited for the GIL (20 ms of work froze the window for 170 ms); in the open task
+        it delayed the first paint of a big graph by as much."""
+        graph, size, dpr, overlay = (self._view.painter(), self.size(),
+                                     self.devicePixelRatioF(), self._view.overlay())
+        wanted = self._rendering = self._wanted()
+        self._renderer.start(lambda _context: (render_overview(graph, size, dpr, overlay),
+                                               wanted))
+
+    def _rendered(self, result: tuple[QImage, tuple[object, ...]]) -> None:
+        self._image, self._image_for = result
+        self._rendering = ()
         self.update()
 
     # -- interaction --------------------------------------------------------------------

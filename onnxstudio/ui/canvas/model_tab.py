@@ -216,7 +216,6 @@ class ModelTab(QWidget):
         (a diff's side, or its merged graph), laying it out in the background only."""
         self._stack.setCurrentWidget(self._progress_page)
         path, direction, theme = self.path, self.direction, self.view.theme()
-        dpr = self.view.devicePixelRatioF()
         started = time.perf_counter()
         given = model
 
@@ -231,7 +230,7 @@ class ModelTab(QWidget):
                 loaded = time.perf_counter()
                 prepare_views(model)
                 state = default_state(model.graph)
-                drawing = draw(model, state, direction, theme, context, dpr=dpr)
+                drawing = draw(model, state, direction, theme, context)
             except BaseException:
                 shapes.cancel()
                 raise
@@ -303,11 +302,11 @@ class ModelTab(QWidget):
             self.relayout()
         else:
             state, direction, theme = self.state.copy(), self.direction, self.view.theme()
-            data, dpr = self.overlay_data, self.view.devicePixelRatioF()
+            data = self.overlay_data
             self._keep_view = True
             self._layouter.start(
                 lambda context: relabel(drawing, model, theme)
-                or draw(model, state, direction, theme, context, data, dpr), quiet_gc=True)
+                or draw(model, state, direction, theme, context, data), quiet_gc=True)
         self.shapesReady.emit(self.model)
 
     def shutdown(self) -> None:
@@ -346,10 +345,9 @@ class ModelTab(QWidget):
             return
         model, state, direction = self.model, self.state.copy(), self.direction
         theme, data = self.view.theme(), self.overlay_data
-        dpr = self.view.devicePixelRatioF()
         self._keep_view = keep_view
         self._layouter.start(
-            lambda context: draw(model, state, direction, theme, context, data, dpr),
+            lambda context: draw(model, state, direction, theme, context, data),
             quiet_gc=True)
 
     def _on_laid_out(self, drawing: Drawing) -> None:
@@ -361,7 +359,6 @@ class ModelTab(QWidget):
         self.view.set_layout(drawing.layout, keep_view=keep_view, painter=drawing.painter)
         if drawing.overlay_data is self.overlay_data:
             self.view.set_overlay(drawing.overlay)
-            drawing.offer_overview(self.view)
         else:  # the overlay changed while this layout was being built
             self.set_overlay(self.overlay_data)
         self._center_pending(drawing.layout)
