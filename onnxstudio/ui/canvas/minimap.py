@@ -20,7 +20,7 @@ from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import Theme
-from onnxstudio.ui.tasks import TaskRunner
+from onnxstudio.ui.tasks import TaskRunner, next_turn
 
 
 class OverviewedView(Protocol):
@@ -169,7 +169,10 @@ class Minimap(QWidget):
         if self._image is not None and self._same(self._image_for, self._wanted()):
             p.drawImage(0, 0, self._image)
         elif self._rendering != self._wanted():
-            self._render()
+            # Started a turn later: a landing model's panels fill first, not while the
+            # worker's Python slows each of their Qt calls.
+            self._rendering = self._wanted()
+            next_turn(self, self._render)
         # The visible area.
         visible = self._view.visible_scene_rect()
         s, off = _placement(self.size(), self._view.graph_layout())
@@ -195,6 +198,9 @@ class Minimap(QWidget):
         graph, size, dpr, overlay = (self._view.painter(), self.size(),
                                      self.devicePixelRatioF(), self._view.overlay())
         wanted = self._rendering = self._wanted()
+        if self._image is not None and self._same(self._image_for, wanted):
+            self._rendering = ()
+            return
         self._renderer.start(lambda _context: (render_overview(graph, size, dpr, overlay),
                                                wanted))
 

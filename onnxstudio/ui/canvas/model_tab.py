@@ -270,11 +270,12 @@ class ModelTab(QWidget):
         self._pending_shapes = opened.shapes
         # The graph paints now; the panels fill and shape inference starts in the next
         # turn of the event loop. All in one turn, with the inference thread taking its
-        # share of the GIL, they froze the window for ~90 ms.
-        self.view.viewport().repaint()
+        # share of the GIL, they froze the window for ~90 ms. (Queued before the paint:
+        # the minimap's render, which that paint asks for, comes after the panels.)
         self._landing = True
         self.busyChanged.emit(True)
         next_turn(self, lambda: self._land(opened))
+        self.view.viewport().repaint()
 
     def _land(self, opened: Opened) -> None:
         if self._pending_shapes is not opened.shapes:
