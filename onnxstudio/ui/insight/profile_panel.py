@@ -132,15 +132,16 @@ class ProfilePanel(JobPanel):
         else:
             self.banner.hide()
             rows, ops = table_rows(result, self._model)
-            self.node_model.reset(rows)
-            self.op_model.reset(ops)
+            slowest_first = (2, Qt.SortOrder.DescendingOrder)  # as the task built them
+            self.node_model.reset(rows, slowest_first)
+            self.op_model.reset(ops, slowest_first)
             self.node_bars.peak = max((r.share for r in rows), default=1.0) or 1.0
             self.op_bars.peak = max((o.share for o in ops), default=1.0) or 1.0
             warmup = self._requested.warmup if self._requested is not None else None
             self.summary_label.setText(summary_lines(result, warmup))
             self.summary_label.show()
             for view in (self._node_view, self._op_view):
-                view.sortByColumn(2, Qt.SortOrder.DescendingOrder)
+                view.sortByColumn(*slowest_first)
                 view.fit_columns()
                 view.scrollToTop()
             self.stack.setCurrentIndex(1)

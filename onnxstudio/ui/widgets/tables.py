@@ -108,10 +108,15 @@ class RecordTableModel(TableModel, Generic[R]):
         if columns is not None:
             self.columns = tuple(columns)
         self.rows: list[R] = []
+        self._sorted_by: tuple[int, Qt.SortOrder] | None = None
 
-    def reset(self, rows: Sequence[R]) -> None:
+    def reset(self, rows: Sequence[R], sorted_by: tuple[int, Qt.SortOrder] | None = None
+              ) -> None:
+        """Show ``rows``; ``sorted_by``: the (column, order) they already come in, which
+        ``sort`` then keeps without sorting them again (6k profile rows: 35 ms)."""
         self.beginResetModel()
         self.rows = list(rows)
+        self._sorted_by = sorted_by
         self.endResetModel()
 
     def record_data(self, record: R, column: int, role: int) -> object:
@@ -153,8 +158,9 @@ class RecordTableModel(TableModel, Generic[R]):
         """Sort the rows themselves, in Python (a proxy that delegates here sorts without
         calling back into Python twice per comparison, which froze the window for seconds
         on 8k rows). ``sorts_last`` rows stay below the others in either order."""
-        if not 0 <= column < len(self.columns):
+        if not 0 <= column < len(self.columns) or (column, order) == self._sorted_by:
             return
+        self._sorted_by = (column, order)
         keys: list[Any] = [self.sort_key(r, column) for r in self.rows]  # compared as given
         reverse = order == Qt.SortOrder.DescendingOrder
         try:
