@@ -173,3 +173,18 @@ def test_edge_labels_do_not_depend_on_the_painted_area() -> None:
     texts = [t for t, _, _ in full]
     # Four edges carry 1×64×112×112, but Relu's fan-out of two is one tensor: three labels.
     assert texts.count("1×64×112×112") == 3
+
+
+def test_prepare_decides_labels_of_a_huge_layout_before_its_first_paint() -> None:
+    """Beyond the collision check, which edge shows each tensor's label is decided by
+    ``prepare`` (a layout task, off the GUI thread), and the paint shows those labels."""
+    from onnxstudio.render.edge_labels import MAX_LABEL_COLLISION_EDGES
+
+    layout = grid_layout(MAX_LABEL_COLLISION_EDGES + 2_000, columns=40)
+    painter = GraphPainter(layout, LIGHT)
+    assert not painter.labels.checked and painter.labels._first_of_tensor is None
+    painter.prepare()
+    assert painter.labels._first_of_tensor == set(range(len(layout.edges)))
+    rec = RecordingSurface()
+    painter.paint(rec, (0.0, 0.0, 800.0, 400.0), 1.0)
+    assert any(name == "text" and args[2] == "1×8" for name, args in rec.calls)

@@ -19,7 +19,7 @@ from onnxstudio.render import boxes as bx
 from onnxstudio.render import text as tx
 from onnxstudio.render.boxes import PaintState
 from onnxstudio.render.drawing import Cubic, Point, Stroke, Surface
-from onnxstudio.render.edge_labels import MAX_LABEL_COLLISION_EDGES, EdgeLabels
+from onnxstudio.render.edge_labels import EdgeLabels
 from onnxstudio.render.geometry import (
     ARROW_LENGTH,
     arrowhead,
@@ -81,15 +81,15 @@ class GraphPainter:
     # -- public -------------------------------------------------------------------------
 
     def prepare(self) -> GraphPainter:
-        """Do the once-per-layout work now: edge-label placement (150 ms on BERT-96) and
-        the curves of long routes (a skip connection bends at every layer it passes;
-        the hundred such edges of BERT-96's first view took 100 ms to smooth).
+        """Do the once-per-layout work now: edge-label placement (150 ms on BERT-96; on
+        huge layouts, which edge shows each tensor's label) and the curves of long routes
+        (a skip connection bends at every layer it passes; the hundred such edges of
+        BERT-96's first view took 100 ms to smooth).
 
         Call it where the layout is built, off the GUI thread, so the first paint of a
         big graph does not freeze the window.
         """
-        if len(self.layout.edges) <= MAX_LABEL_COLLISION_EDGES:
-            self.labels.placed()
+        self.labels.prepare()
         for i, edge in enumerate(self.layout.edges):
             if len(edge.points) >= LONG_ROUTE_POINTS:
                 self.curve(i)
