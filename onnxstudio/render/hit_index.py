@@ -9,6 +9,8 @@ that. Qt-free so tests and exporters can use it headless.
 from __future__ import annotations
 
 import copy
+import itertools
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +34,13 @@ class Neighbourhood:
     boxes: frozenset[str]  # the other ends, without the box itself
 
 
+def _floats(rows: Iterable[Sequence[float]], count: int) -> np.ndarray:
+    """The numbers of ``rows`` in one flat array. ``np.array`` of a list of tuples holds
+    the GIL for its whole conversion (60 ms per 100k rows: the window froze while a
+    worker built the index); drawn from a generator, other threads run in between."""
+    return np.fromiter(itertools.chain.from_iterable(rows), dtype=np.float64, count=count)
+
+
 class GraphIndex:
     """Answers geometric queries on one Layout; rebuild when the layout changes."""
 
@@ -40,7 +49,7 @@ class GraphIndex:
         boxes = layout.boxes
         self.ids: list[str] = [b.id for b in boxes]
         self.position: dict[str, int] = {b.id: i for i, b in enumerate(boxes)}
-        coords = np.array([(b.x, b.y, b.width, b.height) for b in boxes], dtype=np.float64)
+        coords = _floats(((b.x, b.y, b.width, b.height) for b in boxes), 4 * len(boxes))
         coords = coords.reshape(-1, 4)
         self.bx0 = coords[:, 0]
         self.by0 = coords[:, 1]
@@ -48,7 +57,7 @@ class GraphIndex:
         self.by1 = coords[:, 1] + coords[:, 3]
 
         groups = layout.groups
-        g = np.array([(f.x, f.y, f.width, f.height, f.depth) for f in groups], dtype=np.float64)
+        g = _floats(((f.x, f.y, f.width, f.height, f.depth) for f in groups), 5 * len(groups))
         g = g.reshape(-1, 5)
         self.gx0, self.gy0 = g[:, 0], g[:, 1]
         self.gx1, self.gy1 = g[:, 0] + g[:, 2], g[:, 1] + g[:, 3]
@@ -71,7 +80,7 @@ class GraphIndex:
         edges = self.layout.edges
         routes = [e.points or self._fallback_points(e.source, e.target) for e in edges]
         counts = np.fromiter((len(r) for r in routes), dtype=np.int64, count=len(routes))
-        flat = np.array([p for r in routes for p in r], dtype=np.float64).reshape(-1, 2)
+        flat = _floats((p for r in routes for p in r), 2 * int(counts.sum())).reshape(-1, 2)
         starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         if len(routes):
             xs, ys = flat[:, 0], flat[:, 1]
