@@ -277,3 +277,18 @@ def test_cancel(bert12: Model) -> None:
     seen: list[float] = []
     build_layout(bert12, _full(bert12), progress=seen.append)
     assert seen[-1] == 1.0 and seen == sorted(seen)
+
+
+def test_dismantle_empties_the_build_but_not_what_the_layout_kept() -> None:
+    """A finished build is freed piece by piece; the objects the layout holds survive."""
+    from types import SimpleNamespace
+
+    from onnxstudio.layout.build import dismantle
+
+    kept = [1.0, 2.0]
+    build = SimpleNamespace(boxes={f"n{i}": kept for i in range(1000)}, order=[kept] * 700,
+                            name="build")
+    pieces = [("a", "b", kept)] * 300
+    dismantle(build, pieces)
+    assert build.boxes == {} and build.order == [] and pieces == []
+    assert build.name == "build" and kept == [1.0, 2.0]

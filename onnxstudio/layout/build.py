@@ -378,6 +378,21 @@ class _Builder:
             unit.reversed[key] = rev
 
 
+def dismantle(*parts: object) -> None:
+    """Free a finished build piece by piece. Dropped at once, a big build's objects go in
+    one chain of deallocations that holds the GIL (0.2 s after laying out expanded
+    dag100k on a worker, while the window waited); emptied here, Python code runs between
+    the pieces and other threads get their turns."""
+    for part in parts:
+        for value in (vars(part).values() if hasattr(part, "__dict__") else (part,)):
+            if isinstance(value, dict):
+                while value:
+                    value.popitem()
+            elif isinstance(value, list):
+                while value:
+                    del value[-256:]
+
+
 def build_layout(
     graph: Graph | Model,
     state: ExpandState | None = None,
@@ -408,6 +423,7 @@ def build_layout(
     pieces = builder.split_edges()
     builder.layout_units(cancel, progress)
     layout = assemble(builder.units, builder.boxes, root, pieces, "TB")
+    dismantle(builder, pieces)
     if SIDE_SOURCES:
         place_side_sources(layout)
     if direction == "LR":
