@@ -115,3 +115,27 @@ def test_task_runner_cancel_terminates_the_profile(qtbot, slow_model: Path) -> N
         qtbot.wait(50)
     assert failures == []  # a cancelled task is not a failure
     assert not runner.busy
+
+
+def test_release_drops_what_the_hooks_keep_alive() -> None:
+    """A finished job's token lets go of its hooks (a session's cancel keeps the whole
+    onnxruntime session alive) on the job's thread; a later cancel calls none of them."""
+    import weakref
+
+    class Session:
+        def __init__(self) -> None:
+            self.cancelled = False
+
+        def cancel(self) -> None:
+            self.cancelled = True
+
+    token = CancelToken()
+    session = Session()
+    token.watch(session.cancel)
+    alive = weakref.ref(session)
+    del session
+    assert alive() is not None  # the hook holds it
+    token.release()
+    assert alive() is None
+    token.cancel()
+    assert token.cancelled

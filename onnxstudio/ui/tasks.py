@@ -78,6 +78,7 @@ class _Runnable(QRunnable):
             self._signals.failed.emit(self._generation, describe_failure(exc))
             return
         finally:
+            self._context.token.release()
             if self._quiet_gc:
                 gc.freeze()
                 gc.enable()

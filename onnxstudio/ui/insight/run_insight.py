@@ -39,7 +39,7 @@ from onnxstudio.ui.insight.compare_options import config_text
 from onnxstudio.ui.insight.compare_panel import CompareOptions, ComparePanel
 from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
 from onnxstudio.ui.insight.tensor_dock import TensorDock
-from onnxstudio.ui.tasks import TaskContext, TaskRunner
+from onnxstudio.ui.tasks import TaskContext, TaskRunner, next_turn
 
 if TYPE_CHECKING:
     from onnxstudio.model import Model
@@ -291,13 +291,16 @@ class RunInsight(QObject):
 
     def _landed(self, key: str, answer: tuple[ModelTab, Any, Painted],
                 show: Callable[[Any], None], paint: bool) -> None:
-        """Keep the answer with its tab; show and paint it if that tab is current."""
+        """Keep the answer with its tab; show and paint it if that tab is current (the
+        heatmap a turn after the tables: in one turn with them, BERT-96's profile froze
+        the window for 85 ms)."""
         tab, result, painted = answer
         tab.run_results[key] = result
         if tab is self._tab():
             show(result)
             if paint:
-                self._paint(tab, painted)
+                next_turn(tab, lambda: self._paint(tab, painted) if tab is self._tab()
+                          else None)
 
     def _request(self, report: Callable[[str], None]) -> RunRequest | None:
         """The run panel's last input, on the model as the current tab holds it: its
