@@ -64,16 +64,13 @@ def prepare_views(model: Model) -> None:
         model_key(model.path)
 
 
-
-
 def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
-         context: TaskContext, overlay_data: OverlayData | None = None,
-         ) -> Drawing:
+         context: TaskContext, overlay_data: OverlayData | None = None) -> Drawing:
     """Lay ``model`` out as ``state`` expands it and build everything a paint needs."""
     layout = layout_model(
         model, state, direction, cancel=context.cancelled,
-        progress=lambda f: context.progress("Laying out", 0.5 + f / 2),
-    )  # LayoutCancelled is a Cancelled: the task stops quietly
+        progress=lambda f: context.progress("Laying out", 0.5 + f / 2))
+    # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
     return Drawing(layout, GraphPainter(layout, theme).prepare(), overlay_data, overlay)

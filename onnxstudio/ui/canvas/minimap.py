@@ -166,12 +166,13 @@ class Minimap(QWidget):
         p.setPen(QPen(qcolor(theme.group_border), 1.0))
         p.setBrush(bg)
         p.drawRoundedRect(frame, 5, 5)
-        if self._image is not None and self._same(self._image_for, self._wanted()):
+        wanted = self._wanted()
+        if self._image is not None and self._same(self._image_for, wanted):
             p.drawImage(0, 0, self._image)
-        elif self._rendering != self._wanted():
+        elif not self._same(self._rendering, wanted):
             # Started a turn later: a landing model's panels fill first, not while the
             # worker's Python slows each of their Qt calls.
-            self._rendering = self._wanted()
+            self._rendering = wanted
             next_turn(self, self._render)
         # The visible area.
         visible = self._view.visible_scene_rect()
@@ -195,12 +196,13 @@ class Minimap(QWidget):
         to 180 ms (BERT-96), and while another task ran Python each of its Qt calls
         waited for the GIL (20 ms of work froze the window for 170 ms); in the open task
         it delayed the first paint of a big graph by as much."""
-        graph, size, dpr, overlay = (self._view.painter(), self.size(),
-                                     self.devicePixelRatioF(), self._view.overlay())
-        wanted = self._rendering = self._wanted()
+        wanted = self._wanted()
         if self._image is not None and self._same(self._image_for, wanted):
             self._rendering = ()
-            return
+            return  # offered meanwhile (painted by a heatmap's task)
+        graph, size, dpr, overlay = (self._view.painter(), self.size(),
+                                     self.devicePixelRatioF(), self._view.overlay())
+        self._rendering = wanted
         self._renderer.start(lambda _context: (render_overview(graph, size, dpr, overlay),
                                                wanted))
 

@@ -273,7 +273,7 @@ class ModelTab(QWidget):
         # share of the GIL, they froze the window for ~90 ms. (Queued before the paint:
         # the minimap's render, which that paint asks for, comes after the panels.)
         self._landing = True
-        self.busyChanged.emit(True)
+        self._on_busy(True)
         next_turn(self, lambda: self._land(opened))
         self.view.viewport().repaint()
 

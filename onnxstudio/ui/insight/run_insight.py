@@ -299,8 +299,7 @@ class RunInsight(QObject):
         if tab is self._tab():
             show(result)
             if paint:
-                next_turn(tab, lambda: self._paint(tab, painted) if tab is self._tab()
-                          else None)
+                next_turn(tab, lambda: self._paint(tab, painted))
 
     def _request(self, report: Callable[[str], None]) -> RunRequest | None:
         """The run panel's last input, on the model as the current tab holds it: its
@@ -316,8 +315,9 @@ class RunInsight(QObject):
             request = replace(request, model_bytes=tab.model_bytes)
         return request
 
-    @staticmethod
-    def _paint(tab: ModelTab, painted: Painted) -> None:
+    def _paint(self, tab: ModelTab, painted: Painted) -> None:
+        if tab is not self._tab():
+            return  # another tab came to the front meanwhile: its own results show
         # A prebuilt overlay only fits the layout it was folded into; else fold again.
         fresh = painted.layout is not None and painted.layout is tab.layout_data
         if fresh:
