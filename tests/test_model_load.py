@@ -11,8 +11,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxstudio.errors import ModelLoadError
-from onnxstudio.model import load_model
+from onnxstudio.model import load_model, pieces
+from onnxstudio.model.load import read_model_proto
 from tests.builders import make_model, save, tiny_mlp
+from tests.conftest import ladder_model
 
 
 def _error(path: Path) -> str:
@@ -148,3 +150,35 @@ def test_shape_inference_failure_is_a_warning(tmp_path: Path) -> None:
     model = load_model(save(make_model(graph), tmp_path / "bad_shapes.onnx"))
     assert len(model.graph.nodes) == 1
     assert any("shape inference failed" in w for w in model.warnings)
+
+
+def test_a_model_parsed_in_pieces_is_the_same_model(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # Large files are parsed a run of graph records at a time (pieces.py); small limits
+    # send this small model down that path, with an invalid UTF-8 name in a later piece.
+    monkeypatch.setattr(pieces, "MIN_PIECED_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 48)
+    model = tiny_mlp()
+    model.graph.node[-1].name = "LASTXNODE"
+    data = model.SerializeToString().replace(b"LASTXNODE", b"LAST\xffNODE")
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)
+    runs = [piece for piece in pieces.model_pieces(data) or [] if piece[0]]
+    assert len(runs) > 2
+    proto, _ = read_model_proto(path)
+    whole = onnx.ModelProto()
+    whole.ParseFromString(data)
+    assert proto.graph.node[-1].name == "LAST\ufffdNODE"
+    proto.graph.node[-1].name = "LASTXNODE"
+    assert proto == model
+    assert [n.name for n in load_model(path).graph.nodes][-1] == "LAST\ufffdNODE"
+
+
+def test_a_large_real_model_parses_in_pieces_to_the_whole_parse() -> None:
+    path = ladder_model("dag100k.onnx")
+    data = path.read_bytes()
+    split = pieces.model_pieces(data)
+    assert split is not None and sum(in_graph for in_graph, _, _ in split) > 20
+    whole = onnx.ModelProto()
+    whole.ParseFromString(data)
+    assert read_model_proto(path)[0] == whole

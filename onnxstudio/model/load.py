@@ -19,6 +19,7 @@ from google.protobuf.message import DecodeError
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.external import check_external_data, may_use_external_data
+from onnxstudio.model.pieces import Pieces, merge_pieces, model_pieces
 from onnxstudio.model.wire import (
     PROTOBUF_DEPTH,
     has_invalid_utf8,
@@ -61,8 +62,9 @@ def read_checked(path: str | Path) -> CheckedModel:
     if path.suffix.lower() in TEXT_SUFFIXES or _looks_like_text(data):
         proto = _parse_text(path, data)
     else:
-        proto = _parse_binary(path, data)
-        if has_invalid_utf8(data):
+        pieces = model_pieces(data)
+        proto = _parse_binary(path, data, pieces)
+        if has_invalid_utf8(data, pieces):
             repair_utf8(proto)
     _check_opsets(path, proto)
     external = may_use_external_data(data) and check_external_data(proto, path)
@@ -143,13 +145,20 @@ def _parse_text(path: Path, data: bytes) -> onnx.ModelProto:
         raise ModelLoadError(path, f"not valid ONNX text format ({first})") from exc
 
 
-def _parse_binary(path: Path, data: bytes) -> onnx.ModelProto:
+def _parse_binary(path: Path, data: bytes, pieces: Pieces | None) -> onnx.ModelProto:
     problem = scan_wire_format(data)
     if problem:
         raise ModelLoadError(path, problem)
     proto = onnx.ModelProto()
     try:
-        proto.ParseFromString(data)
+        if pieces is not None:
+            try:
+                merge_pieces(proto, data, pieces)
+            except DecodeError:  # parsed whole again, for protobuf's own error
+                proto = onnx.ModelProto()
+                proto.ParseFromString(data)
+        else:
+            proto.ParseFromString(data)
     except DecodeError as exc:
         if nests_too_deeply(data):
             raise ModelLoadError(path, "the model nests too deeply (messages inside messages "

@@ -9,11 +9,14 @@ cases apart and repair the names, so the rest of the app only ever sees text.
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import onnx
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
+
+if TYPE_CHECKING:
+    from onnxstudio.model.pieces import Pieces
 
 MODEL_FIELDS = {1, 2, 3, 4, 5, 6, 7, 8, 14, 20, 25}  # field numbers of onnx.ModelProto
 # protobuf refuses messages nested deeper than this (its default recursion limit).
@@ -114,8 +117,9 @@ def _message_children(view: memoryview, pos: int, end: int) -> list[tuple[int, i
 
 
 @functools.cache
-def _strict_model_class() -> Any:
-    """onnx.ModelProto as an editions file whose string fields must be valid UTF-8.
+def _strict_classes() -> tuple[Any, Any]:
+    """onnx.ModelProto and GraphProto as an editions file whose string fields must be
+    valid UTF-8.
 
     Parsing with it costs what one normal parse costs and fails exactly when some name,
     type or metadata string is not UTF-8: the cheap test before the slow repair.
@@ -139,13 +143,21 @@ def _strict_model_class() -> Any:
             field.options.ClearField("packed")  # a proto2 option editions spell otherwise
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fdp)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("onnx.ModelProto"))
+    return tuple(message_factory.GetMessageClass(pool.FindMessageTypeByName(f"onnx.{name}"))
+                 for name in ("ModelProto", "GraphProto"))
 
 
-def has_invalid_utf8(data: bytes) -> bool:
-    """Whether some string field of the serialised model is not valid UTF-8."""
+def has_invalid_utf8(data: bytes, pieces: Pieces | None = None) -> bool:
+    """Whether some string field of the serialised model is not valid UTF-8 (parsed in
+    ``pieces`` when given: see pieces.py)."""
+    model_class, graph_class = _strict_classes()
     try:
-        _strict_model_class().FromString(data)
+        if pieces is None:
+            model_class.FromString(data)
+        else:
+            view = memoryview(data)
+            for in_graph, start, end in pieces:
+                (graph_class if in_graph else model_class).FromString(view[start:end])
     except DecodeError as exc:
         return "UTF-8" in str(exc)
     except Exception:  # a protobuf without editions support: fall back to the walk
