@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from onnxstudio import __version__
 from onnxstudio.commands import COMMANDS, load
 from onnxstudio.errors import describe_failure
-from onnxstudio.model.infer_child import CHILD_COMMAND, child_main
+from onnxstudio.model.child_process import run_child
 
 
 def _command_parser(name: str) -> argparse.ArgumentParser:
@@ -52,8 +52,9 @@ WHOLE_GRAPH_COMMANDS = frozenset({"info", "export", "extract", "diff", "split"})
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:1] == [CHILD_COMMAND]:
-        return child_main(args_list[1:])
+    child = run_child(args_list)
+    if child is not None:
+        return child
     first = next((a for a in args_list if a != "--debug"), None)
     quiet_gc = False
     if first in COMMANDS:

@@ -20,6 +20,7 @@ from onnxstudio.runner.cut_check import run_part
 from onnxstudio.runner.intermediates import capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import profile
+from onnxstudio.runner.profile_child import profile_isolated
 from tests.builders import make_model, save
 
 SIZE, DEPTH = 256, 40  # one run takes a few milliseconds: many runs take seconds
@@ -69,6 +70,12 @@ def _cancel_while(job: Callable[[CancelToken], Any]) -> BaseException | None:
 
 def test_profile_of_many_runs_stops_with_cancelled(slow_model: Path) -> None:
     raised = _cancel_while(lambda token: profile(
+        RunRequest(slow_model, random=True), runs=100_000, cancel=token))
+    assert isinstance(raised, Cancelled)
+
+
+def test_the_windows_profile_in_a_child_process_stops_with_cancelled(slow_model: Path) -> None:
+    raised = _cancel_while(lambda token: profile_isolated(
         RunRequest(slow_model, random=True), runs=100_000, cancel=token))
     assert isinstance(raised, Cancelled)
 

@@ -12,22 +12,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from onnxstudio.model.child_process import INFER_SHAPES, child_command
+
 if TYPE_CHECKING:
     import onnx
 
-CHILD_COMMAND = "_infer-shapes"
 TIMEOUT_S = 600
-
-
-def _command(model: Path, out: Path) -> list[str]:
-    if getattr(sys, "frozen", False):  # a PyInstaller app: the executable is onnxstudio
-        return [sys.executable, CHILD_COMMAND, str(model), str(out)]
-    return [sys.executable, "-m", "onnxstudio", CHILD_COMMAND, str(model), str(out)]
 
 
 class ChildInference:
@@ -39,7 +33,7 @@ class ChildInference:
         self._process: subprocess.Popen[str] | None = None
         try:
             self._process = subprocess.Popen(
-                _command(model, self._out), stdin=subprocess.DEVNULL,
+                child_command(INFER_SHAPES, str(model), str(self._out)), stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         except OSError as exc:
             self._problem: str | None = f"shape inference could not run ({type(exc).__name__})"

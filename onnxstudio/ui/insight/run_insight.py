@@ -32,7 +32,8 @@ from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.compare import Comparison, compare
 from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.runner.profile import ProfileResult, profile
+from onnxstudio.runner.profile import ProfileResult
+from onnxstudio.runner.profile_child import profile_isolated
 from onnxstudio.runner.profile_rows import table_rows
 from onnxstudio.ui.canvas.drawing import overview_image
 from onnxstudio.ui.insight.compare_options import config_text
@@ -229,7 +230,8 @@ class RunInsight(QObject):
         model = tab.model
 
         def work(token: CancelToken) -> ProfileResult:
-            result = profile(request, runs=options.runs, warmup=options.warmup, cancel=token)
+            result = profile_isolated(request, runs=options.runs, warmup=options.warmup,
+                                      cancel=token)
             table_rows(result, model)  # here, not when the result lands on the GUI thread
             return result
 
