@@ -294,14 +294,14 @@ class RunInsight(QObject):
     def _landed(self, key: str, answer: tuple[ModelTab, Any, Painted],
                 show: Callable[[Any], None], paint: bool) -> None:
         """Keep the answer with its tab; show and paint it if that tab is current (the
-        heatmap a turn after the tables: in one turn with them, BERT-96's profile froze
-        the window for 85 ms)."""
+        heatmap two turns after the tables, once their delayed relayout has painted too:
+        in one turn with them, BERT-96's profile froze the window for 85 ms)."""
         tab, result, painted = answer
         tab.run_results[key] = result
         if tab is self._tab():
             show(result)
             if paint:
-                next_turn(tab, lambda: self._paint(tab, painted))
+                next_turn(tab, lambda: next_turn(tab, lambda: self._paint(tab, painted)))
 
     def _request(self, report: Callable[[str], None]) -> RunRequest | None:
         """The run panel's last input, on the model as the current tab holds it: its
