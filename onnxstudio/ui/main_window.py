@@ -276,7 +276,7 @@ class MainWindow(QMainWindow):
         if tab is None:
             self.status_line.show_model(None, None)
         else:
-            self.status_line.show_model(tab.model, tab.layout_data)
+            self.status_line.show_model(tab.model, tab.shown_kinds())
 
     def _update_actions(self) -> None:
         tab = self.current_tab()

@@ -6,7 +6,6 @@ from collections import Counter
 
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
-from onnxstudio.layout.types import Layout
 from onnxstudio.model import Model
 from onnxstudio.model.formatting import plural
 from onnxstudio.model.schemas import display_domain
@@ -28,13 +27,14 @@ class StatusLine:
         for widget in (self.progress, self.nodes, self.opsets):
             bar.addPermanentWidget(widget)
 
-    def show_model(self, model: Model | None, layout: Layout | None) -> None:
+    def show_model(self, model: Model | None, kinds: Counter[str] | None = None) -> None:
+        """``kinds``: the shown boxes by kind (``ModelTab.shown_kinds``)."""
         if model is None:
             self.nodes.setText("")
             self.opsets.setText("")
             return
         total = model_summary(model)["node_count_total"]
-        kinds = Counter(b.kind for b in layout.boxes) if layout is not None else Counter()
+        kinds = kinds or Counter()
         folded = f", {plural(kinds['group'], 'group')} collapsed" if kinds["group"] else ""
         self.nodes.setText(f"{plural(total, 'node')} ({kinds['node']:,} shown{folded})")
         self.opsets.setText("  ".join(

@@ -10,6 +10,7 @@ re-labelled then.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +239,10 @@ class ModelTab(QWidget):
                           time.perf_counter() - loaded)
 
         self._opener.start(work, quiet_gc=True)
+
+    def shown_kinds(self) -> Counter[str]:
+        """The boxes drawn, by kind ("node", "group", ...), counted off-thread."""
+        return self._drawing.kinds if self._drawing is not None else Counter()
 
     @property
     def busy(self) -> bool:
