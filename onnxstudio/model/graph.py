@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -18,6 +19,8 @@ T = TypeVar("T")
 
 Dim = int | str | None
 """One dimension: a fixed size, a symbolic name (``"batch"``), or unknown."""
+
+_SUBGRAPHS = attrgetter("subgraphs")
 
 ValueKind = Literal["input", "output", "initializer", "intermediate", "captured"]
 
@@ -131,14 +134,21 @@ class Graph:
     captured: list[str] = field(default_factory=list)  # outer-scope values a body reads
     doc_string: str = ""
 
+    def nesting(self) -> list[Node]:
+        """The nodes that hold bodies (If, Loop, Scan): few or none, found in C (a Python
+        loop over 100k nodes, twice per summary, cost 0.1 s of a model's open)."""
+        return list(filter(_SUBGRAPHS, self.nodes))
+
     def node_count_total(self) -> int:
         """Nodes here plus in every nested body, recursively."""
         return len(self.nodes) + sum(
-            body.node_count_total() for node in self.nodes for body in node.subgraphs.values()
+            body.node_count_total() for node in self.nesting() for body in node.subgraphs.values()
         )
 
     def walk(self) -> list[Node]:
         """Every node here and in nested bodies, depth first."""
+        if not self.nesting():
+            return list(self.nodes)
         out: list[Node] = []
         for node in self.nodes:
             out.append(node)

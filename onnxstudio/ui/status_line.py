@@ -9,7 +9,6 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 from onnxstudio.model import Model
 from onnxstudio.model.formatting import plural
 from onnxstudio.model.schemas import display_domain
-from onnxstudio.model.summary import model_summary
 from onnxstudio.ui.widgets.status import ElidedLabel
 
 
@@ -33,7 +32,8 @@ class StatusLine:
             self.nodes.setText("")
             self.opsets.setText("")
             return
-        total = model_summary(model)["node_count_total"]
+        # not the summary: the status shows with the graph, before the panels' views
+        total = model.memo("node_count_total", model.graph.node_count_total)
         kinds = kinds or Counter()
         folded = f", {plural(kinds['group'], 'group')} collapsed" if kinds["group"] else ""
         self.nodes.setText(f"{plural(total, 'node')} ({kinds['node']:,} shown{folded})")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxstudio.layout.cache import scope_tree
 from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
@@ -208,6 +209,10 @@ class ModelTab(QWidget):
         self._shaper.finished.connect(self._on_shapes)
         self._shaper.failed.connect(self._on_failed)
         self._shaper.busyChanged.connect(self._on_busy)
+        self._viewer = TaskRunner(self)  # the panels' views, once the graph is painted
+        self._viewer.finished.connect(self._land)
+        self._viewer.failed.connect(self._on_failed)
+        self._viewer.busyChanged.connect(self._on_busy)
         self._pending_shapes: PendingShapes | None = None
         self._landing = False  # shown, the panels and shape inference a turn away
 
@@ -229,7 +234,7 @@ class ModelTab(QWidget):
             try:
                 context.check()
                 loaded = time.perf_counter()
-                prepare_views(model)
+                scope_tree(model)  # from the layout cache when it can
                 state = default_state(model.graph)
                 drawing = draw(model, state, direction, theme, context)
             except BaseException:
@@ -248,7 +253,7 @@ class ModelTab(QWidget):
     def busy(self) -> bool:
         """Opening, laying out, or still inferring shapes."""
         return (self._landing or self._opener.busy or self._layouter.busy
-                or self._shaper.busy)
+                or self._viewer.busy or self._shaper.busy)
 
     def _on_busy(self, _busy: bool) -> None:
         self.busyChanged.emit(self.busy)
@@ -259,6 +264,7 @@ class ModelTab(QWidget):
             self._opener.cancel()
             self._show_error(f"{self.path.name}: opening was cancelled")
         self._layouter.cancel()
+        self._viewer.cancel()
 
     def _on_progress(self, stage: str, fraction: float) -> None:
         self._progress_page.stage.setText(stage)
@@ -273,14 +279,20 @@ class ModelTab(QWidget):
         self._stack.setCurrentWidget(self.view)
         self._show(opened.drawing, keep_view=False)
         self._pending_shapes = opened.shapes
-        # The graph paints now; the panels fill and shape inference starts in the next
-        # turn of the event loop. All in one turn, with the inference thread taking its
-        # share of the GIL, they froze the window for ~90 ms. (Queued before the paint:
-        # the minimap's render, which that paint asks for, comes after the panels.)
+        # The graph paints now. In the next turn of the event loop a worker computes
+        # what the panels show; then they fill and shape inference starts. All in one
+        # turn, with the inference thread taking its share of the GIL, they froze the
+        # window for ~90 ms. (Queued before the paint: the minimap's render, which that
+        # paint asks for, comes after.)
         self._landing = True
         self._on_busy(True)
-        next_turn(self, lambda: self._land(opened))
+        next_turn(self, lambda: self._viewer.start(lambda _context: self._views(opened)))
         self.view.viewport().repaint()
+
+    @staticmethod
+    def _views(opened: Opened) -> Opened:
+        prepare_views(opened.model)
+        return opened
 
     def _land(self, opened: Opened) -> None:
         if self._pending_shapes is not opened.shapes:
