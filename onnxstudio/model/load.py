@@ -11,6 +11,7 @@ for reading.
 from __future__ import annotations
 
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,7 +63,10 @@ def read_checked(path: str | Path) -> CheckedModel:
     if path.suffix.lower() in TEXT_SUFFIXES or _looks_like_text(data):
         proto = _parse_text(path, data)
     else:
-        pieces = model_pieces(data)
+        # In pieces only off the main thread: a worker's long GIL holds freeze the window,
+        # while on the main thread (the CLI, a child process) finding them is pure cost.
+        pieces = None if threading.current_thread() is threading.main_thread() \
+            else model_pieces(data)
         proto = _parse_binary(path, data, pieces)
         if has_invalid_utf8(data, pieces):
             repair_utf8(proto)
