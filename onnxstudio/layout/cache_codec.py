@@ -4,7 +4,9 @@ Pickle (protocol 5) because it is the fastest way back to dataclasses: a columna
 encoding measured no faster to load (879 vs 987 ms for 100k boxes and 147k edges),
 since rebuilding each object in Python costs what unpickling it does. Small, because
 one ``pickle.loads`` holds the GIL for its whole run (a second for 100k boxes): with at
-most ``CHUNK`` objects each (~5 ms), the GUI thread gets its turn between them.
+most ``CHUNK`` objects each (~5 ms), the GUI thread gets its turn between them. A scope
+tree is written as plain rows, so it too loads in runs (in one pickle, dag100k's tree
+held the GIL for 40-50 ms).
 Only the classes listed in ``_CLASSES`` unpickle, so an entry can never run code.
 """
 
@@ -22,7 +24,7 @@ from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
 
 CHUNK = 1000  # objects per pickle
 KEYS = 20_000  # box ids per pickle of a scope tree's lookup (strings load ~10x faster)
-_CLASSES = {(c.__module__, c.__name__): c for c in (Box, Edge, GroupFrame, ScopeGroup)}
+_CLASSES = {(c.__module__, c.__name__): c for c in (Box, Edge, GroupFrame)}
 
 
 def encode_layout(layout: Layout) -> bytes:
@@ -55,12 +57,29 @@ def decode_layout(payload: memoryview, cancel: Callable[[], bool] | None = None
 
 
 def encode_tree(tree: ScopeTree) -> bytes | None:
-    """The tree (groups with their children), then its lookups as indexes into the
-    groups in pre-order; None if a lookup points outside the tree."""
+    """The groups in pre-order as plain rows (a child group as its index in that order,
+    a box as its id), in runs of about ``KEYS`` children; then the lookups as indexes
+    into the same order. None if a parent or lookup points outside the tree."""
     order = [tree.root, *tree.root.groups()]
     index = {id(g): i for i, g in enumerate(order)}
     out = io.BytesIO()
-    pickle.dump(tree.root, out, 5)
+    try:
+        rows = [(g.id, g.label, g.kind, g.node_count,
+                 -1 if g.parent is None else index[id(g.parent)],
+                 [c if isinstance(c, str) else index[id(c)] for c in g.children])
+                for g in order]
+    except KeyError:
+        return None
+    pickle.dump(len(rows), out, 5)
+    run: list[Any] = []
+    size = 0
+    for row in rows:
+        run.append(row)
+        size += len(row[5])
+        if size >= KEYS:
+            pickle.dump(run, out, 5)
+            run, size = [], 0
+    pickle.dump(run, out, 5)
     for lookup in (tree.by_id, tree.group_of):
         keys = list(lookup)
         try:
@@ -77,10 +96,15 @@ def encode_tree(tree: ScopeTree) -> bytes | None:
 def decode_tree(payload: memoryview, cancel: Callable[[], bool] | None = None
                 ) -> ScopeTree | None:
     stream = io.BytesIO(payload)
-    root = _load(stream)
-    if type(root) is not ScopeGroup:
+    count = _load(stream)
+    rows: list[Any] = []
+    while len(rows) < count:
+        if cancel is not None and cancel():
+            raise LayoutCancelled
+        rows.extend(_load(stream))  # one run: the GIL is free between runs
+    order = _groups(rows)
+    if order is None:
         return None
-    order = [root, *root.groups()]
     lookups: list[dict[str, ScopeGroup]] = []
     for _ in range(2):
         count = _load(stream)
@@ -94,7 +118,20 @@ def decode_tree(payload: memoryview, cancel: Callable[[], bool] | None = None
             lookup.update(zip(keys, map(order.__getitem__, where), strict=True))
         lookups.append(lookup)
     by_id, group_of = lookups
-    return ScopeTree(root, group_of, by_id)
+    return ScopeTree(order[0], group_of, by_id)
+
+
+def _groups(rows: list[Any]) -> list[ScopeGroup] | None:
+    """The ScopeGroups of ``encode_tree``'s rows, linked; None if a row is malformed."""
+    try:
+        order = [ScopeGroup(gid, label, kind, None, [], count)
+                 for gid, label, kind, count, _parent, _children in rows]
+        for group, (*_, parent, children) in zip(order, rows, strict=True):
+            group.parent = order[parent] if parent >= 0 else None
+            group.children = [c if type(c) is str else order[c] for c in children]
+    except (ValueError, TypeError, IndexError):
+        return None
+    return order if order and order[0].parent is None else None
 
 
 def _load(stream: io.BytesIO) -> Any:
