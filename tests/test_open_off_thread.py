@@ -152,3 +152,22 @@ def test_a_heatmap_arrives_with_its_minimap_overview(qtbot, tmp_path: Path) -> N
     tab.set_overlay(None)  # the heatmap goes: its overview must not stay on the minimap
     tab.view.minimap.grab()
     qtbot.waitUntil(lambda: tab.view.minimap._image is not overview, timeout=10000)
+
+
+def test_long_routes_are_drawn_from_paths_the_layout_task_built(qtbot, tmp_path: Path) -> None:
+    """A skip connection past many nodes is a long curve; its QPainterPath is built with
+    the layout, off the GUI thread, and the first paint draws that one."""
+    chain = [helper.make_node("Relu", [f"h{i}"], [f"h{i + 1}"]) for i in range(24)]
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["h0"]), *chain,
+         helper.make_node("Add", ["h0", "h24"], ["y"])], "skip",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8])])
+    tab = ModelTab(save(make_model(graph), tmp_path / "skip.onnx"))
+    qtbot.addWidget(tab)
+    _wait_shown(qtbot, tab)
+    built = tab._drawing.paths  # type: ignore[union-attr]
+    assert built  # the skip's route
+    tab.view.viewport().grab()
+    cached = tab.view._surface._paths  # type: ignore[union-attr]
+    assert all(cached[key][1] is path for key, (_segments, path) in built.items())

@@ -72,20 +72,43 @@ DRAW_BATCH = 1024
 CACHED_PATH_SEGMENTS = 8
 MAX_CACHED_PATHS = 4096
 
+Paths = dict[int, tuple[Sequence[Cubic], QPainterPath]]
+"""Long routes as built QPainterPaths, by the identity of the segment list the painter
+keeps per edge (and the list itself, which keeps that identity unique)."""
+
+
+def qpath(start: Point, segments: Sequence[Cubic]) -> QPainterPath:
+    path = QPainterPath(QPointF(*start))
+    for c1, c2, end in segments:
+        if c1 == start and c2 == end:
+            path.lineTo(*end)
+        else:
+            path.cubicTo(c1[0], c1[1], c2[0], c2[1], end[0], end[1])
+        start = end
+    return path
+
+
+def prebuilt_paths(routes: Sequence[tuple[Point, Sequence[Cubic]]]) -> Paths:
+    """The paths of the long ones of ``routes``, built ahead of a first paint: QPainterPath
+    is reentrant, so a layout task builds them off the GUI thread (BERT-96: 17k cubics,
+    the first paint after an expand spent 40 ms on them)."""
+    long = [(start, segs) for start, segs in routes if len(segs) >= CACHED_PATH_SEGMENTS]
+    return {id(segs): (segs, qpath(start, segs)) for start, segs in long[:MAX_CACHED_PATHS]}
+
 
 class QtSurface(Surface):
     """Draws onto an active QPainter (already transformed to layout units)."""
 
-    def __init__(self, painter: QPainter) -> None:
+    def __init__(self, painter: QPainter, paths: Paths | None = None) -> None:
+        """``paths``: built ahead (``prebuilt_paths``) for the painter's long routes."""
         self.p = painter
         self._pens: dict[Stroke, QPen] = {}
         self._brushes: dict[str, QBrush] = {}
         self._no_pen = QPen(Qt.PenStyle.NoPen)
         self._no_brush = QBrush(Qt.BrushStyle.NoBrush)
-        # Long routes as built QPainterPaths, by the identity of the segment list the
-        # painter keeps per edge: a skip connection past every layer of BERT-96 is a
-        # hundred cubics, and the first view has a hundred of them (50 ms per paint).
-        self._paths: dict[int, tuple[Sequence[Cubic], QPainterPath]] = {}
+        # A skip connection past every layer of BERT-96 is a hundred cubics, and the
+        # first view has a hundred of them (50 ms per paint): built once, kept here.
+        self._paths: Paths = dict(paths) if paths else {}
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
 
@@ -133,13 +156,7 @@ class QtSurface(Surface):
         if hit is not None and hit[0] is segments:
             qp = hit[1]
         else:
-            qp = QPainterPath(QPointF(*start))
-            for c1, c2, end in segments:
-                if c1 == start and c2 == end:
-                    qp.lineTo(*end)
-                else:
-                    qp.cubicTo(c1[0], c1[1], c2[0], c2[1], end[0], end[1])
-                start = end
+            qp = qpath(start, segments)
             if long:
                 if len(self._paths) >= MAX_CACHED_PATHS:
                     self._paths.clear()

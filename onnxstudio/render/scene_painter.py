@@ -92,8 +92,13 @@ class GraphPainter:
         self.labels.prepare()
         for i, edge in enumerate(self.layout.edges):
             if len(edge.points) >= LONG_ROUTE_POINTS:
-                self.curve(i)
+                self.drawn(i)
         return self
+
+    def prepared_routes(self) -> list[tuple[Point, list[Cubic]]]:
+        """The routes drawn so far (after ``prepare``: the long ones), as the surface
+        gets them: a screen may build its paths for them ahead of the first paint."""
+        return [(start, trimmed) for start, trimmed, _ in self._drawn.values()]
 
     def bounds(self, margin: float = 0.0) -> Rect:
         return (-margin, -margin, self.layout.width + 2 * margin, self.layout.height + 2 * margin)
@@ -193,17 +198,25 @@ class GraphPainter:
         a, b = self.index.box(e.source), self.index.box(e.target)
         return [p.center for p in (a, b) if p is not None] or [(0.0, 0.0)]
 
-    def _edge(self, s: Surface, i: int, scale: float, color: str | None) -> None:
-        t = self.theme
-        e = self.layout.edges[i]
+    def drawn(self, i: int) -> tuple[Point, list[Cubic], list[Point]] | None:
+        """Edge ``i`` as drawn: start, route trimmed for the arrowhead, the arrowhead
+        (cached; None for an edge without a route)."""
         drawn = self._drawn.get(i)
         if drawn is None:
             start, segs = self.curve(i)
             if not segs:
-                return
+                return None
             way = end_direction(start, segs)
             drawn = self._drawn[i] = (start, trim_end(start, segs, ARROW_LENGTH - 1.0, way),
                                       arrowhead(segs[-1][2], way))
+        return drawn
+
+    def _edge(self, s: Surface, i: int, scale: float, color: str | None) -> None:
+        t = self.theme
+        e = self.layout.edges[i]
+        drawn = self.drawn(i)
+        if drawn is None:
+            return
         start, trimmed, arrow = drawn
         col = color or (t.back_edge if e.back else t.edge)
         width = 2.0 if color else 1.2

@@ -19,6 +19,7 @@ from onnxstudio.model import Graph, Model
 from onnxstudio.model.open import PendingShapes
 from onnxstudio.model.operators import prepare_model_views
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
+from onnxstudio.render.qt_surface import Paths, prebuilt_paths
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import Theme
 from onnxstudio.runner.choices import model_key
@@ -36,6 +37,7 @@ class Drawing:
     overlay: Overlay | None = None  # overlay_data folded into this layout's boxes
     # boxes by kind, for the status line: counted here, off-thread (100k boxes: 40 ms)
     kinds: Counter[str] = field(default_factory=Counter)
+    paths: Paths = field(default_factory=dict)  # the long routes' QPainterPaths, prebuilt
 
 
 @dataclass
@@ -76,8 +78,9 @@ def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
-    return Drawing(layout, GraphPainter(layout, theme).prepare(), overlay_data, overlay,
-                   Counter(b.kind for b in layout.boxes))
+    painter = GraphPainter(layout, theme).prepare()
+    return Drawing(layout, painter, overlay_data, overlay, Counter(b.kind for b in layout.boxes),
+                   prebuilt_paths(painter.prepared_routes()))
 
 
 def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
@@ -87,7 +90,8 @@ def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
     if layout is None:
         return None
     painter = GraphPainter.relabelled(drawing.painter, layout, theme).prepare()
-    return Drawing(layout, painter, drawing.overlay_data, drawing.overlay, drawing.kinds)
+    return Drawing(layout, painter, drawing.overlay_data, drawing.overlay, drawing.kinds,
+                   drawing.paths)
 
 
 def overview_image(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage:

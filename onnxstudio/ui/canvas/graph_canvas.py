@@ -27,7 +27,7 @@ from onnxstudio.layout import viewport
 from onnxstudio.layout.types import Layout
 from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.overlay import Overlay
-from onnxstudio.render.qt_surface import QtSurface
+from onnxstudio.render.qt_surface import Paths, QtSurface
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import LIGHT, Theme
 from onnxstudio.ui.canvas.band_select import RubberBand
@@ -73,6 +73,7 @@ class GraphCanvas(QGraphicsView):
         self._state = PaintState()
         self._selected: list[str] = []
         self._surface: QtSurface | None = None
+        self._paths: Paths | None = None  # prebuilt for the surface the next paint makes
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._clear_flash)
@@ -117,20 +118,23 @@ class GraphCanvas(QGraphicsView):
         return self._graph.index if self._graph else None
 
     def set_layout(
-        self, layout: Layout | None, keep_view: bool = True, painter: GraphPainter | None = None
+        self, layout: Layout | None, keep_view: bool = True, painter: GraphPainter | None = None,
+        paths: Paths | None = None,
     ) -> None:
         """Show ``layout``; with ``keep_view`` the box nearest the centre stays put.
 
         Used after expand/collapse: the re-laid-out graph should not jump away from
         what the user was looking at. ``painter``: a ``GraphPainter(layout)`` built in
         the layout worker (it is Qt-free), which saves its numpy index build (~0.2 s for
-        100k boxes) on the GUI thread.
+        100k boxes) on the GUI thread; ``paths``: its long routes' QPainterPaths, built
+        there too (``prebuilt_paths``).
         """
         anchor = self._view_anchor() if keep_view and self._graph is not None else None
         scale = self.current_scale()
         self._layout = layout
-        if painter is None or painter.routes_from is not self._graph:
+        if painter is None or painter.routes_from is None or painter.routes_from is not self._graph:
             self._surface = None  # its path cache holds the old painter's routes
+            self._paths = paths  # the new one's, built by the layout task
         if layout is None:
             self._graph = None
         elif painter is not None and painter.layout is layout:
@@ -405,7 +409,8 @@ class GraphCanvas(QGraphicsView):
         if self._graph is None:
             return
         if self._surface is None:
-            self._surface = QtSurface(painter)
+            self._surface = QtSurface(painter, self._paths)
+            self._paths = None
         else:
             self._surface.bind(painter)
         scale = painter.worldTransform().m11()

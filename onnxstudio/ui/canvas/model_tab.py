@@ -374,7 +374,8 @@ class ModelTab(QWidget):
     def _show(self, drawing: Drawing, keep_view: bool) -> None:
         self._drawing = drawing
         self.layout_data = drawing.layout
-        self.view.set_layout(drawing.layout, keep_view=keep_view, painter=drawing.painter)
+        self.view.set_layout(drawing.layout, keep_view=keep_view, painter=drawing.painter,
+                             paths=drawing.paths)
         if drawing.overlay_data is self.overlay_data:
             self.view.set_overlay(drawing.overlay)
         else:  # the overlay changed while this layout was being built
