@@ -286,7 +286,8 @@ class ModelTab(QWidget):
         # paint asks for, comes after.)
         self._landing = True
         self._on_busy(True)
-        next_turn(self, lambda: self._viewer.start(lambda _context: self._views(opened)))
+        next_turn(self, lambda: self._viewer.start(lambda _context: self._views(opened),
+                                                   quiet_gc=True))
         self.view.viewport().repaint()
 
     @staticmethod
