@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
+from google.protobuf.message import DecodeError
 from onnx import TensorProto, helper, numpy_helper
 
 from onnxstudio.errors import ModelLoadError
@@ -193,3 +194,27 @@ def test_a_large_real_model_parses_in_pieces_to_the_whole_parse() -> None:
     whole.ParseFromString(data)
     with ThreadPoolExecutor(1) as worker:
         assert worker.submit(read_model_proto, path).result()[0] == whole
+
+
+def test_a_cut_inside_a_record_falls_back_to_the_whole_parse(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Cuts are guessed (pieces.py); one that misses a record boundary must make the
+    # piece before it fail, and the model is then parsed whole: never a wrong model.
+    monkeypatch.setattr(pieces, "MIN_PIECED_BYTES", 0)
+    monkeypatch.setattr(pieces, "PIECE_BYTES", 48)
+    monkeypatch.setattr(pieces, "_likely_boundary", lambda data, pos, end: pos + 3)
+    model = tiny_mlp()
+    path = save(model, tmp_path / "m.onnx")
+    failed: list[bool] = []
+
+    def merge(*args: Any) -> None:
+        try:
+            pieces.merge_pieces(*args)
+        except DecodeError:
+            failed.append(True)
+            raise
+
+    monkeypatch.setattr(load, "merge_pieces", merge)
+    with ThreadPoolExecutor(1) as worker:
+        proto, _ = worker.submit(read_model_proto, path).result()
+    assert failed and proto == model

@@ -67,7 +67,7 @@ def read_checked(path: str | Path) -> CheckedModel:
         # while on the main thread (the CLI, a child process) finding them is pure cost.
         pieces = None if threading.current_thread() is threading.main_thread() \
             else model_pieces(data)
-        proto = _parse_binary(path, data, pieces)
+        proto, pieces = _parse_binary(path, data, pieces)
         if has_invalid_utf8(data, pieces):
             repair_utf8(proto)
     _check_opsets(path, proto)
@@ -149,7 +149,9 @@ def _parse_text(path: Path, data: bytes) -> onnx.ModelProto:
         raise ModelLoadError(path, f"not valid ONNX text format ({first})") from exc
 
 
-def _parse_binary(path: Path, data: bytes, pieces: Pieces | None) -> onnx.ModelProto:
+def _parse_binary(path: Path, data: bytes, pieces: Pieces | None
+                  ) -> tuple[onnx.ModelProto, Pieces | None]:
+    """The parsed model, and the pieces it was parsed in (None: it was parsed whole)."""
     problem = scan_wire_format(data)
     if problem:
         raise ModelLoadError(path, problem)
@@ -158,8 +160,8 @@ def _parse_binary(path: Path, data: bytes, pieces: Pieces | None) -> onnx.ModelP
         if pieces is not None:
             try:
                 merge_pieces(proto, data, pieces)
-            except DecodeError:  # parsed whole again, for protobuf's own error
-                proto = onnx.ModelProto()
+            except DecodeError:  # a missed cut or a damaged file: whole, as protobuf says
+                proto, pieces = onnx.ModelProto(), None
                 proto.ParseFromString(data)
         else:
             proto.ParseFromString(data)
@@ -171,4 +173,4 @@ def _parse_binary(path: Path, data: bytes, pieces: Pieces | None) -> onnx.ModelP
     if not proto.HasField("graph") or proto.ir_version <= 0:
         missing = "no graph" if not proto.HasField("graph") else "no IR version"
         raise ModelLoadError(path, f"not an ONNX model (a protobuf message, but {missing})")
-    return proto
+    return proto, pieces
