@@ -17,6 +17,7 @@ from onnxstudio.render import text as tx
 from onnxstudio.render.drawing import Point, Surface
 from onnxstudio.render.geometry import label_anchor
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
+from onnxstudio.render.rect_join import covering, straddling
 from onnxstudio.render.theme import Theme
 
 LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
@@ -97,28 +98,31 @@ class EdgeLabels:
             self._draw(s, t, i, x, base, _label_rect(x, base, w, h), related)
 
     def placed(self) -> _PlacedLabels:
-        """Every label's spot, decided once (see the module docstring)."""
+        """Every label's spot, decided once (see the module docstring). Whether a spot
+        covers a box or a group's title or straddles a frame does not depend on the
+        order, so it is answered for every spot at once (rect_join); only the labels
+        placed before are asked spot by spot."""
         if self._placed is not None:
             return self._placed
-        boxes = _RectGrid()
-        for b in self.layout.boxes:
-            boxes.add((b.x, b.y, b.width, b.height))
-        frames = _RectGrid()
-        for g in self.layout.groups:  # keep group names readable too
-            text = tx.text_width(g.label, tx.GROUP_LABEL_FONT) + 90.0
-            boxes.add((g.x, g.y, min(g.width, text), GROUP_LABEL_HEIGHT))
-            frames.add_border((g.x, g.y, g.width, g.height))
+        edges = self.layout.edges
+        labelled = [i for i, e in enumerate(edges) if e.label]
+        tries = [self.candidates(i) for i in labelled]
+        spots = [_label_rect(*c) for cs in tries for c in cs]
+        check = self.checked
+        blocked = self._blocked(spots) if check else np.zeros(len(spots), dtype=bool)
         placed = _RectGrid()
         shown: set[tuple[str, str]] = set()
         rows: list[tuple[int, float, float, float, float, float, float]] = []
-        check = self.checked
-        for i, e in enumerate(self.layout.edges):
+        k = 0
+        for i, cs in zip(labelled, tries, strict=True):
+            first, k = k, k + len(cs)
+            e = edges[i]
             key = (e.source, e.value)
-            if not e.label or key in shown:
+            if key in shown:
                 continue
-            for x, base, w, h in self.candidates(i):
-                rect = _label_rect(x, base, w, h)
-                if check and (placed.hits(rect) or boxes.hits(rect) or frames.straddles(rect)):
+            for j, (x, base, _w, _h) in enumerate(cs, first):
+                rect = spots[j]
+                if check and (blocked[j] or placed.hits(rect)):
                     continue
                 placed.add(rect)
                 shown.add(key)
@@ -127,6 +131,21 @@ class EdgeLabels:
                 break
         self._placed = _PlacedLabels(rows)
         return self._placed
+
+    def _blocked(self, spots: list[Rect]) -> np.ndarray:
+        """Per spot: whether it covers a box or a group's title (group names stay
+        readable) or straddles a group's frame."""
+        if not spots:
+            return np.zeros(0, dtype=bool)
+        layout = self.layout
+        title = [(g.x, g.y, min(g.width, tx.text_width(g.label, tx.GROUP_LABEL_FONT) + 90.0),
+                  GROUP_LABEL_HEIGHT) for g in layout.groups]
+        boxes = np.array([(b.x, b.y, b.width, b.height) for b in layout.boxes] + title,
+                         dtype=np.float64).reshape(-1, 4)
+        frames = np.array([(g.x, g.y, g.width, g.height) for g in layout.groups],
+                          dtype=np.float64).reshape(-1, 4)
+        at = np.array(spots, dtype=np.float64).reshape(-1, 4)
+        return covering(at, boxes) | straddling(at, frames)
 
     def candidates(self, i: int) -> list[Candidate]:
         """Places to try for edge ``i``'s label: beside a vertical run (right, then left),
@@ -159,13 +178,10 @@ class _PlacedLabels:
 
 
 class _RectGrid:
-    """Rectangles bucketed in a coarse grid: fast "does this overlap anything placed".
+    """The labels placed so far, bucketed in a coarse grid: fast "does this spot overlap
+    one". A query walks the cells the spot covers and stops at the first answer."""
 
-    Queries walk the cells a rectangle covers and stop at the first answer: placing
-    BERT-96's 6k labels makes 40k of them.
-    """
-
-    CELL = 128.0  # a label spans 1-2 cells, a box 2-4; 64 filed frames in 2x the cells
+    CELL = 128.0  # a label spans 1-2 cells
 
     def __init__(self) -> None:
         self.cells: dict[tuple[int, int], list[Rect]] = {}
@@ -175,10 +191,10 @@ class _RectGrid:
         c = self.CELL
         return range(int(x // c), int((x + w) // c) + 1), range(int(y // c), int((y + h) // c) + 1)
 
-    def _file(self, part: Rect, r: Rect) -> None:
-        """File ``r`` under every cell ``part`` covers."""
+    def add(self, r: Rect) -> None:
+        """File ``r`` under every cell it covers."""
         cells = self.cells
-        columns, rows = self._spans(part)
+        columns, rows = self._spans(r)
         for i in columns:
             for j in rows:
                 cell = cells.get((i, j))
@@ -186,16 +202,6 @@ class _RectGrid:
                     cells[(i, j)] = [r]
                 else:
                     cell.append(r)
-
-    def add(self, r: Rect) -> None:
-        self._file(r, r)
-
-    def add_border(self, r: Rect) -> None:
-        """Register ``r`` along its outline only: enough for :meth:`straddles` (a rect
-        partly inside must meet the outline) and cheap for frames thousands of px wide."""
-        x, y, w, h = r
-        for side in ((x, y, w, 0.0), (x, y + h, w, 0.0), (x, y, 0.0, h), (x + w, y, 0.0, h)):
-            self._file(side, r)
 
     def _near(self, r: Rect) -> Iterator[Rect]:
         """The rectangles filed in the cells ``r`` covers (one may come more than once)."""
@@ -210,15 +216,5 @@ class _RectGrid:
         x1, y1 = x + w, y + h
         for ox, oy, ow, oh in self._near(r):
             if x < ox + ow and ox < x1 and y < oy + oh and oy < y1:
-                return True
-        return False
-
-    def straddles(self, r: Rect) -> bool:
-        """Whether ``r`` is partly inside, partly outside a placed rectangle."""
-        x, y, w, h = r
-        x1, y1 = x + w, y + h
-        for ox, oy, ow, oh in self._near(r):
-            overlaps = x < ox + ow and ox < x1 and y < oy + oh and oy < y1
-            if overlaps and not (ox <= x and x1 <= ox + ow and oy <= y and y1 <= oy + oh):
                 return True
         return False
