@@ -26,37 +26,85 @@ MAX_MOVED = 8  # only the widest fan-outs are considered, which bounds the cost
 class _Fan:
     """Segments from one movable point to fixed far points, scored against fixed others.
 
-    Every candidate place re-scores the same fan; what does not depend on the moving
-    point (where each far point lies relative to each other segment) is computed once,
-    in bounded blocks, so a candidate costs a few array passes instead of four full
-    orientation tests.
+    Seen from a far point f, another segment casts a shadow on the line y = cy: the fan
+    segment from (px, cy) to f crosses it exactly when px is inside that open interval.
+    Each (far point, other segment) pair gets its interval once, so a candidate place is
+    counted by comparisons; the orientation tests of the direct check decide only the
+    pairs where rounding could matter (a candidate near an interval's end, or a shadow
+    that is unbounded or ill-conditioned).
     """
 
     def __init__(self, far: list[tuple[float, float]], others: np.ndarray, cy: float) -> None:
         self.cy = cy
         f = np.asarray(far, dtype=float).reshape(-1, 2)
-        self.fx, self.fdy = f[:, 0:1], f[:, 1:2] - cy
-        block = max(1, 2_000_000 // max(1, len(f)))  # bound the pairwise arrays' memory
-        self.blocks = []
-        for k in range(0, len(others), block):
-            o = others[k:k + block]
-            cx_, cy_, dx_, dy_ = (o[:, i][None, :] for i in range(4))
-            # which side of each other segment every far point lies on (fixed)
-            side_f = np.sign((dx_ - cx_) * (f[:, 1:2] - cy_)
-                             - (dy_ - cy_) * (f[:, 0:1] - cx_)).astype(np.int8)
-            self.blocks.append((cx_, cy_ - cy, dx_, dy_ - cy, cy_, dy_, side_f))
+        self.f = f
+        self.o = o = np.asarray(others, dtype=float).reshape(-1, 4)
+        cx_, cy_, dx_, dy_ = (o[:, i][None, :] for i in range(4))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ex = cx_ + (cy - cy_) / (dy_ - cy_) * (dx_ - cx_)  # where it meets y = cy
+        steep = np.abs(dy_ - cy_) >= 0.5
+        block = max(1, 250_000 // max(1, len(o)))  # pairwise arrays stay small
+        sure, wild = [], []
+        for k in range(0, len(f), block):
+            fx, fy = f[k:k + block, 0:1], f[k:k + block, 1:2]
+            h = cy - fy
+            side_f = (dx_ - cx_) * (fy - cy_) - (dy_ - cy_) * (fx - cx_)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rc, rd = (cy_ - fy) / h, (dy_ - fy) / h  # 0 at f's level, 1 at cy
+                ac = np.where(rc > 1.0, ex, fx + (cx_ - fx) / rc)
+                ad = np.where(rd > 1.0, ex, fx + (dx_ - fx) / rd)
+            rlo, rhi = np.minimum(rc, rd), np.maximum(rc, rd)
+            live = (side_f != 0) & (rlo < 1.0) & (rhi > 0.0)
+            odd = live & ((rlo < 1e-3) | ~steep | (np.abs(h) < 1.0)
+                          | ~np.isfinite(ac) | ~np.isfinite(ad))
+            fi, oi = np.nonzero(live & ~odd)
+            sure.append((fi + k, oi, np.minimum(ac, ad)[fi, oi], np.maximum(ac, ad)[fi, oi]))
+            fi, oi = np.nonzero(odd)
+            wild.append((fi + k, oi))
+        self.sure = [np.concatenate(c) for c in zip(*sure, strict=True)]
+        self.wild = [np.concatenate(c) for c in zip(*wild, strict=True)]
 
-    def crossings(self, px: float) -> int:
-        """Strict crossings of the fan from (px, cy) with the other segments."""
-        total = 0
-        fx, fdy, cy = self.fx, self.fdy, self.cy
-        for cx_, cdy, dx_, ddy, cy_, dy_, side_f in self.blocks:
-            side_p = np.sign((dx_ - cx_) * (cy - cy_) - (dy_ - cy_) * (px - cx_))
-            hit = side_f * side_p.astype(np.int8) < 0
-            run = fx - px
-            hit &= (run * cdy - fdy * (cx_ - px)) * (run * ddy - fdy * (dx_ - px)) < 0
-            total += int(np.count_nonzero(hit))
-        return total
+    def _hits(self, fi: np.ndarray, oi: np.ndarray, px: np.ndarray) -> np.ndarray:
+        """The direct check: far point's and (px, cy)'s sides of the other segment differ,
+        and the other segment's ends lie on both sides of the fan segment (strictly)."""
+        fx, fy = self.f[fi, 0], self.f[fi, 1]
+        o = self.o[oi]
+        cx_, cy_, dx_, dy_ = o[:, 0], o[:, 1], o[:, 2], o[:, 3]
+        cy = self.cy
+        side_f = np.sign((dx_ - cx_) * (fy - cy_) - (dy_ - cy_) * (fx - cx_)).astype(np.int8)
+        side_p = np.sign((dx_ - cx_) * (cy - cy_) - (dy_ - cy_) * (px - cx_))
+        hit = side_f * side_p.astype(np.int8) < 0
+        run, fdy = fx - px, fy - cy
+        hit &= (run * (cy_ - cy) - fdy * (cx_ - px)) * (run * (dy_ - cy) - fdy * (dx_ - px)) < 0
+        return hit
+
+    def crossings(self, xs: list[float]) -> list[int]:
+        """Strict crossings of the fan from each (px, cy) with the other segments."""
+        n = len(xs)
+        order = np.argsort(np.asarray(xs, dtype=float), kind="stable")
+        sx = np.asarray(xs, dtype=float)[order]
+        fi, oi, lo, hi = self.sure
+        slack_lo = 0.05 + 1e-6 * np.abs(lo)
+        slack_hi = 0.05 + 1e-6 * np.abs(hi)
+        inner_a = np.searchsorted(sx, lo + slack_lo, "right")
+        inner_b = np.maximum(np.searchsorted(sx, hi - slack_hi, "left"), inner_a)
+        outer_a = np.searchsorted(sx, lo - slack_lo, "left")
+        outer_b = np.searchsorted(sx, hi + slack_hi, "right")
+        count = np.cumsum(np.bincount(inner_a, minlength=n + 1)
+                          - np.bincount(inner_b, minlength=n + 1))[:n]
+        wf, wo = self.wild
+        zeros = np.zeros(len(wf), dtype=np.int64)
+        check = [(fi, oi, outer_a, inner_a), (fi, oi, inner_b, outer_b),
+                 (wf, wo, zeros, zeros + n)]
+        for cfi, coi, start, stop in check:
+            span = stop - start
+            pair = np.repeat(np.arange(len(span)), span)
+            slot = np.repeat(start - (np.cumsum(span) - span), span) + np.arange(len(pair))
+            hit = self._hits(cfi[pair], coi[pair], sx[slot])
+            count += np.bincount(slot[hit], minlength=n)
+        out = np.empty(n, dtype=np.int64)
+        out[order] = count
+        return [int(c) for c in out]
 
 
 def place_side_sources(layout: Layout) -> None:
@@ -96,7 +144,6 @@ def place_side_sources(layout: Layout) -> None:
         far = [centre[layout.edges[i].target if layout.edges[i].source == bid
                       else layout.edges[i].source] for i in mine]
 
-        score = _Fan(far, others, box.center[1]).crossings
 
         rects: list[tuple[str, float, float, float, float]] = [
             (o.id, o.x, o.y, o.width, o.height) for o in layout.boxes if o is not box]
@@ -106,10 +153,13 @@ def place_side_sources(layout: Layout) -> None:
         right = max((r for _, r in band), default=box.x + box.width)
         left = min((lo for lo, _ in band), default=box.x)
         # nearest candidate within SLACK of the best: most of the gain, least detour
-        scored = [(0.0, box.x, score(box.center[0]))]
+        places = [box.x]
         for k in range(STEPS):
-            for x in (right + 40 + k * STEP, left - 40 - box.width - k * STEP):
-                scored.append((abs(x - box.x), x, score(x + box.width / 2)))
+            places += [right + 40 + k * STEP, left - 40 - box.width - k * STEP]
+        counts = _Fan(far, others, box.center[1]).crossings(
+            [box.center[0]] + [x + box.width / 2 for x in places[1:]])
+        scored = [(abs(x - box.x) if k else 0.0, x, c)
+                  for k, (x, c) in enumerate(zip(places, counts, strict=True))]
         floor = min(c for _, _, c in scored)
         best_x = min((d, x) for d, x, c in scored if c <= floor * SLACK + 2)[1]
         if scored[0][2] <= floor * SLACK + 2:
