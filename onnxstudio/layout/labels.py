@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from onnxstudio.model.formatting import format_number
@@ -166,8 +167,20 @@ def attribute_lines(node: Node) -> list[str]:
 def input_slot(node: Node, index: int) -> str:
     """The schema's name for ``node``'s ``index``-th input (variadic ones numbered);
     ``inN`` only when neither onnx nor onnxruntime describes the operator."""
-    names, variadic = input_names(node.op_type, node.domain, node.schema.since_version)
+    return _slot(node.op_type, node.domain, node.schema.since_version, index)
+
+
+# Every box with a weight asks for its slot names and shapes, and a transformer asks for
+# the same few thousands of times: cached, a box's text costs a few lookups.
+@lru_cache(maxsize=4096)
+def _slot(op_type: str, domain: str, version: int | None, index: int) -> str:
+    names, variadic = input_names(op_type, domain, version)
     return slot_names(names, index + 1, variadic)[index] if names else f"in{index}"
+
+
+@lru_cache(maxsize=4096)
+def _weight_text(shape: tuple[int, ...]) -> str:
+    return f"⟨{_shape(shape)}⟩"
 
 
 ABBREVIATE_OVER = 12
@@ -197,9 +210,17 @@ def dim_text(dim: Any) -> str:
 
 def shape_text(ttype: TensorType) -> str:
     """``1×3×224×224`` with long symbolic dimensions abbreviated; ``?`` for no rank."""
-    if ttype.shape is None:
+    shape = ttype.shape
+    if shape is None:
         return "?"
-    return "×".join(dim_text(d) for d in ttype.shape) or "scalar"
+    return _dims_text(shape) if type(shape) is tuple else _join_dims(shape)
+
+
+def _join_dims(shape: Sequence[Any]) -> str:
+    return "×".join(dim_text(d) for d in shape) or "scalar"
+
+
+_dims_text = lru_cache(maxsize=1 << 14)(_join_dims)  # every edge label; shapes repeat
 
 
 def type_text(ttype: TensorType) -> str:
@@ -282,7 +303,9 @@ def folded_input_lines(node: Node, graph: Graph, constants: dict[str, str]) -> l
             continue
         info = inits.get(name)
         if info is not None:
-            out.append(f"{input_slot(node, i)} ⟨{_shape(info.shape)}⟩")
+            shape = info.shape
+            text = _weight_text(shape) if type(shape) is tuple else f"⟨{_shape(shape)}⟩"
+            out.append(f"{input_slot(node, i)} {text}")
         elif name in constants:
             out.append(f"{input_slot(node, i)} {constants[name]}")
     return out

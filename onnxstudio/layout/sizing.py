@@ -62,6 +62,8 @@ def detail_width(text: str) -> float:
 def fit_details(details: list[str]) -> list[str]:
     """At most MAX_DETAILS lines, each cut at the end past MAX_LABEL_CHARS characters."""
     limit = MAX_LABEL_CHARS
+    if len(details) <= MAX_DETAILS and all(len(d) <= limit for d in details):
+        return list(details)  # nearly every box
     lines = [d if len(d) <= limit else cut_end(d, lambda t: len(t) <= limit) for d in details]
     if len(lines) > MAX_DETAILS:
         lines = [*lines[: MAX_DETAILS - 1], f"… {len(lines) - MAX_DETAILS + 1} more"]
