@@ -25,11 +25,11 @@ from dataclasses import dataclass
 
 from onnxstudio.layout import labels, sizing
 from onnxstudio.layout.assemble import assemble, transpose
-from onnxstudio.layout.layered import LayoutCancelled, layout_dag
+from onnxstudio.layout.layered import DagResult, LayoutCancelled, layout_dag
 from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import place_side_sources
 from onnxstudio.layout.state import ExpandState
-from onnxstudio.layout.types import Box, Direction, Layout
+from onnxstudio.layout.types import Box, Direction, Layout, Point
 from onnxstudio.layout.units import Piece, Unit
 from onnxstudio.model.formatting import plural
 from onnxstudio.model.graph import Graph, Model, Node
@@ -85,6 +85,8 @@ class _Builder:
         # chains of enclosing units are computed once each.
         self._sizes: dict[tuple[str, tuple[str, ...], bool], tuple[float, float]] = {}
         self._chains: dict[str, list[tuple[Unit, str]]] = {}
+        self._offset: dict[tuple[int, float, float, float],
+                           tuple[DagResult, list[Point], list[list[Point]]]] = {}
 
     # -- structure -------------------------------------------------------------------
 
@@ -319,31 +321,33 @@ class _Builder:
 
     def _layout_unit(self, unit: Unit, cancel: Callable[[], bool] | None,
                      pad_l: float, pad_t: float) -> None:
-        items = list(unit.items)
+        items = unit.items
+        keys = list(unit.edges)
+        units, boxes = self.units, self.boxes
         index = {item: i for i, item in enumerate(items)}
         widths: list[float] = []
         heights: list[float] = []
         for item in items:
-            sub = self.units.get(item)
-            box: Box | Unit = sub if sub is not None else self.boxes[item]
+            box: Box | Unit = units.get(item) or boxes[item]
             widths.append(box.width)
             heights.append(box.height)
-        keys = list(unit.edges)
         top: list[int] = []
         bottom: list[int] = []
-        for a, b, _s in keys:
-            for port, side in ((a, top), (b, bottom)):
-                if port[0] == "\x00" and port not in index:
-                    index[port] = len(widths)
-                    side.append(len(widths))
-                    widths.append(0.0)
-                    heights.append(0.0)
-        edges = [(index[a], index[b]) for a, b, _s in keys]
+        ports: list[tuple[str, int]] = []
+        edges: list[tuple[int, int]] = []
         src_off: list[float | None] = []
         dst_off: list[float | None] = []
         for a, b, s in keys:
-            sa = self.units.get(a)
-            sb = self.units.get(b)
+            for port, side in ((a, top), (b, bottom)):
+                if port[0] == "\x00" and port not in index:
+                    index[port] = len(widths)
+                    ports.append((port, len(widths)))
+                    side.append(len(widths))
+                    widths.append(0.0)
+                    heights.append(0.0)
+            edges.append((index[a], index[b]))
+            sa = units.get(a)
+            sb = units.get(b)
             src_off.append(sa.out_x.get(s) if sa is not None else None)
             dst_off.append(sb.in_x.get(s) if sb is not None else None)
         res = layout_dag(widths, heights, edges, weights=[float(unit.edges[k]) for k in keys],
@@ -361,21 +365,37 @@ class _Builder:
         elif need > unit.width:
             ox, unit.width = (need - unit.width) / 2, need
         pad_l += ox
-        for i, item in enumerate(items):
-            unit.pos[item] = (res.x[i] + pad_l, res.y[i] + pad_t)
-        for port, i in index.items():
+        pos, routes = self._placed(res, keys, pad_l, pad_t, unit.height)
+        unit.pos.update(zip(items, pos, strict=False))
+        for port, i in ports:
             if port.startswith(_IN):
-                unit.in_x[port[len(_IN):]] = res.x[i] + pad_l
-            elif port.startswith(_OUT):
-                unit.out_x[port[len(_OUT):]] = res.x[i] + pad_l
-        for key, route, rev in zip(keys, res.routes, res.reversed, strict=False):
+                unit.in_x[port[len(_IN):]] = pos[i][0]
+            else:
+                unit.out_x[port[len(_OUT):]] = pos[i][0]
+        unit.routes.update(zip(keys, routes, strict=True))
+        unit.reversed.update(zip(keys, res.reversed, strict=True))
+
+    def _placed(self, res: DagResult, keys: list[tuple[str, str, str]], pad_l: float,
+                pad_t: float, height: float) -> tuple[list[Point], list[list[Point]]]:
+        """A unit's item positions and edge routes, offset by its padding. Units laid out
+        alike (every layer of a transformer) share one memoised DagResult, and so share
+        these lists too (read-only): the same numbers, computed once. ``keys`` only say
+        which edges run to the unit's entries and exits, which the result fixes."""
+        memo = (id(res), pad_l, pad_t, height)
+        hit = self._offset.get(memo)
+        if hit is not None:
+            return hit[1], hit[2]
+        pos = [(x + pad_l, y + pad_t) for x, y in zip(res.x, res.y, strict=True)]
+        routes: list[list[Point]] = []
+        for key, route in zip(keys, res.routes, strict=False):
             pts = [(px + pad_l, py + pad_t) for px, py in route]
             if key[0].startswith(_IN) and pts:
                 pts[0] = (pts[0][0], 0.0)
             if key[1].startswith(_OUT) and pts:
-                pts[-1] = (pts[-1][0], unit.height)
-            unit.routes[key] = pts
-            unit.reversed[key] = rev
+                pts[-1] = (pts[-1][0], height)
+            routes.append(pts)
+        self._offset[memo] = (res, pos, routes)  # holds res: its id stays unique
+        return pos, routes
 
 
 def dismantle(*parts: object) -> None:
