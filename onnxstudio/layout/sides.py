@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxstudio.layout.types import Layout
+from onnxstudio.layout.types import Box, GroupFrame, Layout
 
 MIN_FANOUT = 3
 REACH = 4.0  # edges at least this many times longer (vertically) than the median edge
@@ -34,35 +34,54 @@ class _Fan:
     that is unbounded or ill-conditioned).
     """
 
-    def __init__(self, far: list[tuple[float, float]], others: np.ndarray, cy: float) -> None:
+    def __init__(self, far: np.ndarray, others: np.ndarray, cy: float) -> None:
         self.cy = cy
         f = np.asarray(far, dtype=float).reshape(-1, 2)
-        self.f = f
-        self.o = o = np.asarray(others, dtype=float).reshape(-1, 4)
-        cx_, cy_, dx_, dy_ = (o[:, i][None, :] for i in range(4))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ex = cx_ + (cy - cy_) / (dy_ - cy_) * (dx_ - cx_)  # where it meets y = cy
-        steep = np.abs(dy_ - cy_) >= 0.5
+        o = np.asarray(others, dtype=float).reshape(-1, 4)
+        # Far points by the lower end of their band, other segments by their top: a
+        # block of far points only meets a prefix of the others.
+        self.f = f = f[np.argsort(np.maximum(f[:, 1], cy), kind="stable")]
+        top = np.minimum(o[:, 1], o[:, 3])
+        order = np.argsort(top, kind="stable")
+        self.o, top = o[order], top[order]
         block = max(1, 250_000 // max(1, len(o)))  # pairwise arrays stay small
         sure, wild = [], []
         for k in range(0, len(f), block):
             fx, fy = f[k:k + block, 0:1], f[k:k + block, 1:2]
-            h = cy - fy
-            side_f = (dx_ - cx_) * (fy - cy_) - (dy_ - cy_) * (fx - cx_)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rc, rd = (cy_ - fy) / h, (dy_ - fy) / h  # 0 at f's level, 1 at cy
-                ac = np.where(rc > 1.0, ex, fx + (cx_ - fx) / rc)
-                ad = np.where(rd > 1.0, ex, fx + (dx_ - fx) / rd)
-            rlo, rhi = np.minimum(rc, rd), np.maximum(rc, rd)
-            live = (side_f != 0) & (rlo < 1.0) & (rhi > 0.0)
-            odd = live & ((rlo < 1e-3) | ~steep | (np.abs(h) < 1.0)
-                          | ~np.isfinite(ac) | ~np.isfinite(ad))
+            reach = int(np.searchsorted(top, max(float(fy.max()), cy) + 1.0, "right"))
+            live, odd, ac, ad = self._shadows(fx, fy, self.o[:reach])
             fi, oi = np.nonzero(live & ~odd)
             sure.append((fi + k, oi, np.minimum(ac, ad)[fi, oi], np.maximum(ac, ad)[fi, oi]))
             fi, oi = np.nonzero(odd)
             wild.append((fi + k, oi))
-        self.sure = [np.concatenate(c) for c in zip(*sure, strict=True)]
-        self.wild = [np.concatenate(c) for c in zip(*wild, strict=True)]
+        fi, oi, lo, hi = (np.concatenate(c) for c in zip(*sure, strict=True))
+        wf, wo = (np.concatenate(c) for c in zip(*wild, strict=True))
+        bad = ~(np.isfinite(lo) & np.isfinite(hi))  # never expected; checked directly
+        self.sure = [fi[~bad], oi[~bad], lo[~bad], hi[~bad]]
+        far_end = max(float(np.abs(a).max(initial=0.0)) for a in self.sure[2:])
+        self.slack = 0.05 + 1e-6 * far_end  # well above the rounding of any shadow's end
+        self.wild = [np.concatenate([wf, fi[bad]]), np.concatenate([wo, oi[bad]])]
+
+    def _shadows(self, fx: np.ndarray, fy: np.ndarray,
+                 o: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For far points (column vectors) against other segments: which pairs can
+        cross, which must be checked directly, and the shadow's two ends."""
+        cy = self.cy
+        cx_, cy_, dx_, dy_ = (o[:, i][None, :] for i in range(4))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ex = cx_ + (cy - cy_) / (dy_ - cy_) * (dx_ - cx_)  # where it meets y = cy
+            h = cy - fy
+            side_f = (dx_ - cx_) * (fy - cy_) - (dy_ - cy_) * (fx - cx_)
+            rc, rd = (cy_ - fy) / h, (dy_ - fy) / h  # 0 at f's level, 1 at cy
+            ac = np.where(rc > 1.0, ex, fx + (cx_ - fx) / rc)
+            ad = np.where(rd > 1.0, ex, fx + (dx_ - fx) / rd)
+        rlo, rhi = np.minimum(rc, rd), np.maximum(rc, rd)
+        live = (side_f != 0) & (rlo < 1.0 + 1e-6) & (rhi > -1e-6)
+        # near f's level the shadow is unbounded; a flat segment or fan, or one at the
+        # moving point's level, is ill-conditioned
+        odd = live & ((rlo < 1e-3) | (rlo > 1.0 - 1e-6) | (np.abs(dy_ - cy_) < 0.5)
+                      | (np.abs(h) < 1.0))
+        return live, odd, ac, ad
 
     def _hits(self, fi: np.ndarray, oi: np.ndarray, px: np.ndarray) -> np.ndarray:
         """The direct check: far point's and (px, cy)'s sides of the other segment differ,
@@ -84,12 +103,20 @@ class _Fan:
         order = np.argsort(np.asarray(xs, dtype=float), kind="stable")
         sx = np.asarray(xs, dtype=float)[order]
         fi, oi, lo, hi = self.sure
-        slack_lo = 0.05 + 1e-6 * np.abs(lo)
-        slack_hi = 0.05 + 1e-6 * np.abs(hi)
-        inner_a = np.searchsorted(sx, lo + slack_lo, "right")
-        inner_b = np.maximum(np.searchsorted(sx, hi - slack_hi, "left"), inner_a)
-        outer_a = np.searchsorted(sx, lo - slack_lo, "left")
-        outer_b = np.searchsorted(sx, hi + slack_hi, "right")
+        # Candidates within `slack` of an interval's end are checked directly. Between
+        # consecutive cuts (candidates +- slack) it is fixed how many candidates lie
+        # surely left of a point and how many lie left of it or near it.
+        slack = self.slack
+        below, above = sx - slack, sx + slack
+        cuts = np.sort(np.concatenate([below, above]))
+        at = np.concatenate([[-np.inf], cuts])  # where each gap between cuts begins
+        left = np.searchsorted(above, at, "right")
+        near = np.searchsorted(below, at, "right")
+        ja = np.searchsorted(cuts, lo, "right")
+        jb = np.searchsorted(cuts, hi, "right")
+        outer_a, inner_a = left[ja], near[ja]
+        inner_b = np.maximum(left[jb], inner_a)
+        outer_b = near[jb]
         count = np.cumsum(np.bincount(inner_a, minlength=n + 1)
                           - np.bincount(inner_b, minlength=n + 1))[:n]
         wf, wo = self.wild
@@ -97,8 +124,10 @@ class _Fan:
         check = [(fi, oi, outer_a, inner_a), (fi, oi, inner_b, outer_b),
                  (wf, wo, zeros, zeros + n)]
         for cfi, coi, start, stop in check:
-            span = stop - start
-            pair = np.repeat(np.arange(len(span)), span)
+            some = np.flatnonzero(stop > start)
+            start = start[some]
+            span = stop[some] - start
+            pair = np.repeat(some, span)
             slot = np.repeat(start - (np.cumsum(span) - span), span) + np.arange(len(pair))
             hit = self._hits(cfi[pair], coi[pair], sx[slot])
             count += np.bincount(slot[hit], minlength=n)
@@ -107,23 +136,34 @@ class _Fan:
         return [int(c) for c in out]
 
 
+def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
+    """x, y, width, height of each item, one row each."""
+    return np.array([(i.x, i.y, i.width, i.height) for i in items], dtype=float).reshape(-1, 4)
+
+
 def place_side_sources(layout: Layout) -> None:
     """Shift qualifying top-level boxes sideways in place (edges re-attached)."""
     if len(layout.edges) < 8:
         return
     members = {m for g in layout.groups for m in g.members}
     boxes = {b.id: b for b in layout.boxes}
-    spans = sorted(abs(boxes[e.target].y - boxes[e.source].y) for e in layout.edges
-                   if e.source in boxes and e.target in boxes)
-    typical = spans[len(spans) // 2] if spans else 0.0
+    at = {b.id: i for i, b in enumerate(layout.boxes)}
+    src = np.array([at.get(e.source, -1) for e in layout.edges], dtype=np.int64)
+    dst = np.array([at.get(e.target, -1) for e in layout.edges], dtype=np.int64)
+    geo = _geometry(layout.boxes)
+    both = (src >= 0) & (dst >= 0)
+    spans = np.sort(np.abs(geo[dst[both], 1] - geo[src[both], 1]))
+    typical = float(spans[len(spans) // 2]) if len(spans) else 0.0
     if typical <= 0:
         return
     outs: dict[str, list[int]] = {}
     for i, e in enumerate(layout.edges):
         outs.setdefault(e.source, []).append(i)
-    centre = {b.id: b.center for b in layout.boxes}
     fanouts = sorted(((-len({layout.edges[i].target for i in idx}), bid) for bid, idx
                       in outs.items() if bid not in members), key=lambda t: t)
+    frames = _geometry(layout.groups)
+    free = ~np.array([b.id in members for b in layout.boxes]
+                     + [g.id in members for g in layout.groups], dtype=bool)
     for negative, bid in fanouts[:MAX_MOVED]:
         idx = outs[bid]
         box = boxes.get(bid)
@@ -132,26 +172,16 @@ def place_side_sources(layout: Layout) -> None:
         reach = sorted(boxes[layout.edges[i].target].y - box.y for i in idx)
         if reach[len(reach) // 2] < REACH * typical:
             continue
-        mine = [i for i, e in enumerate(layout.edges) if bid in (e.source, e.target)]
-        mine_set = set(mine)
-        ends = {bid}
-        ends.update(layout.edges[i].target for i in mine)
-        ends.update(layout.edges[i].source for i in mine)
-        others = np.array([(*centre[e.source], *centre[e.target])
-                           for i, e in enumerate(layout.edges)
-                           if i not in mine_set and e.source not in ends
-                           and e.target not in ends], dtype=float).reshape(-1, 4)
-        far = [centre[layout.edges[i].target if layout.edges[i].source == bid
-                      else layout.edges[i].source] for i in mine]
-
-
-        rects: list[tuple[str, float, float, float, float]] = [
-            (o.id, o.x, o.y, o.width, o.height) for o in layout.boxes if o is not box]
-        rects += [(g.id, g.x, g.y, g.width, g.height) for g in layout.groups]
-        band = [(x, x + w) for oid, x, y, w, h in rects
-                if y < box.y + box.height and box.y < y + h and oid not in members]
-        right = max((r for _, r in band), default=box.x + box.width)
-        left = min((lo for lo, _ in band), default=box.x)
+        b = at[bid]
+        mine = np.flatnonzero((src == b) | (dst == b))
+        ends = np.zeros(len(geo) + 1, dtype=bool)  # the last slot stands for "no box"
+        ends[[b, *src[mine], *dst[mine]]] = True
+        cx, cy = geo[:, 0] + geo[:, 2] / 2, geo[:, 1] + geo[:, 3] / 2  # Box.center
+        rest = ~ends[src] & ~ends[dst] & both
+        others = np.stack([cx[src[rest]], cy[src[rest]], cx[dst[rest]], cy[dst[rest]]], axis=1)
+        tip = np.where(src[mine] == b, dst[mine], src[mine])
+        far = np.stack([cx[tip], cy[tip]], axis=1)
+        left, right = _band(box, b, np.concatenate([geo, frames]), free)
         # nearest candidate within SLACK of the best: most of the gain, least detour
         places = [box.x]
         for k in range(STEPS):
@@ -165,17 +195,38 @@ def place_side_sources(layout: Layout) -> None:
         if scored[0][2] <= floor * SLACK + 2:
             best_x = box.x
         if best_x != box.x:
-            dx = best_x - box.x
-            box.x = best_x
-            centre[bid] = box.center
-            for i in mine:
-                e = layout.edges[i]
-                if e.source == bid and e.points:
-                    e.points[0] = (e.points[0][0] + dx, e.points[0][1])
-                if e.target == bid and e.points:
-                    e.points[-1] = (e.points[-1][0] + dx, e.points[-1][1])
-    xs = [b.x for b in layout.boxes] + [g.x for g in layout.groups]
-    x0 = min(xs, default=0.0)
+            _move(layout, box, best_x, [int(i) for i in mine])
+            geo[b, 0] = box.x
+    _shift_right(layout, geo, frames)
+
+
+def _band(box: Box, b: int, rects: np.ndarray, free: np.ndarray) -> tuple[float, float]:
+    """Left and right end of everything outside every frame in ``box``'s band of rows
+    (row ``b`` of ``rects`` is the box itself)."""
+    x, y, w, h = rects[:, 0], rects[:, 1], rects[:, 2], rects[:, 3]
+    near = (y < box.y + box.height) & (box.y < y + h) & free
+    near[b] = False
+    if not near.any():
+        return box.x, box.x + box.width
+    return float(x[near].min()), float((x[near] + w[near]).max())
+
+
+def _move(layout: Layout, box: Box, x: float, mine: list[int]) -> None:
+    """Put ``box`` at ``x`` and re-attach its edges' ends."""
+    dx = x - box.x
+    box.x = x
+    for i in mine:
+        e = layout.edges[i]
+        if e.source == box.id and e.points:
+            e.points[0] = (e.points[0][0] + dx, e.points[0][1])
+        if e.target == box.id and e.points:
+            e.points[-1] = (e.points[-1][0] + dx, e.points[-1][1])
+
+
+def _shift_right(layout: Layout, geo: np.ndarray, frames: np.ndarray) -> None:
+    """Move everything right if a box went past the left edge; refit the width."""
+    xs = np.concatenate([geo[:, 0], frames[:, 0]])
+    x0 = float(xs.min()) if len(xs) else 0.0
     if x0 < 0:
         for b in layout.boxes:
             b.x -= x0
@@ -183,5 +234,6 @@ def place_side_sources(layout: Layout) -> None:
             g.x -= x0
         for e in layout.edges:
             e.points = [(px - x0, py) for px, py in e.points]
-    layout.width = max([b.x + b.width for b in layout.boxes]
-                       + [g.x + g.width for g in layout.groups] + [0.0])
+        xs = xs - x0
+    widths = np.concatenate([geo[:, 2], frames[:, 2]])
+    layout.width = max(float((xs + widths).max()) if len(xs) else 0.0, 0.0)
