@@ -321,36 +321,54 @@ class _Builder:
 
     def _layout_unit(self, unit: Unit, cancel: Callable[[], bool] | None,
                      pad_l: float, pad_t: float) -> None:
+        # Runs once per expanded group (1,253 in BERT-96, most of them memoised below):
+        # the per-unit overhead is kept to plain loops.
         items = unit.items
-        keys = list(unit.edges)
         units, boxes = self.units, self.boxes
-        index = {item: i for i, item in enumerate(items)}
+        index = dict(zip(items, range(len(items)), strict=True))
         widths: list[float] = []
         heights: list[float] = []
+        nested = False
         for item in items:
-            box: Box | Unit = units.get(item) or boxes[item]
+            box: Box | Unit | None = units.get(item)
+            if box is None:
+                box = boxes[item]
+            else:
+                nested = True
             widths.append(box.width)
             heights.append(box.height)
         top: list[int] = []
         bottom: list[int] = []
-        ports: list[tuple[str, int]] = []
+        ports: list[tuple[str, int]] = []  # entries and exits: zero-size items
         edges: list[tuple[int, int]] = []
-        src_off: list[float | None] = []
-        dst_off: list[float | None] = []
-        for a, b, s in keys:
-            for port, side in ((a, top), (b, bottom)):
-                if port[0] == "\x00" and port not in index:
-                    index[port] = len(widths)
-                    ports.append((port, len(widths)))
-                    side.append(len(widths))
-                    widths.append(0.0)
-                    heights.append(0.0)
-            edges.append((index[a], index[b]))
+        at = index.get
+        for a, b, _s in unit.edges:
+            ia = at(a)
+            if ia is None:
+                ia = index[a] = len(widths)
+                ports.append((a, ia))
+                top.append(ia)
+                widths.append(0.0)
+                heights.append(0.0)
+            ib = at(b)
+            if ib is None:
+                ib = index[b] = len(widths)
+                ports.append((b, ib))
+                bottom.append(ib)
+                widths.append(0.0)
+                heights.append(0.0)
+            edges.append((ia, ib))
+        keys = list(unit.edges)
+        src_off: list[float | None] = [None] * len(keys)
+        dst_off: list[float | None] = [None] * len(keys)
+        for e, (a, b, s) in enumerate(keys) if nested else ():
             sa = units.get(a)
             sb = units.get(b)
-            src_off.append(sa.out_x.get(s) if sa is not None else None)
-            dst_off.append(sb.in_x.get(s) if sb is not None else None)
-        res = layout_dag(widths, heights, edges, weights=[float(unit.edges[k]) for k in keys],
+            if sa is not None:
+                src_off[e] = sa.out_x.get(s)
+            if sb is not None:
+                dst_off[e] = sb.in_x.get(s)
+        res = layout_dag(widths, heights, edges, weights=[float(w) for w in unit.edges.values()],
                          top=top, bottom=bottom, src_off=src_off, dst_off=dst_off,
                          cancel=cancel)
         pad_r = FRAME_PAD if unit.parent else 0.0
