@@ -424,9 +424,10 @@ def dismantle(*parts: object) -> None:
     for part in parts:
         for value in (vars(part).values() if hasattr(part, "__dict__") else (part,)):
             if isinstance(value, dict):
-                while value:
-                    value.popitem()
-            elif isinstance(value, list):
+                rest = list(value.values())  # keys are ids and small tuples
+                value.clear()
+                value = rest
+            if isinstance(value, list):
                 while value:
                     del value[-256:]
 
