@@ -131,7 +131,7 @@ class _Builder:
                                   expandable=True), unit)
                     self._hide(child, body, gid)
                 continue
-            bid = _pid(pre, child)
+            bid = _pid(pre, child) if pre else child
             node = nodes.get(child)
             if node is None:
                 self._io_box(bid, body, unit)
@@ -180,9 +180,10 @@ class _Builder:
         self._box(Box(bid, kind, 0, 0, w, h, name, "", details, category="io"), unit)  # type: ignore[arg-type]
 
     def _node_box(self, node: Node, body: _Body, bid: str) -> Box:
-        details = sizing.fit_details(
-            labels.attribute_lines(node)
-            + labels.folded_input_lines(node, body.graph, body.folded))
+        details = (labels.attribute_lines(node)
+                   + labels.folded_input_lines(node, body.graph, body.folded))
+        if details:
+            details = sizing.fit_details(details)
         expandable = bool(node.subgraphs) or (
             node.function is not None and node.function in self.functions)
         key = (node.op_type, tuple(details), expandable)

@@ -305,7 +305,14 @@ def folded_input_lines(node: Node, graph: Graph, constants: dict[str, str]) -> l
         if info is not None:
             shape = info.shape
             text = _weight_text(shape) if type(shape) is tuple else f"⟨{_shape(shape)}⟩"
-            out.append(f"{input_slot(node, i)} {text}")
+            out.append(_slot_line(input_slot(node, i), text))
         elif name in constants:
-            out.append(f"{input_slot(node, i)} {constants[name]}")
+            out.append(_slot_line(input_slot(node, i), constants[name]))
     return out
+
+
+@lru_cache(maxsize=1 << 14)
+def _slot_line(slot: str, text: str) -> str:
+    """One string object per distinct line: the layout's memo of box sizes, keyed by
+    the lines, then compares them by identity."""
+    return f"{slot} {text}"
