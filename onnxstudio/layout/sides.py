@@ -45,22 +45,28 @@ class _Fan:
         order = np.argsort(top, kind="stable")
         self.o, top = o[order], top[order]
         block = max(1, 250_000 // max(1, len(o)))  # pairwise arrays stay small
-        sure, wild = [], []
+        self.width = len(o)  # a pair (far point i, other j) is coded i * width + j
+        none = np.empty(0, dtype=np.int64)
+        sure, wild = [(none, none + 0.0, none + 0.0)], [none]
         for k in range(0, len(f), block):
             fx, fy = f[k:k + block, 0:1], f[k:k + block, 1:2]
             reach = int(np.searchsorted(top, max(float(fy.max()), cy) + 1.0, "right"))
             live, odd, ac, ad = self._shadows(fx, fy, self.o[:reach])
-            fi, oi = np.nonzero(live & ~odd)
-            sure.append((fi + k, oi, np.minimum(ac, ad)[fi, oi], np.maximum(ac, ad)[fi, oi]))
-            fi, oi = np.nonzero(odd)
-            wild.append((fi + k, oi))
-        fi, oi, lo, hi = (np.concatenate(c) for c in zip(*sure, strict=True))
-        wf, wo = (np.concatenate(c) for c in zip(*wild, strict=True))
-        bad = ~(np.isfinite(lo) & np.isfinite(hi))  # never expected; checked directly
-        self.sure = [fi[~bad], oi[~bad], lo[~bad], hi[~bad]]
-        far_end = max(float(np.abs(a).max(initial=0.0)) for a in self.sure[2:])
+            at = np.flatnonzero(live & ~odd)
+            a, d = ac.ravel()[at], ad.ravel()[at]
+            fi, oi = np.divmod(at, reach)
+            sure.append(((fi + k) * self.width + oi, np.minimum(a, d), np.maximum(a, d)))
+            fi, oi = np.divmod(np.flatnonzero(odd), reach)
+            wild.append((fi + k) * self.width + oi)
+        code, lo, hi = (np.concatenate(c) for c in zip(*sure, strict=True))
+        self.wild = np.concatenate(wild)
+        bad = ~(np.isfinite(lo) & np.isfinite(hi))  # never expected: checked directly
+        if bad.any():
+            self.wild = np.concatenate([self.wild, code[bad]])
+            code, lo, hi = code[~bad], lo[~bad], hi[~bad]
+        self.sure = (code, lo, hi)
+        far_end = max(float(np.abs(lo).max(initial=0.0)), float(np.abs(hi).max(initial=0.0)))
         self.slack = 0.05 + 1e-6 * far_end  # well above the rounding of any shadow's end
-        self.wild = [np.concatenate([wf, fi[bad]]), np.concatenate([wo, oi[bad]])]
 
     def _shadows(self, fx: np.ndarray, fy: np.ndarray,
                  o: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -83,9 +89,10 @@ class _Fan:
                       | (np.abs(h) < 1.0))
         return live, odd, ac, ad
 
-    def _hits(self, fi: np.ndarray, oi: np.ndarray, px: np.ndarray) -> np.ndarray:
+    def _hits(self, code: np.ndarray, px: np.ndarray) -> np.ndarray:
         """The direct check: far point's and (px, cy)'s sides of the other segment differ,
         and the other segment's ends lie on both sides of the fan segment (strictly)."""
+        fi, oi = np.divmod(code, self.width)
         fx, fy = self.f[fi, 0], self.f[fi, 1]
         o = self.o[oi]
         cx_, cy_, dx_, dy_ = o[:, 0], o[:, 1], o[:, 2], o[:, 3]
@@ -102,7 +109,7 @@ class _Fan:
         n = len(xs)
         order = np.argsort(np.asarray(xs, dtype=float), kind="stable")
         sx = np.asarray(xs, dtype=float)[order]
-        fi, oi, lo, hi = self.sure
+        code, lo, hi = self.sure
         # Candidates within `slack` of an interval's end are checked directly. Between
         # consecutive cuts (candidates +- slack) it is fixed how many candidates lie
         # surely left of a point and how many lie left of it or near it.
@@ -119,17 +126,16 @@ class _Fan:
         outer_b = near[jb]
         count = np.cumsum(np.bincount(inner_a, minlength=n + 1)
                           - np.bincount(inner_b, minlength=n + 1))[:n]
-        wf, wo = self.wild
-        zeros = np.zeros(len(wf), dtype=np.int64)
-        check = [(fi, oi, outer_a, inner_a), (fi, oi, inner_b, outer_b),
-                 (wf, wo, zeros, zeros + n)]
-        for cfi, coi, start, stop in check:
+        zeros = np.zeros(len(self.wild), dtype=np.int64)
+        check = [(code, outer_a, inner_a), (code, inner_b, outer_b),
+                 (self.wild, zeros, zeros + n)]
+        for codes, start, stop in check:
             some = np.flatnonzero(stop > start)
             start = start[some]
             span = stop[some] - start
             pair = np.repeat(some, span)
             slot = np.repeat(start - (np.cumsum(span) - span), span) + np.arange(len(pair))
-            hit = self._hits(cfi[pair], coi[pair], sx[slot])
+            hit = self._hits(codes[pair], sx[slot])
             count += np.bincount(slot[hit], minlength=n)
         out = np.empty(n, dtype=np.int64)
         out[order] = count
