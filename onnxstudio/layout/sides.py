@@ -79,8 +79,12 @@ class _Fan:
             h = cy - fy
             side_f = (dx_ - cx_) * (fy - cy_) - (dy_ - cy_) * (fx - cx_)
             rc, rd = (cy_ - fy) / h, (dy_ - fy) / h  # 0 at f's level, 1 at cy
-            ac = np.where(rc > 1.0, ex, fx + (cx_ - fx) / rc)
-            ad = np.where(rd > 1.0, ex, fx + (dx_ - fx) / rd)
+            ac = fx + (cx_ - fx) / rc
+            ad = fx + (dx_ - fx) / rd
+        # an end past the moving point's level: the shadow ends where the segment
+        # crosses that level
+        np.copyto(ac, np.broadcast_to(ex, ac.shape), where=rc > 1.0)
+        np.copyto(ad, np.broadcast_to(ex, ad.shape), where=rd > 1.0)
         rlo, rhi = np.minimum(rc, rd), np.maximum(rc, rd)
         live = (side_f != 0) & (rlo < 1.0 + 1e-6) & (rhi > -1e-6)
         # near f's level the shadow is unbounded; a flat segment or fan, or one at the
