@@ -159,7 +159,9 @@ for _op in ("Softmax", "LogSoftmax", "Concat", "Gather", "GatherElements", "Flat
 
 def attribute_lines(node: Node) -> list[str]:
     formatter = ATTRIBUTE_LINES.get(node.op_type)
-    return formatter(node) if formatter is not None else []
+    # every formatter shows attributes, so a node without any (opset-13 Unsqueeze and
+    # Reshape, a thousand of them in BERT-96) has none to show
+    return formatter(node) if formatter is not None and node.attributes else []
 
 
 # --- folded inputs: initializers and Constant outputs shown inside their consumer -------

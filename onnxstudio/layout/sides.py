@@ -44,7 +44,8 @@ class _Fan:
         top = np.minimum(o[:, 1], o[:, 3])
         order = np.argsort(top, kind="stable")
         self.o, top = o[order], top[order]
-        block = max(1, 250_000 // max(1, len(o)))  # pairwise arrays stay small
+        # blocks of a few far points: pairwise arrays stay small and prefixes tight
+        block = max(1, min(8, 250_000 // max(1, len(o))))
         self.width = len(o)  # a pair (far point i, other j) is coded i * width + j
         none = np.empty(0, dtype=np.int64)
         sure, wild = [(none, none + 0.0, none + 0.0)], [none]

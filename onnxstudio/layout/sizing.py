@@ -63,7 +63,7 @@ def detail_width(text: str) -> float:
 def fit_details(details: list[str]) -> list[str]:
     """At most MAX_DETAILS lines, each cut at the end past MAX_LABEL_CHARS characters."""
     limit = MAX_LABEL_CHARS
-    if len(details) <= MAX_DETAILS and all(len(d) <= limit for d in details):
+    if len(details) <= MAX_DETAILS and max(map(len, details), default=0) <= limit:
         return list(details)  # nearly every box
     lines = [d if len(d) <= limit else cut_end(d, lambda t: len(t) <= limit) for d in details]
     if len(lines) > MAX_DETAILS:
