@@ -23,13 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from onnxstudio.layout import labels, sizing
+from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import assemble, transpose
-from onnxstudio.layout.layered import DagResult, LayoutCancelled, layout_dag
+from onnxstudio.layout.layered import LayoutCancelled, layout_dag
 from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import place_side_sources
 from onnxstudio.layout.state import ExpandState
-from onnxstudio.layout.types import Box, Direction, Layout, Point
+from onnxstudio.layout.types import Box, Direction, Layout
 from onnxstudio.layout.units import Piece, Unit
 from onnxstudio.model.formatting import plural
 from onnxstudio.model.graph import Graph, Model, Node
@@ -41,8 +41,8 @@ SIDE_SOURCES = True  # move far-reaching side inputs beside the column (sides.py
 __all__ = ["LayoutCancelled", "build_layout"]
 
 Functions = dict[tuple[str, str], Graph]
-_IN = "\x00in:"  # + source box id: a group's entry for that tensor's producer
-_OUT = "\x00out:"  # + source box id: a group's exit
+_IN = unit_place.IN  # + source box id: a group's entry for that tensor's producer
+_OUT = unit_place.OUT  # + source box id: a group's exit
 
 
 @dataclass(eq=False)
@@ -85,8 +85,7 @@ class _Builder:
         # chains of enclosing units are computed once each.
         self._sizes: dict[tuple[str, tuple[str, ...], bool], tuple[float, float]] = {}
         self._chains: dict[str, list[tuple[Unit, str]]] = {}
-        self._offset: dict[tuple[int, float, float, float],
-                           tuple[DagResult, list[Point], list[list[Point]]]] = {}
+        self._offset: unit_place.Offsets = {}  # shared offset results (unit_place)
 
     # -- structure -------------------------------------------------------------------
 
@@ -322,56 +321,9 @@ class _Builder:
 
     def _layout_unit(self, unit: Unit, cancel: Callable[[], bool] | None,
                      pad_l: float, pad_t: float) -> None:
-        # Runs once per expanded group (1,253 in BERT-96, most of them memoised below):
-        # the per-unit overhead is kept to plain loops.
-        items = unit.items
-        units, boxes = self.units, self.boxes
-        index = dict(zip(items, range(len(items)), strict=True))
-        widths: list[float] = []
-        heights: list[float] = []
-        nested = False
-        for item in items:
-            box: Box | Unit | None = units.get(item)
-            if box is None:
-                box = boxes[item]
-            else:
-                nested = True
-            widths.append(box.width)
-            heights.append(box.height)
-        top: list[int] = []
-        bottom: list[int] = []
-        ports: list[tuple[str, int]] = []  # entries and exits: zero-size items
-        edges: list[tuple[int, int]] = []
-        at = index.get
-        for a, b, _s in unit.edges:
-            ia = at(a)
-            if ia is None:
-                ia = index[a] = len(widths)
-                ports.append((a, ia))
-                top.append(ia)
-                widths.append(0.0)
-                heights.append(0.0)
-            ib = at(b)
-            if ib is None:
-                ib = index[b] = len(widths)
-                ports.append((b, ib))
-                bottom.append(ib)
-                widths.append(0.0)
-                heights.append(0.0)
-            edges.append((ia, ib))
-        keys = list(unit.edges)
-        src_off: list[float | None] = [None] * len(keys)
-        dst_off: list[float | None] = [None] * len(keys)
-        for e, (a, b, s) in enumerate(keys) if nested else ():
-            sa = units.get(a)
-            sb = units.get(b)
-            if sa is not None:
-                src_off[e] = sa.out_x.get(s)
-            if sb is not None:
-                dst_off[e] = sb.in_x.get(s)
-        res = layout_dag(widths, heights, edges, weights=[float(w) for w in unit.edges.values()],
-                         top=top, bottom=bottom, src_off=src_off, dst_off=dst_off,
-                         cancel=cancel)
+        keys, ports, a = unit_place.dag_inputs(unit, self.units, self.boxes)
+        res = layout_dag(a.widths, a.heights, a.edges, weights=a.weights, top=a.top,
+                         bottom=a.bottom, src_off=a.src_off, dst_off=a.dst_off, cancel=cancel)
         pad_r = FRAME_PAD if unit.parent else 0.0
         unit.width = res.width + pad_l + pad_r
         unit.height = res.height + pad_t + pad_r
@@ -383,38 +335,7 @@ class _Builder:
             unit.height = max(unit.height, need)
         elif need > unit.width:
             ox, unit.width = (need - unit.width) / 2, need
-        pad_l += ox
-        pos, routes = self._placed(res, keys, pad_l, pad_t, unit.height)
-        unit.pos.update(zip(items, pos, strict=False))
-        for port, i in ports:
-            if port.startswith(_IN):
-                unit.in_x[port[len(_IN):]] = pos[i][0]
-            else:
-                unit.out_x[port[len(_OUT):]] = pos[i][0]
-        unit.routes.update(zip(keys, routes, strict=True))
-        unit.reversed.update(zip(keys, res.reversed, strict=True))
-
-    def _placed(self, res: DagResult, keys: list[tuple[str, str, str]], pad_l: float,
-                pad_t: float, height: float) -> tuple[list[Point], list[list[Point]]]:
-        """A unit's item positions and edge routes, offset by its padding. Units laid out
-        alike (every layer of a transformer) share one memoised DagResult, and so share
-        these lists too (read-only): the same numbers, computed once. ``keys`` only say
-        which edges run to the unit's entries and exits, which the result fixes."""
-        memo = (id(res), pad_l, pad_t, height)
-        hit = self._offset.get(memo)
-        if hit is not None:
-            return hit[1], hit[2]
-        pos = [(x + pad_l, y + pad_t) for x, y in zip(res.x, res.y, strict=True)]
-        routes: list[list[Point]] = []
-        for key, route in zip(keys, res.routes, strict=False):
-            pts = [(px + pad_l, py + pad_t) for px, py in route]
-            if key[0].startswith(_IN) and pts:
-                pts[0] = (pts[0][0], 0.0)
-            if key[1].startswith(_OUT) and pts:
-                pts[-1] = (pts[-1][0], height)
-            routes.append(pts)
-        self._offset[memo] = (res, pos, routes)  # holds res: its id stays unique
-        return pos, routes
+        unit_place.place(unit, res, keys, ports, pad_l + ox, pad_t, self._offset)
 
 
 def dismantle(*parts: object) -> None:
