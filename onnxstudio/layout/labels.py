@@ -98,8 +98,41 @@ def _attrs(node: Node) -> dict[str, Attribute]:
     return {a.name: a for a in node.attributes}
 
 
+_LINES: dict[tuple[Any, ...], list[str]] = {}
+
+
 def _lines(node: Node, spec: Sequence[tuple[str, str, Any]]) -> list[str]:
-    """spec: (attribute, label, default-to-hide); a ``×``-joined list for shapes."""
+    """spec: (attribute, label, default-to-hide); a ``×``-joined list for shapes.
+    Integer and text attributes repeat across a model's layers: their lines are memoised
+    (floats are not, as 0.0 and -0.0 would share a key but not a text)."""
+    plain = _plain_attributes(node)
+    if plain is None:
+        return _format_lines(node, spec)
+    key = (spec, plain)
+    hit = _LINES.get(key)
+    if hit is None:
+        hit = _format_lines(node, spec)
+        if len(_LINES) < 4096:
+            _LINES[key] = hit
+    return list(hit)
+
+
+def _plain_attributes(node: Node) -> tuple[tuple[str, Any], ...] | None:
+    """(name, value) of every attribute when all are ints, texts or lists of ints."""
+    out = []
+    for a in node.attributes:
+        value = a.value
+        kind = type(value)
+        if kind is int or kind is str:
+            out.append((a.name, value))
+        elif kind is list and all(type(v) is int for v in value):
+            out.append((a.name, tuple(value)))
+        else:
+            return None
+    return tuple(out)
+
+
+def _format_lines(node: Node, spec: Sequence[tuple[str, str, Any]]) -> list[str]:
     attrs = _attrs(node)
     out: list[str] = []
     for name, label, hidden in spec:
