@@ -56,23 +56,21 @@ def dag_inputs(unit: Unit, units: dict[str, Unit], boxes: dict[str, Box]
     bottom: list[int] = []
     ports: Ports = []
     edges: list[tuple[int, int]] = []
+
+    def port(name: str, side: list[int]) -> int:
+        i = index[name] = len(widths)
+        ports.append((name, i))
+        side.append(i)
+        widths.append(0.0)
+        heights.append(0.0)
+        return i
+
     at = index.get
     for a, b, _s in unit.edges:  # an end that is no item is a port (starts with NUL)
         ia = at(a)
-        if ia is None:
-            ia = index[a] = len(widths)
-            ports.append((a, ia))
-            top.append(ia)
-            widths.append(0.0)
-            heights.append(0.0)
         ib = at(b)
-        if ib is None:
-            ib = index[b] = len(widths)
-            ports.append((b, ib))
-            bottom.append(ib)
-            widths.append(0.0)
-            heights.append(0.0)
-        edges.append((ia, ib))
+        edges.append((port(a, top) if ia is None else ia,
+                      port(b, bottom) if ib is None else ib))
     keys = list(unit.edges)
     src_off: list[float | None] = [None] * len(keys)
     dst_off: list[float | None] = [None] * len(keys)
