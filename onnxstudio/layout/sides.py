@@ -126,11 +126,21 @@ class _Fan:
         near = np.searchsorted(below, at, "right")
         ja = np.searchsorted(cuts, lo, "right")
         jb = np.searchsorted(cuts, hi, "right")
+        # A pair counts at candidates near[ja] <= k < max(left[jb], near[ja]): tallied
+        # per (gap of lo, gap of hi), then spread over the candidates.
+        gaps = len(at)
+        joint = np.bincount(ja * gaps + jb, minlength=gaps * gaps).astype(float)
+        first = np.repeat(near, gaps)
+        last = np.maximum(np.tile(left, gaps), first)
+        count = np.cumsum(np.bincount(first, joint, minlength=n + 1)
+                          - np.bincount(last, joint, minlength=n + 1))[:n].astype(np.int64)
+        # only ends inside a candidate's slack window need the direct check
+        window = left < near
+        some = np.flatnonzero(window[ja] | window[jb])
+        code, ja, jb = code[some], ja[some], jb[some]
         outer_a, inner_a = left[ja], near[ja]
         inner_b = np.maximum(left[jb], inner_a)
         outer_b = near[jb]
-        count = np.cumsum(np.bincount(inner_a, minlength=n + 1)
-                          - np.bincount(inner_b, minlength=n + 1))[:n]
         zeros = np.zeros(len(self.wild), dtype=np.int64)
         check = [(code, outer_a, inner_a), (code, inner_b, outer_b),
                  (self.wild, zeros, zeros + n)]
