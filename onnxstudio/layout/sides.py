@@ -31,7 +31,8 @@ class _Fan:
     Each (far point, other segment) pair gets its interval once, so a candidate place is
     counted by comparisons; the orientation tests of the direct check decide only the
     pairs where rounding could matter (a candidate near an interval's end, or a shadow
-    that is unbounded or ill-conditioned).
+    that is unbounded or ill-conditioned). Pairs are made and counted a block of far
+    points at a time, so memory stays bounded however wide the fan.
     """
 
     def __init__(self, far: np.ndarray, others: np.ndarray, cy: float) -> None:
@@ -40,34 +41,40 @@ class _Fan:
         o = np.asarray(others, dtype=float).reshape(-1, 4)
         # Far points by the lower end of their band, other segments by their top: a
         # block of far points only meets a prefix of the others.
-        self.f = f = f[np.argsort(np.maximum(f[:, 1], cy), kind="stable")]
+        self.f = f[np.argsort(np.maximum(f[:, 1], cy), kind="stable")]
         top = np.minimum(o[:, 1], o[:, 3])
         order = np.argsort(top, kind="stable")
-        self.o, top = o[order], top[order]
-        # blocks of a few far points: pairwise arrays stay small and prefixes tight
-        block = max(1, min(8, 250_000 // max(1, len(o))))
+        self.o, self.top = o[order], top[order]
         self.width = len(o)  # a pair (far point i, other j) is coded i * width + j
-        none = np.empty(0, dtype=np.int64)
-        sure, wild = [(none, none + 0.0, none + 0.0)], [none]
+
+    def crossings(self, xs: list[float]) -> list[int]:
+        """Strict crossings of the fan from each (px, cy) with the other segments."""
+        n = len(xs)
+        order = np.argsort(np.asarray(xs, dtype=float), kind="stable")
+        sx = np.asarray(xs, dtype=float)[order]
+        count = np.zeros(n, dtype=np.int64)
+        f, cy = self.f, self.cy
+        # blocks of a few far points: pairwise arrays stay small and prefixes tight
+        block = max(1, min(8, 250_000 // max(1, self.width)))
         for k in range(0, len(f), block):
             fx, fy = f[k:k + block, 0:1], f[k:k + block, 1:2]
-            reach = int(np.searchsorted(top, max(float(fy.max()), cy) + 1.0, "right"))
+            reach = int(np.searchsorted(self.top, max(float(fy.max()), cy) + 1.0, "right"))
             live, odd, ac, ad = self._shadows(fx, fy, self.o[:reach])
             at = np.flatnonzero(live & ~odd)
             a, d = ac.ravel()[at], ad.ravel()[at]
+            lo, hi = np.minimum(a, d), np.maximum(a, d)
             fi, oi = np.divmod(at, reach)
-            sure.append(((fi + k) * self.width + oi, np.minimum(a, d), np.maximum(a, d)))
+            code = (fi + k) * self.width + oi
             fi, oi = np.divmod(np.flatnonzero(odd), reach)
-            wild.append((fi + k) * self.width + oi)
-        code, lo, hi = (np.concatenate(c) for c in zip(*sure, strict=True))
-        self.wild = np.concatenate(wild)
-        bad = ~(np.isfinite(lo) & np.isfinite(hi))  # never expected: checked directly
-        if bad.any():
-            self.wild = np.concatenate([self.wild, code[bad]])
-            code, lo, hi = code[~bad], lo[~bad], hi[~bad]
-        self.sure = (code, lo, hi)
-        far_end = max(float(np.abs(lo).max(initial=0.0)), float(np.abs(hi).max(initial=0.0)))
-        self.slack = 0.05 + 1e-6 * far_end  # well above the rounding of any shadow's end
+            wild = (fi + k) * self.width + oi
+            bad = ~(np.isfinite(lo) & np.isfinite(hi))  # never expected: checked directly
+            if bad.any():
+                wild = np.concatenate([wild, code[bad]])
+                code, lo, hi = code[~bad], lo[~bad], hi[~bad]
+            count += self._count(sx, code, lo, hi, wild)
+        out = np.empty(n, dtype=np.int64)
+        out[order] = count
+        return [int(c) for c in out]
 
     def _shadows(self, fx: np.ndarray, fy: np.ndarray,
                  o: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -109,16 +116,16 @@ class _Fan:
         hit &= (run * (cy_ - cy) - fdy * (cx_ - px)) * (run * (dy_ - cy) - fdy * (dx_ - px)) < 0
         return hit
 
-    def crossings(self, xs: list[float]) -> list[int]:
-        """Strict crossings of the fan from each (px, cy) with the other segments."""
-        n = len(xs)
-        order = np.argsort(np.asarray(xs, dtype=float), kind="stable")
-        sx = np.asarray(xs, dtype=float)[order]
-        code, lo, hi = self.sure
+    def _count(self, sx: np.ndarray, code: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               wild: np.ndarray) -> np.ndarray:
+        """Crossings at each sorted candidate ``sx`` of the pairs ``code`` (shadows
+        ``lo``..``hi``) and of the ``wild`` pairs (checked directly at every candidate)."""
+        n = len(sx)
         # Candidates within `slack` of an interval's end are checked directly. Between
         # consecutive cuts (candidates +- slack) it is fixed how many candidates lie
         # surely left of a point and how many lie left of it or near it.
-        slack = self.slack
+        far_end = max(float(np.abs(lo).max(initial=0.0)), float(np.abs(hi).max(initial=0.0)))
+        slack = 0.05 + 1e-6 * far_end  # well above the rounding of any shadow's end
         below, above = sx - slack, sx + slack
         cuts = np.sort(np.concatenate([below, above]))
         at = np.concatenate([[-np.inf], cuts])  # where each gap between cuts begins
@@ -141,9 +148,8 @@ class _Fan:
         outer_a, inner_a = left[ja], near[ja]
         inner_b = np.maximum(left[jb], inner_a)
         outer_b = near[jb]
-        zeros = np.zeros(len(self.wild), dtype=np.int64)
-        check = [(code, outer_a, inner_a), (code, inner_b, outer_b),
-                 (self.wild, zeros, zeros + n)]
+        zeros = np.zeros(len(wild), dtype=np.int64)
+        check = [(code, outer_a, inner_a), (code, inner_b, outer_b), (wild, zeros, zeros + n)]
         for codes, start, stop in check:
             some = np.flatnonzero(stop > start)
             start = start[some]
@@ -152,9 +158,7 @@ class _Fan:
             slot = np.repeat(start - (np.cumsum(span) - span), span) + np.arange(len(pair))
             hit = self._hits(codes[pair], sx[slot])
             count += np.bincount(slot[hit], minlength=n)
-        out = np.empty(n, dtype=np.int64)
-        out[order] = count
-        return [int(c) for c in out]
+        return count
 
 
 def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
