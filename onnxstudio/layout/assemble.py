@@ -37,15 +37,17 @@ def assemble(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit,
     for s, d, value, label, path in pieces:
         pts: list[Point] = []
         back = False
+        lx = ly = 0.0  # the last point kept (once pts has one)
         for unit, key in path:
             ox, oy = origin[unit.id]
-            seg = unit.routes.get(key, [])
             if unit.reversed.get(key) and key[0][0] != "\x00" and key[1][0] != "\x00":
                 back = True
-            for px, py in seg:
-                p = (ox + px, oy + py)
-                if not pts or abs(pts[-1][0] - p[0]) > 0.01 or abs(pts[-1][1] - p[1]) > 0.01:
-                    pts.append(p)
+            for px, py in unit.routes.get(key, ()):
+                x = ox + px
+                y = oy + py
+                if not pts or abs(lx - x) > 0.01 or abs(ly - y) > 0.01:
+                    pts.append((x, y))
+                    lx, ly = x, y
         edges.append(Edge(s, d, value, label, pts, back))
     width, height = root.width, root.height
     frames.sort(key=lambda f: (f.depth, f.y, f.x))

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from onnxstudio.layout import labels, sizing
+from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import assemble, transpose
 from onnxstudio.layout.layered import LayoutCancelled, layout_dag
 from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
@@ -41,8 +41,8 @@ SIDE_SOURCES = True  # move far-reaching side inputs beside the column (sides.py
 __all__ = ["LayoutCancelled", "build_layout"]
 
 Functions = dict[tuple[str, str], Graph]
-_IN = "\x00in:"  # + source box id: a group's entry for that tensor's producer
-_OUT = "\x00out:"  # + source box id: a group's exit
+_IN = unit_place.IN  # + source box id: a group's entry for that tensor's producer
+_OUT = unit_place.OUT  # + source box id: a group's exit
 
 
 @dataclass(eq=False)
@@ -85,6 +85,7 @@ class _Builder:
         # chains of enclosing units are computed once each.
         self._sizes: dict[tuple[str, tuple[str, ...], bool], tuple[float, float]] = {}
         self._chains: dict[str, list[tuple[Unit, str]]] = {}
+        self._offset: unit_place.Offsets = {}  # shared offset results (unit_place)
 
     # -- structure -------------------------------------------------------------------
 
@@ -129,7 +130,7 @@ class _Builder:
                                   expandable=True), unit)
                     self._hide(child, body, gid)
                 continue
-            bid = _pid(pre, child)
+            bid = _pid(pre, child) if pre else child
             node = nodes.get(child)
             if node is None:
                 self._io_box(bid, body, unit)
@@ -178,9 +179,10 @@ class _Builder:
         self._box(Box(bid, kind, 0, 0, w, h, name, "", details, category="io"), unit)  # type: ignore[arg-type]
 
     def _node_box(self, node: Node, body: _Body, bid: str) -> Box:
-        details = sizing.fit_details(
-            labels.attribute_lines(node)
-            + labels.folded_input_lines(node, body.graph, body.folded))
+        details = (labels.attribute_lines(node)
+                   + labels.folded_input_lines(node, body.graph, body.folded))
+        if details:
+            details = sizing.fit_details(details)
         expandable = bool(node.subgraphs) or (
             node.function is not None and node.function in self.functions)
         key = (node.op_type, tuple(details), expandable)
@@ -319,36 +321,9 @@ class _Builder:
 
     def _layout_unit(self, unit: Unit, cancel: Callable[[], bool] | None,
                      pad_l: float, pad_t: float) -> None:
-        items = list(unit.items)
-        index = {item: i for i, item in enumerate(items)}
-        widths: list[float] = []
-        heights: list[float] = []
-        for item in items:
-            sub = self.units.get(item)
-            box: Box | Unit = sub if sub is not None else self.boxes[item]
-            widths.append(box.width)
-            heights.append(box.height)
-        keys = list(unit.edges)
-        top: list[int] = []
-        bottom: list[int] = []
-        for a, b, _s in keys:
-            for port, side in ((a, top), (b, bottom)):
-                if port[0] == "\x00" and port not in index:
-                    index[port] = len(widths)
-                    side.append(len(widths))
-                    widths.append(0.0)
-                    heights.append(0.0)
-        edges = [(index[a], index[b]) for a, b, _s in keys]
-        src_off: list[float | None] = []
-        dst_off: list[float | None] = []
-        for a, b, s in keys:
-            sa = self.units.get(a)
-            sb = self.units.get(b)
-            src_off.append(sa.out_x.get(s) if sa is not None else None)
-            dst_off.append(sb.in_x.get(s) if sb is not None else None)
-        res = layout_dag(widths, heights, edges, weights=[float(unit.edges[k]) for k in keys],
-                         top=top, bottom=bottom, src_off=src_off, dst_off=dst_off,
-                         cancel=cancel)
+        keys, ports, a = unit_place.dag_inputs(unit, self.units, self.boxes)
+        res = layout_dag(a.widths, a.heights, a.edges, weights=a.weights, top=a.top,
+                         bottom=a.bottom, src_off=a.src_off, dst_off=a.dst_off, cancel=cancel)
         pad_r = FRAME_PAD if unit.parent else 0.0
         unit.width = res.width + pad_l + pad_r
         unit.height = res.height + pad_t + pad_r
@@ -360,22 +335,7 @@ class _Builder:
             unit.height = max(unit.height, need)
         elif need > unit.width:
             ox, unit.width = (need - unit.width) / 2, need
-        pad_l += ox
-        for i, item in enumerate(items):
-            unit.pos[item] = (res.x[i] + pad_l, res.y[i] + pad_t)
-        for port, i in index.items():
-            if port.startswith(_IN):
-                unit.in_x[port[len(_IN):]] = res.x[i] + pad_l
-            elif port.startswith(_OUT):
-                unit.out_x[port[len(_OUT):]] = res.x[i] + pad_l
-        for key, route, rev in zip(keys, res.routes, res.reversed, strict=False):
-            pts = [(px + pad_l, py + pad_t) for px, py in route]
-            if key[0].startswith(_IN) and pts:
-                pts[0] = (pts[0][0], 0.0)
-            if key[1].startswith(_OUT) and pts:
-                pts[-1] = (pts[-1][0], unit.height)
-            unit.routes[key] = pts
-            unit.reversed[key] = rev
+        unit_place.place(unit, res, keys, ports, pad_l + ox, pad_t, self._offset)
 
 
 def dismantle(*parts: object) -> None:
@@ -386,9 +346,10 @@ def dismantle(*parts: object) -> None:
     for part in parts:
         for value in (vars(part).values() if hasattr(part, "__dict__") else (part,)):
             if isinstance(value, dict):
-                while value:
-                    value.popitem()
-            elif isinstance(value, list):
+                rest = list(value.values())  # keys are ids and small tuples
+                value.clear()
+                value = rest
+            if isinstance(value, list):
                 while value:
                     del value[-256:]
 

@@ -25,6 +25,8 @@ SWEEPS = 4  # down-and-up placement rounds before the final two-sided one
 
 def _pava(target: list[float], weight: list[float]) -> list[float]:
     """Weighted isotonic (non-decreasing) least-squares fit, pool adjacent violators."""
+    if len(target) < 2:  # most layers of a deep graph hold one item (the same result)
+        return list(target)
     vals: list[float] = []
     wts: list[float] = []
     cnt: list[int] = []

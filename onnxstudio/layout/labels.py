@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from onnxstudio.model.formatting import format_number
@@ -97,8 +98,41 @@ def _attrs(node: Node) -> dict[str, Attribute]:
     return {a.name: a for a in node.attributes}
 
 
+_LINES: dict[tuple[Any, ...], list[str]] = {}
+
+
 def _lines(node: Node, spec: Sequence[tuple[str, str, Any]]) -> list[str]:
-    """spec: (attribute, label, default-to-hide); a ``×``-joined list for shapes."""
+    """spec: (attribute, label, default-to-hide); a ``×``-joined list for shapes.
+    Integer and text attributes repeat across a model's layers: their lines are memoised
+    (floats are not, as 0.0 and -0.0 would share a key but not a text)."""
+    plain = _plain_attributes(node)
+    if plain is None:
+        return _format_lines(node, spec)
+    key = (spec, plain)
+    hit = _LINES.get(key)
+    if hit is None:
+        hit = _format_lines(node, spec)
+        if len(_LINES) < 4096:
+            _LINES[key] = hit
+    return list(hit)
+
+
+def _plain_attributes(node: Node) -> tuple[tuple[str, Any], ...] | None:
+    """(name, value) of every attribute when all are ints, texts or lists of ints."""
+    out = []
+    for a in node.attributes:
+        value = a.value
+        kind = type(value)
+        if kind is int or kind is str:
+            out.append((a.name, value))
+        elif kind is list and all(type(v) is int for v in value):
+            out.append((a.name, tuple(value)))
+        else:
+            return None
+    return tuple(out)
+
+
+def _format_lines(node: Node, spec: Sequence[tuple[str, str, Any]]) -> list[str]:
     attrs = _attrs(node)
     out: list[str] = []
     for name, label, hidden in spec:
@@ -158,7 +192,9 @@ for _op in ("Softmax", "LogSoftmax", "Concat", "Gather", "GatherElements", "Flat
 
 def attribute_lines(node: Node) -> list[str]:
     formatter = ATTRIBUTE_LINES.get(node.op_type)
-    return formatter(node) if formatter is not None else []
+    # every formatter shows attributes, so a node without any (opset-13 Unsqueeze and
+    # Reshape, a thousand of them in BERT-96) has none to show
+    return formatter(node) if formatter is not None and node.attributes else []
 
 
 # --- folded inputs: initializers and Constant outputs shown inside their consumer -------
@@ -166,8 +202,20 @@ def attribute_lines(node: Node) -> list[str]:
 def input_slot(node: Node, index: int) -> str:
     """The schema's name for ``node``'s ``index``-th input (variadic ones numbered);
     ``inN`` only when neither onnx nor onnxruntime describes the operator."""
-    names, variadic = input_names(node.op_type, node.domain, node.schema.since_version)
+    return _slot(node.op_type, node.domain, node.schema.since_version, index)
+
+
+# Every box with a weight asks for its slot names and shapes, and a transformer asks for
+# the same few thousands of times: cached, a box's text costs a few lookups.
+@lru_cache(maxsize=4096)
+def _slot(op_type: str, domain: str, version: int | None, index: int) -> str:
+    names, variadic = input_names(op_type, domain, version)
     return slot_names(names, index + 1, variadic)[index] if names else f"in{index}"
+
+
+@lru_cache(maxsize=4096)
+def _weight_text(shape: tuple[int, ...]) -> str:
+    return f"⟨{_shape(shape)}⟩"
 
 
 ABBREVIATE_OVER = 12
@@ -197,9 +245,17 @@ def dim_text(dim: Any) -> str:
 
 def shape_text(ttype: TensorType) -> str:
     """``1×3×224×224`` with long symbolic dimensions abbreviated; ``?`` for no rank."""
-    if ttype.shape is None:
+    shape = ttype.shape
+    if shape is None:
         return "?"
-    return "×".join(dim_text(d) for d in ttype.shape) or "scalar"
+    return _dims_text(shape) if type(shape) is tuple else _join_dims(shape)
+
+
+def _join_dims(shape: Sequence[Any]) -> str:
+    return "×".join(dim_text(d) for d in shape) or "scalar"
+
+
+_dims_text = lru_cache(maxsize=1 << 14)(_join_dims)  # every edge label; shapes repeat
 
 
 def type_text(ttype: TensorType) -> str:
@@ -282,7 +338,16 @@ def folded_input_lines(node: Node, graph: Graph, constants: dict[str, str]) -> l
             continue
         info = inits.get(name)
         if info is not None:
-            out.append(f"{input_slot(node, i)} ⟨{_shape(info.shape)}⟩")
+            shape = info.shape
+            text = _weight_text(shape) if type(shape) is tuple else f"⟨{_shape(shape)}⟩"
+            out.append(_slot_line(input_slot(node, i), text))
         elif name in constants:
-            out.append(f"{input_slot(node, i)} {constants[name]}")
+            out.append(_slot_line(input_slot(node, i), constants[name]))
     return out
+
+
+@lru_cache(maxsize=1 << 14)
+def _slot_line(slot: str, text: str) -> str:
+    """One string object per distinct line: the layout's memo of box sizes, keyed by
+    the lines, then compares them by identity."""
+    return f"{slot} {text}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxstudio.layout.types import Layout
+from onnxstudio.layout.types import Box, GroupFrame, Layout
 
 MIN_FANOUT = 3
 REACH = 4.0  # edges at least this many times longer (vertically) than the median edge
@@ -26,37 +26,144 @@ MAX_MOVED = 8  # only the widest fan-outs are considered, which bounds the cost
 class _Fan:
     """Segments from one movable point to fixed far points, scored against fixed others.
 
-    Every candidate place re-scores the same fan; what does not depend on the moving
-    point (where each far point lies relative to each other segment) is computed once,
-    in bounded blocks, so a candidate costs a few array passes instead of four full
-    orientation tests.
+    Seen from a far point f, another segment casts a shadow on the line y = cy: the fan
+    segment from (px, cy) to f crosses it exactly when px is inside that open interval.
+    Each (far point, other segment) pair gets its interval once, so a candidate place is
+    counted by comparisons; the orientation tests of the direct check decide only the
+    pairs where rounding could matter (a candidate near an interval's end, or a shadow
+    that is unbounded or ill-conditioned). Pairs are made and counted a block of far
+    points at a time, so memory stays bounded however wide the fan.
     """
 
-    def __init__(self, far: list[tuple[float, float]], others: np.ndarray, cy: float) -> None:
+    def __init__(self, far: np.ndarray, others: np.ndarray, cy: float) -> None:
         self.cy = cy
         f = np.asarray(far, dtype=float).reshape(-1, 2)
-        self.fx, self.fdy = f[:, 0:1], f[:, 1:2] - cy
-        block = max(1, 2_000_000 // max(1, len(f)))  # bound the pairwise arrays' memory
-        self.blocks = []
-        for k in range(0, len(others), block):
-            o = others[k:k + block]
-            cx_, cy_, dx_, dy_ = (o[:, i][None, :] for i in range(4))
-            # which side of each other segment every far point lies on (fixed)
-            side_f = np.sign((dx_ - cx_) * (f[:, 1:2] - cy_)
-                             - (dy_ - cy_) * (f[:, 0:1] - cx_)).astype(np.int8)
-            self.blocks.append((cx_, cy_ - cy, dx_, dy_ - cy, cy_, dy_, side_f))
+        o = np.asarray(others, dtype=float).reshape(-1, 4)
+        # Far points by the lower end of their band, other segments by their top: a
+        # block of far points only meets a prefix of the others.
+        self.f = f[np.argsort(np.maximum(f[:, 1], cy), kind="stable")]
+        top = np.minimum(o[:, 1], o[:, 3])
+        order = np.argsort(top, kind="stable")
+        self.o, self.top = o[order], top[order]
+        self.width = len(o)  # a pair (far point i, other j) is coded i * width + j
 
-    def crossings(self, px: float) -> int:
-        """Strict crossings of the fan from (px, cy) with the other segments."""
-        total = 0
-        fx, fdy, cy = self.fx, self.fdy, self.cy
-        for cx_, cdy, dx_, ddy, cy_, dy_, side_f in self.blocks:
-            side_p = np.sign((dx_ - cx_) * (cy - cy_) - (dy_ - cy_) * (px - cx_))
-            hit = side_f * side_p.astype(np.int8) < 0
-            run = fx - px
-            hit &= (run * cdy - fdy * (cx_ - px)) * (run * ddy - fdy * (dx_ - px)) < 0
-            total += int(np.count_nonzero(hit))
-        return total
+    def crossings(self, xs: list[float]) -> list[int]:
+        """Strict crossings of the fan from each (px, cy) with the other segments."""
+        n = len(xs)
+        order = np.argsort(np.asarray(xs, dtype=float), kind="stable")
+        sx = np.asarray(xs, dtype=float)[order]
+        count = np.zeros(n, dtype=np.int64)
+        f, cy = self.f, self.cy
+        # blocks of a few far points: pairwise arrays stay small and prefixes tight
+        block = max(1, min(8, 250_000 // max(1, self.width)))
+        for k in range(0, len(f), block):
+            fx, fy = f[k:k + block, 0:1], f[k:k + block, 1:2]
+            reach = int(np.searchsorted(self.top, max(float(fy.max()), cy) + 1.0, "right"))
+            live, odd, ac, ad = self._shadows(fx, fy, self.o[:reach])
+            at = np.flatnonzero(live & ~odd)
+            a, d = ac.ravel()[at], ad.ravel()[at]
+            lo, hi = np.minimum(a, d), np.maximum(a, d)
+            fi, oi = np.divmod(at, reach)
+            code = (fi + k) * self.width + oi
+            fi, oi = np.divmod(np.flatnonzero(odd), reach)
+            wild = (fi + k) * self.width + oi
+            bad = ~(np.isfinite(lo) & np.isfinite(hi))  # never expected: checked directly
+            if bad.any():
+                wild = np.concatenate([wild, code[bad]])
+                code, lo, hi = code[~bad], lo[~bad], hi[~bad]
+            count += self._count(sx, code, lo, hi, wild)
+        out = np.empty(n, dtype=np.int64)
+        out[order] = count
+        return [int(c) for c in out]
+
+    def _shadows(self, fx: np.ndarray, fy: np.ndarray,
+                 o: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For far points (column vectors) against other segments: which pairs can
+        cross, which must be checked directly, and the shadow's two ends."""
+        cy = self.cy
+        cx_, cy_, dx_, dy_ = (o[:, i][None, :] for i in range(4))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ex = cx_ + (cy - cy_) / (dy_ - cy_) * (dx_ - cx_)  # where it meets y = cy
+            h = cy - fy
+            side_f = (dx_ - cx_) * (fy - cy_) - (dy_ - cy_) * (fx - cx_)
+            rc, rd = (cy_ - fy) / h, (dy_ - fy) / h  # 0 at f's level, 1 at cy
+            ac = fx + (cx_ - fx) / rc
+            ad = fx + (dx_ - fx) / rd
+        # an end past the moving point's level: the shadow ends where the segment
+        # crosses that level
+        np.copyto(ac, np.broadcast_to(ex, ac.shape), where=rc > 1.0)
+        np.copyto(ad, np.broadcast_to(ex, ad.shape), where=rd > 1.0)
+        rlo, rhi = np.minimum(rc, rd), np.maximum(rc, rd)
+        live = (side_f != 0) & (rlo < 1.0 + 1e-6) & (rhi > -1e-6)
+        # near f's level the shadow is unbounded; a flat segment or fan, or one at the
+        # moving point's level, is ill-conditioned
+        odd = live & ((rlo < 1e-3) | (rlo > 1.0 - 1e-6) | (np.abs(dy_ - cy_) < 0.5)
+                      | (np.abs(h) < 1.0))
+        return live, odd, ac, ad
+
+    def _hits(self, code: np.ndarray, px: np.ndarray) -> np.ndarray:
+        """The direct check: far point's and (px, cy)'s sides of the other segment differ,
+        and the other segment's ends lie on both sides of the fan segment (strictly)."""
+        fi, oi = np.divmod(code, self.width)
+        fx, fy = self.f[fi, 0], self.f[fi, 1]
+        o = self.o[oi]
+        cx_, cy_, dx_, dy_ = o[:, 0], o[:, 1], o[:, 2], o[:, 3]
+        cy = self.cy
+        side_f = np.sign((dx_ - cx_) * (fy - cy_) - (dy_ - cy_) * (fx - cx_)).astype(np.int8)
+        side_p = np.sign((dx_ - cx_) * (cy - cy_) - (dy_ - cy_) * (px - cx_))
+        hit = side_f * side_p.astype(np.int8) < 0
+        run, fdy = fx - px, fy - cy
+        hit &= (run * (cy_ - cy) - fdy * (cx_ - px)) * (run * (dy_ - cy) - fdy * (dx_ - px)) < 0
+        return hit
+
+    def _count(self, sx: np.ndarray, code: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               wild: np.ndarray) -> np.ndarray:
+        """Crossings at each sorted candidate ``sx`` of the pairs ``code`` (shadows
+        ``lo``..``hi``) and of the ``wild`` pairs (checked directly at every candidate)."""
+        n = len(sx)
+        # Candidates within `slack` of an interval's end are checked directly. Between
+        # consecutive cuts (candidates +- slack) it is fixed how many candidates lie
+        # surely left of a point and how many lie left of it or near it.
+        far_end = max(float(np.abs(lo).max(initial=0.0)), float(np.abs(hi).max(initial=0.0)))
+        slack = 0.05 + 1e-6 * far_end  # well above the rounding of any shadow's end
+        below, above = sx - slack, sx + slack
+        cuts = np.sort(np.concatenate([below, above]))
+        at = np.concatenate([[-np.inf], cuts])  # where each gap between cuts begins
+        left = np.searchsorted(above, at, "right")
+        near = np.searchsorted(below, at, "right")
+        ja = np.searchsorted(cuts, lo, "right")
+        jb = np.searchsorted(cuts, hi, "right")
+        # A pair counts at candidates near[ja] <= k < max(left[jb], near[ja]): tallied
+        # per (gap of lo, gap of hi), then spread over the candidates.
+        gaps = len(at)
+        joint = np.bincount(ja * gaps + jb, minlength=gaps * gaps).astype(float)
+        first = np.repeat(near, gaps)
+        last = np.maximum(np.tile(left, gaps), first)
+        count = np.cumsum(np.bincount(first, joint, minlength=n + 1)
+                          - np.bincount(last, joint, minlength=n + 1))[:n].astype(np.int64)
+        # only ends inside a candidate's slack window need the direct check
+        window = left < near
+        some = np.flatnonzero(window[ja] | window[jb])
+        code, ja, jb = code[some], ja[some], jb[some]
+        outer_a, inner_a = left[ja], near[ja]
+        inner_b = np.maximum(left[jb], inner_a)
+        outer_b = near[jb]
+        zeros = np.zeros(len(wild), dtype=np.int64)
+        check = [(code, outer_a, inner_a), (code, inner_b, outer_b), (wild, zeros, zeros + n)]
+        for codes, start, stop in check:
+            some = np.flatnonzero(stop > start)
+            start = start[some]
+            span = stop[some] - start
+            pair = np.repeat(some, span)
+            slot = np.repeat(start - (np.cumsum(span) - span), span) + np.arange(len(pair))
+            hit = self._hits(codes[pair], sx[slot])
+            count += np.bincount(slot[hit], minlength=n)
+        return count
+
+
+def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
+    """x, y, width, height of each item, one row each."""
+    return np.array([(i.x, i.y, i.width, i.height) for i in items], dtype=float).reshape(-1, 4)
 
 
 def place_side_sources(layout: Layout) -> None:
@@ -65,17 +172,23 @@ def place_side_sources(layout: Layout) -> None:
         return
     members = {m for g in layout.groups for m in g.members}
     boxes = {b.id: b for b in layout.boxes}
-    spans = sorted(abs(boxes[e.target].y - boxes[e.source].y) for e in layout.edges
-                   if e.source in boxes and e.target in boxes)
-    typical = spans[len(spans) // 2] if spans else 0.0
+    at = {b.id: i for i, b in enumerate(layout.boxes)}
+    src = np.array([at.get(e.source, -1) for e in layout.edges], dtype=np.int64)
+    dst = np.array([at.get(e.target, -1) for e in layout.edges], dtype=np.int64)
+    geo = _geometry(layout.boxes)
+    both = (src >= 0) & (dst >= 0)
+    spans = np.sort(np.abs(geo[dst[both], 1] - geo[src[both], 1]))
+    typical = float(spans[len(spans) // 2]) if len(spans) else 0.0
     if typical <= 0:
         return
     outs: dict[str, list[int]] = {}
     for i, e in enumerate(layout.edges):
         outs.setdefault(e.source, []).append(i)
-    centre = {b.id: b.center for b in layout.boxes}
     fanouts = sorted(((-len({layout.edges[i].target for i in idx}), bid) for bid, idx
                       in outs.items() if bid not in members), key=lambda t: t)
+    frames = _geometry(layout.groups)
+    free = ~np.array([b.id in members for b in layout.boxes]
+                     + [g.id in members for g in layout.groups], dtype=bool)
     for negative, bid in fanouts[:MAX_MOVED]:
         idx = outs[bid]
         box = boxes.get(bid)
@@ -84,48 +197,61 @@ def place_side_sources(layout: Layout) -> None:
         reach = sorted(boxes[layout.edges[i].target].y - box.y for i in idx)
         if reach[len(reach) // 2] < REACH * typical:
             continue
-        mine = [i for i, e in enumerate(layout.edges) if bid in (e.source, e.target)]
-        mine_set = set(mine)
-        ends = {bid}
-        ends.update(layout.edges[i].target for i in mine)
-        ends.update(layout.edges[i].source for i in mine)
-        others = np.array([(*centre[e.source], *centre[e.target])
-                           for i, e in enumerate(layout.edges)
-                           if i not in mine_set and e.source not in ends
-                           and e.target not in ends], dtype=float).reshape(-1, 4)
-        far = [centre[layout.edges[i].target if layout.edges[i].source == bid
-                      else layout.edges[i].source] for i in mine]
-
-        score = _Fan(far, others, box.center[1]).crossings
-
-        rects: list[tuple[str, float, float, float, float]] = [
-            (o.id, o.x, o.y, o.width, o.height) for o in layout.boxes if o is not box]
-        rects += [(g.id, g.x, g.y, g.width, g.height) for g in layout.groups]
-        band = [(x, x + w) for oid, x, y, w, h in rects
-                if y < box.y + box.height and box.y < y + h and oid not in members]
-        right = max((r for _, r in band), default=box.x + box.width)
-        left = min((lo for lo, _ in band), default=box.x)
+        b = at[bid]
+        mine = np.flatnonzero((src == b) | (dst == b))
+        ends = np.zeros(len(geo) + 1, dtype=bool)  # the last slot stands for "no box"
+        ends[[b, *src[mine], *dst[mine]]] = True
+        cx, cy = geo[:, 0] + geo[:, 2] / 2, geo[:, 1] + geo[:, 3] / 2  # Box.center
+        rest = ~ends[src] & ~ends[dst] & both
+        others = np.stack([cx[src[rest]], cy[src[rest]], cx[dst[rest]], cy[dst[rest]]], axis=1)
+        tip = np.where(src[mine] == b, dst[mine], src[mine])
+        far = np.stack([cx[tip], cy[tip]], axis=1)
+        left, right = _band(box, b, np.concatenate([geo, frames]), free)
         # nearest candidate within SLACK of the best: most of the gain, least detour
-        scored = [(0.0, box.x, score(box.center[0]))]
+        places = [box.x]
         for k in range(STEPS):
-            for x in (right + 40 + k * STEP, left - 40 - box.width - k * STEP):
-                scored.append((abs(x - box.x), x, score(x + box.width / 2)))
+            places += [right + 40 + k * STEP, left - 40 - box.width - k * STEP]
+        counts = _Fan(far, others, box.center[1]).crossings(
+            [box.center[0]] + [x + box.width / 2 for x in places[1:]])
+        scored = [(abs(x - box.x) if k else 0.0, x, c)
+                  for k, (x, c) in enumerate(zip(places, counts, strict=True))]
         floor = min(c for _, _, c in scored)
         best_x = min((d, x) for d, x, c in scored if c <= floor * SLACK + 2)[1]
         if scored[0][2] <= floor * SLACK + 2:
             best_x = box.x
         if best_x != box.x:
-            dx = best_x - box.x
-            box.x = best_x
-            centre[bid] = box.center
-            for i in mine:
-                e = layout.edges[i]
-                if e.source == bid and e.points:
-                    e.points[0] = (e.points[0][0] + dx, e.points[0][1])
-                if e.target == bid and e.points:
-                    e.points[-1] = (e.points[-1][0] + dx, e.points[-1][1])
-    xs = [b.x for b in layout.boxes] + [g.x for g in layout.groups]
-    x0 = min(xs, default=0.0)
+            _move(layout, box, best_x, [int(i) for i in mine])
+            geo[b, 0] = box.x
+    _shift_right(layout, geo, frames)
+
+
+def _band(box: Box, b: int, rects: np.ndarray, free: np.ndarray) -> tuple[float, float]:
+    """Left and right end of everything outside every frame in ``box``'s band of rows
+    (row ``b`` of ``rects`` is the box itself)."""
+    x, y, w, h = rects[:, 0], rects[:, 1], rects[:, 2], rects[:, 3]
+    near = (y < box.y + box.height) & (box.y < y + h) & free
+    near[b] = False
+    if not near.any():
+        return box.x, box.x + box.width
+    return float(x[near].min()), float((x[near] + w[near]).max())
+
+
+def _move(layout: Layout, box: Box, x: float, mine: list[int]) -> None:
+    """Put ``box`` at ``x`` and re-attach its edges' ends."""
+    dx = x - box.x
+    box.x = x
+    for i in mine:
+        e = layout.edges[i]
+        if e.source == box.id and e.points:
+            e.points[0] = (e.points[0][0] + dx, e.points[0][1])
+        if e.target == box.id and e.points:
+            e.points[-1] = (e.points[-1][0] + dx, e.points[-1][1])
+
+
+def _shift_right(layout: Layout, geo: np.ndarray, frames: np.ndarray) -> None:
+    """Move everything right if a box went past the left edge; refit the width."""
+    xs = np.concatenate([geo[:, 0], frames[:, 0]])
+    x0 = float(xs.min()) if len(xs) else 0.0
     if x0 < 0:
         for b in layout.boxes:
             b.x -= x0
@@ -133,5 +259,6 @@ def place_side_sources(layout: Layout) -> None:
             g.x -= x0
         for e in layout.edges:
             e.points = [(px - x0, py) for px, py in e.points]
-    layout.width = max([b.x + b.width for b in layout.boxes]
-                       + [g.x + g.width for g in layout.groups] + [0.0])
+        xs = xs - x0
+    widths = np.concatenate([geo[:, 2], frames[:, 2]])
+    layout.width = max(float((xs + widths).max()) if len(xs) else 0.0, 0.0)

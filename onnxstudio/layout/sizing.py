@@ -10,6 +10,7 @@ and the Node panel). render/ takes the fonts and the anatomy below from here.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from onnxstudio.layout.textmetrics import text_width
 from onnxstudio.model.formatting import plural
@@ -62,6 +63,8 @@ def detail_width(text: str) -> float:
 def fit_details(details: list[str]) -> list[str]:
     """At most MAX_DETAILS lines, each cut at the end past MAX_LABEL_CHARS characters."""
     limit = MAX_LABEL_CHARS
+    if len(details) <= MAX_DETAILS and max(map(len, details), default=0) <= limit:
+        return list(details)  # nearly every box
     lines = [d if len(d) <= limit else cut_end(d, lambda t: len(t) <= limit) for d in details]
     if len(lines) > MAX_DETAILS:
         lines = [*lines[: MAX_DETAILS - 1], f"… {len(lines) - MAX_DETAILS + 1} more"]
@@ -88,6 +91,7 @@ def group_box_size(title: str, count: str) -> tuple[float, float]:
     return float(-(-width // 1)), 2 * PAD_Y + TITLE_LINE_H + DETAIL_LINE_H + SHEET_OFFSET
 
 
+@lru_cache(maxsize=4096)  # every expanded group asks; labels and counts repeat
 def frame_title_width(label: str, node_count: int) -> float:
     """Width an expanded group's frame needs for its title row: − marker, name (bold),
     count; the painter drops the count, then elides the name, only beyond this."""
