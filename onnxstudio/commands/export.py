@@ -69,9 +69,9 @@ def _export(args: argparse.Namespace) -> int:
     from onnxstudio.export.build import layout_for_export
     from onnxstudio.model import load_model
 
-    model = load_model(model_path)
+    model = load_model(model_path, overlap=True)  # shapes inferred on another core
     layout = layout_for_export(model, options)
-    result = export_layout(layout, model, out, options)
+    result = export_layout(layout, model, out, options, parallel=True)
     for notice in result.notices:
         print(f"onnxstudio: note: {notice}", file=sys.stderr)
     what = f", {result.size[0]:.0f}×{result.size[1]:.0f}" if any(result.size) else ""

