@@ -66,6 +66,7 @@ class GraphPainter:
         self._drawn: dict[int, tuple[Point, list[Cubic], list[Point]]] = {}
         self.labels = EdgeLabels(layout, self.index, self._centre_line)
         self.routes_from: GraphPainter | None = None  # whose routes this one reuses
+        self._strokes: dict[tuple[str, float, bool], Stroke] = {}  # edges share a few
 
     @classmethod
     def relabelled(cls, painter: GraphPainter, layout: Layout, theme: Theme) -> GraphPainter:
@@ -222,7 +223,10 @@ class GraphPainter:
         col = color or (t.back_edge if e.back else t.edge)
         width = 2.0 if color else 1.2
         width = max(width, 0.9 / scale)
-        stroke = Stroke(col, width, (4.0, 3.0) if e.back else None)
+        key = (col, width, e.back)
+        stroke = self._strokes.get(key)
+        if stroke is None:
+            stroke = self._strokes[key] = Stroke(col, width, (4.0, 3.0) if e.back else None)
         s.begin_item(f"edge{i}", "edge", e.value, "")
         s.path(start, trimmed, stroke)  # the same list each paint: a surface may cache it
         s.polygon(arrow, col)
