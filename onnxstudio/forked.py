@@ -52,6 +52,11 @@ class Forked(Generic[T]):
         os.close(write)
         self._pid, self._fd, self._work = pid, read, None
 
+    @property
+    def running(self) -> bool:
+        """Whether the work runs in a fork (else ``result`` will run it here)."""
+        return self._pid > 0
+
     def result(self) -> T:
         """The work's return value; ForkFailed if the fork did not deliver one."""
         if self._work is not None:
@@ -59,7 +64,8 @@ class Forked(Generic[T]):
             return work()
         if self._pid < 0:
             raise ForkFailed("the work was cancelled or already collected")
-        with os.fdopen(self._fd, "rb") as pipe:
+        fd, self._fd = self._fd, -1
+        with os.fdopen(fd, "rb") as pipe:
             data = pipe.read()
         _, status = os.waitpid(self._pid, 0)
         self._pid = -1
@@ -70,11 +76,13 @@ class Forked(Generic[T]):
 
     def cancel(self) -> None:
         """Stop the work (if it runs) and forget it."""
-        if self._pid > 0:
+        if self._fd >= 0:
             os.close(self._fd)
+        if self._pid > 0:
             os.kill(self._pid, signal.SIGKILL)
             os.waitpid(self._pid, 0)
-        self._pid, self._work = -1, None
+        self._pid = self._fd = -1
+        self._work = None
 
 
 def _write_all(fd: int, data: bytes) -> None:

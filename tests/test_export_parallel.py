@@ -89,3 +89,16 @@ def test_parallel_svg_keeps_item_ids_unique_across_the_halves(tmp_path: Path) ->
     one = _svg_bytes(tmp_path, layout, None, False, "clash")
     assert b'id="i-edge0-2"' in one
     assert _svg_bytes(tmp_path, layout, None, True, "clash") == one
+
+
+def test_without_fork_the_parallel_export_paints_in_one_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where there is no fork (Windows), the same file, and the same loaded model."""
+    layout = demo_layout()
+    one = _svg_bytes(tmp_path, layout, None, False, "nofork")
+    path = save(relu_chain(30, bad=True), tmp_path / "chain.onnx")
+    alone = load_model(path)
+    monkeypatch.delattr(os, "fork", raising=False)
+    assert _svg_bytes(tmp_path, layout, None, True, "nofork") == one
+    overlapped = load_model(path, overlap=True)
+    assert _types(overlapped) == _types(alone) and overlapped.warnings == alone.warnings

@@ -69,7 +69,8 @@ def _export(args: argparse.Namespace) -> int:
     from onnxstudio.export.build import layout_for_export
     from onnxstudio.model import load_model
 
-    model = load_model(model_path, overlap=True)  # shapes inferred on another core
+    # Shapes are inferred in a fork meanwhile, unless Qt runs (a fork keeps one thread).
+    model = load_model(model_path, overlap=not needs_qt(fmt))
     layout = layout_for_export(model, options)
     result = export_layout(layout, model, out, options, parallel=True)
     for notice in result.notices:

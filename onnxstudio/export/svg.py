@@ -79,6 +79,10 @@ def _paint_in_two(graph: GraphPainter, svg: SvgSurface, rect: Rect, state: Paint
         return ("\n".join(parts) if parts else None), svg.item_ids - before
 
     fork = Forked(upper)
+    if not fork.running:  # no fork here: one paint
+        fork.cancel()
+        graph.paint(svg, rect, 1.0, state)
+        return
     try:
         graph.paint_lower(svg, rect, 1.0, state)
     except BaseException:
