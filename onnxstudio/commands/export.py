@@ -67,10 +67,12 @@ def _export(args: argparse.Namespace) -> int:
 
         ensure_gui_app()  # sets the offscreen platform first when there is no display
     from onnxstudio.export.build import layout_for_export
+    from onnxstudio.layout.cache import scope_tree
     from onnxstudio.model import load_model
 
-    # Shapes are inferred in a fork meanwhile, unless Qt runs (a fork keeps one thread).
-    model = load_model(model_path, overlap=not needs_qt(fmt))
+    # Shapes are inferred in a fork meanwhile (unless Qt runs: a fork keeps one thread),
+    # and the scope tree, which reads no types, is made while the fork finishes.
+    model = load_model(model_path, overlap=not needs_qt(fmt), meanwhile=scope_tree)
     layout = layout_for_export(model, options)
     result = export_layout(layout, model, out, options, parallel=True)
     for notice in result.notices:
