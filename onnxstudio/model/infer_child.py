@@ -5,6 +5,7 @@ which no worker thread can hide from the GUI thread; a child process can, and on
 multi-core machine it runs while the parent builds and draws the graph. The child reads
 the model itself (read-only) and hands back only the value types it found, as one flat
 list of ValueInfoProtos: no nodes, no weights, so the parent parses little.
+``ForkedInference`` is the one-shot commands' variant: a fork of the process itself.
 """
 
 from __future__ import annotations
