@@ -48,3 +48,18 @@ def tiny_mlp(with_scopes: bool = True) -> onnx.ModelProto:
         initializer=[w1, b1, w2],
     )
     return make_model(graph, producer_name="onnxstudio-tests")
+
+
+def relu_chain(count: int, bad: bool = False) -> onnx.ModelProto:
+    """x[2,8] -> Relu ×count (scoped names) -> y; ``bad``: a final Add of mismatched shapes."""
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"/block.{i // 20}/Relu_{i}")
+             for i in range(count)]
+    nodes[0].input[0] = "x"
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])]
+    if bad:
+        inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [3, 5]))
+        nodes.append(helper.make_node("Add", [f"v{count}", "z"], ["sum"], name="/head/Add"))
+    out = "sum" if bad else f"v{count}"
+    graph = helper.make_graph(nodes, "chain", inputs,
+                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+    return make_model(graph)

@@ -4,32 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import onnx
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 from onnxstudio.layout.build import build_layout
 from onnxstudio.model import load_model
 from onnxstudio.model.open import ISOLATE_INFERENCE_NODES, open_model
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.inspector.inspector import Inspector
-from tests.builders import make_model, save, tiny_mlp
+from tests.builders import relu_chain, save, tiny_mlp
 from tests.conftest import shared_model
-
-
-def relu_chain(count: int, bad: bool = False) -> onnx.ModelProto:
-    """x[2,8] -> Relu ×count (scoped names) -> y; ``bad``: a final Add of mismatched shapes."""
-    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"/block.{i // 20}/Relu_{i}")
-             for i in range(count)]
-    nodes[0].input[0] = "x"
-    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])]
-    if bad:
-        inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [3, 5]))
-        nodes.append(helper.make_node("Add", [f"v{count}", "z"], ["sum"], name="/head/Add"))
-    out = "sum" if bad else f"v{count}"
-    graph = helper.make_graph(nodes, "chain", inputs,
-                              [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
-    return make_model(graph)
 
 
 def test_open_model_gives_the_graph_first_and_its_shapes_after(tmp_path: Path) -> None:

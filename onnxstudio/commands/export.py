@@ -67,11 +67,14 @@ def _export(args: argparse.Namespace) -> int:
 
         ensure_gui_app()  # sets the offscreen platform first when there is no display
     from onnxstudio.export.build import layout_for_export
+    from onnxstudio.layout.cache import scope_tree
     from onnxstudio.model import load_model
 
-    model = load_model(model_path)
+    # Shapes are inferred in a fork meanwhile (unless Qt runs: a fork keeps one thread),
+    # and the scope tree, which reads no types, is made while the fork finishes.
+    model = load_model(model_path, overlap=not needs_qt(fmt), meanwhile=scope_tree)
     layout = layout_for_export(model, options)
-    result = export_layout(layout, model, out, options)
+    result = export_layout(layout, model, out, options, parallel=True)
     for notice in result.notices:
         print(f"onnxstudio: note: {notice}", file=sys.stderr)
     what = f", {result.size[0]:.0f}×{result.size[1]:.0f}" if any(result.size) else ""

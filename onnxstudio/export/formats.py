@@ -66,10 +66,11 @@ def _check_cancel(cancel: CancelFn | None) -> None:
 
 def export_layout(layout: Layout, model: Model | None, path: str | Path,
                   options: ExportOptions | None = None, progress: ProgressFn | None = None,
-                  cancel: CancelFn | None = None) -> ExportResult:
+                  cancel: CancelFn | None = None, parallel: bool = False) -> ExportResult:
     """Write ``layout`` to ``path``; raises ExportError (ExportCancelled on cancel).
 
-    PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it.
+    PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it. ``parallel``
+    lets an SVG export paint in two processes: for one-shot commands, never the window.
     """
     options = options or ExportOptions()
     options.validate()
@@ -102,7 +103,8 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
     elif fmt == "svg":
         from onnxstudio.export.svg import export_svg
 
-        export_svg(layout, model, dest, options, result, protect, progress, cancel)
+        export_svg(layout, model, dest, options, result, protect, progress, cancel,
+                   parallel)
     else:
         from onnxstudio.export.pdf import export_pdf
 

@@ -5,6 +5,7 @@ which no worker thread can hide from the GUI thread; a child process can, and on
 multi-core machine it runs while the parent builds and draws the graph. The child reads
 the model itself (read-only) and hands back only the value types it found, as one flat
 list of ValueInfoProtos: no nodes, no weights, so the parent parses little.
+``ForkedInference`` is the one-shot commands' variant: a fork of the process itself.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from onnxstudio.forked import Forked, ForkFailed
 from onnxstudio.model.child_process import INFER_SHAPES, child_command
 
 if TYPE_CHECKING:
     import onnx
+
+    from onnxstudio.model.graph import TensorType
 
 TIMEOUT_S = 600
 
@@ -71,6 +75,36 @@ class ChildInference:
                 if pipe is not None:
                     pipe.close()  # unread pipes would leak two file handles per cancel
         shutil.rmtree(self._folder, ignore_errors=True)
+
+
+class ForkedInference:
+    """Shape inference in a forked copy of this process, for a one-shot command (CLI
+    export) to build the graph meanwhile on another core: no interpreter start and no
+    second read of the file, which cost the spawned child above what it saved. It hands
+    back each value's type, read from the inferred model as ``apply_inferred_types``
+    reads it (on dag100k 0.2 s of the fork's time instead of this process')."""
+
+    def __init__(self, proto: onnx.ModelProto) -> None:
+        self._fork = Forked(lambda: _inferred_types(proto))
+
+    def result(self) -> tuple[dict[str, TensorType | None] | None, str | None]:
+        """(name -> inferred type, or None; problem or None), for ``apply_types``."""
+        try:
+            return self._fork.result()
+        except ForkFailed:
+            return None, "shape inference could not run (its process failed)"
+
+    def cancel(self) -> None:
+        self._fork.cancel()
+
+
+def _inferred_types(proto: onnx.ModelProto
+                    ) -> tuple[dict[str, TensorType | None] | None, str | None]:
+    from onnxstudio.model.inference import infer_shapes
+    from onnxstudio.model.inferred import inferred_types
+
+    inferred, problem = infer_shapes(proto)
+    return (None if inferred is None else inferred_types(inferred)), problem
 
 
 def types_only(inferred: onnx.ModelProto) -> onnx.ModelProto:

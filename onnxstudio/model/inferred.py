@@ -46,7 +46,8 @@ def _graphs(model: Model) -> list[Graph]:
     return out
 
 
-def _inferred_types(inferred: onnx.ModelProto, nested: bool) -> dict[str, TensorType | None]:
+def inferred_types(inferred: onnx.ModelProto, nested: bool = True
+                   ) -> dict[str, TensorType | None]:
     """Name -> type of every ValueInfoProto in ``inferred`` (None: nothing known), each
     distinct TypeProto converted once; the last of several infos of one name wins.
     Without ``nested`` bodies, the inferred graph's nodes need not be walked."""
@@ -69,7 +70,12 @@ def apply_inferred_types(model: Model, inferred: onnx.ModelProto) -> int:
     Declared types (value_info, inputs, outputs, weights) win. Safe to call once the
     model is shown: only ``Value.type`` attributes are replaced. Returns how many changed.
     """
-    types = _inferred_types(inferred, any(node.subgraphs for node in model.graph.nodes))
+    return apply_types(model, inferred_types(
+        inferred, any(node.subgraphs for node in model.graph.nodes)))
+
+
+def apply_types(model: Model, types: dict[str, TensorType | None]) -> int:
+    """:func:`apply_inferred_types` with the types already read (by a forked process)."""
     changed = 0
     for graph in _graphs(model):
         for name, value in graph.values.items():

@@ -16,12 +16,12 @@ from onnx import external_data_helper
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.graph import Model
-from onnxstudio.model.infer_child import ChildInference
+from onnxstudio.model.infer_child import ChildInference, ForkedInference
 from onnxstudio.model.inference import infer_shapes
-from onnxstudio.model.inferred import apply_inferred_types
+from onnxstudio.model.inferred import apply_inferred_types, apply_types
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.reader import build_model
-from onnxstudio.model.source import file_stamp, mark_read_from
+from onnxstudio.model.source import Shapes, file_stamp, mark_read_from
 
 Progress = Callable[[str, float], None]
 
@@ -36,8 +36,18 @@ def load_model(
     *,
     shape_inference: bool = True,
     progress: Progress | None = None,
+    overlap: bool = False,
+    meanwhile: Callable[[Model], object] | None = None,
 ) -> Model:
-    """Open ``path`` read-only; raise ModelLoadError naming the file and the reason."""
+    """Open ``path`` read-only; raise ModelLoadError naming the file and the reason.
+
+    ``overlap``: infer shapes in a forked copy of this process while this one builds the
+    graph (for a one-shot command: BERT-96 takes this process 0.24 s of CPU instead of
+    0.46, dag100k 1.4 s instead of 2.5; the fork's 0.3 s / 1.5 s run meanwhile), and
+    then runs ``meanwhile`` on the model: work that reads no value types (its scope
+    tree), done while the fork still infers. The model is marked as the file's with
+    inferred shapes by then, so the layout cache serves that work.
+    """
     path = Path(path)
     report = progress or (lambda _stage, _fraction: None)
     report("Reading", 0.0)
@@ -45,7 +55,8 @@ def load_model(
     proto, external = read_model_proto(path)
     warnings: list[str] = []
     inferred = None
-    if shape_inference:
+    forked = ForkedInference(proto) if shape_inference and overlap else None
+    if shape_inference and forked is None:
         report("Inferring shapes", 0.3)
         inferred, problem = infer_shapes(proto)
         if problem:
@@ -55,9 +66,27 @@ def load_model(
         model = build_model(
             proto, path, inferred=inferred, external_data=external,
             warnings=warnings)
-    except RecursionError as exc:
-        raise ModelLoadError(path, "graph nesting is too deep to show") from exc
-    mark_read_from(model, path, stamp, "inferred" if shape_inference else "declared")
+    except BaseException as exc:
+        if forked is not None:
+            forked.cancel()
+        if isinstance(exc, RecursionError):
+            raise ModelLoadError(path, "graph nesting is too deep to show") from exc
+        raise
+    stamped: Shapes = "inferred" if shape_inference else "declared"
+    if forked is not None:
+        if meanwhile is not None:
+            mark_read_from(model, path, stamp, stamped)  # applying types drops the mark
+            try:
+                meanwhile(model)
+            except BaseException:
+                forked.cancel()
+                raise
+        types, problem = forked.result()
+        if problem:
+            model.warnings.insert(0, problem)  # where build_model puts it
+        if types is not None:
+            apply_types(model, types)
+    mark_read_from(model, path, stamp, stamped)
     report("Done", 1.0)
     return model
 

@@ -61,11 +61,14 @@ def smooth_curve(points: Sequence[Point]) -> tuple[Point, list[Cubic]]:
 
 
 def _dedupe(points: Sequence[Point]) -> list[Point]:
+    """The points as float pairs, each within 1e-6 of the one before dropped."""
     out: list[Point] = []
+    px = py = 0.0
     for p in points:
-        q = (float(p[0]), float(p[1]))
-        if not out or abs(out[-1][0] - q[0]) > 1e-6 or abs(out[-1][1] - q[1]) > 1e-6:
-            out.append(q)
+        x, y = float(p[0]), float(p[1])
+        if not out or abs(px - x) > 1e-6 or abs(py - y) > 1e-6:
+            out.append((x, y))
+            px, py = x, y
     return out
 
 
@@ -113,6 +116,13 @@ def polyline_midpoint(points: Sequence[Point]) -> tuple[Point, tuple[float, floa
     pts = _dedupe(points)
     if len(pts) < 2:
         return (pts[0] if pts else (0.0, 0.0)), (0.0, 1.0)
+    if len(pts) == 2:  # most edges: the loop below, unrolled (same arithmetic)
+        (ax, ay), (bx, by) = pts
+        seg = math.hypot(bx - ax, by - ay)
+        half = seg / 2
+        if half <= seg and seg > 0:
+            t = half / seg
+            return (ax + (bx - ax) * t, ay + (by - ay) * t), ((bx - ax) / seg, (by - ay) / seg)
     lengths = [math.hypot(b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(pts)]
     half = sum(lengths) / 2
     for (a, b), seg in zip(itertools.pairwise(pts), lengths, strict=False):

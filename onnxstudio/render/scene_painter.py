@@ -66,6 +66,7 @@ class GraphPainter:
         self._drawn: dict[int, tuple[Point, list[Cubic], list[Point]]] = {}
         self.labels = EdgeLabels(layout, self.index, self._centre_line)
         self.routes_from: GraphPainter | None = None  # whose routes this one reuses
+        self._strokes: dict[tuple[str, float, bool], Stroke] = {}  # edges share a few
 
     @classmethod
     def relabelled(cls, painter: GraphPainter, layout: Layout, theme: Theme) -> GraphPainter:
@@ -110,19 +111,24 @@ class GraphPainter:
         scale: float = 1.0,
         state: PaintState | None = None,
     ) -> None:
-        """Draw group frames, edges, group titles (over the edges), then boxes that meet
-        ``visible_rect`` (all if None)."""
+        """Draw group frames, edges, group titles (over the edges), then edge labels and
+        boxes that meet ``visible_rect`` (all if None)."""
         state = state or PaintState()
-        coarse, titles, details, edge_labels = lod(scale)
+        self.paint_lower(surface, visible_rect, scale, state)
+        self.paint_upper(surface, visible_rect, scale, state)
+
+    def paint_lower(self, surface: Surface, visible_rect: Rect | None, scale: float,
+                    state: PaintState) -> None:
+        """The first half of :meth:`paint`: group frames, edges, group titles. The halves
+        share nothing, so an export may paint them in two processes."""
+        coarse, titles, _, _ = lod(scale)
         idx = self.index
         groups = idx.group_indices_in(visible_rect)
         edges = idx.edge_indices_in(visible_rect, margin=60.0)
-        boxes = idx.box_indices_in(visible_rect)
         for gi in groups:
             self._group(surface, self.layout.groups[int(gi)], scale, coarse)
         if coarse:
             self._coarse_edges(surface, edges, scale)
-            self._coarse_boxes(surface, boxes, state)
             return
         related = state.related_edges
         chosen = state.selected_edges - related
@@ -139,8 +145,17 @@ class GraphPainter:
         if titles:
             for gi in groups:
                 self._group_label(surface, self.layout.groups[int(gi)])
+
+    def paint_upper(self, surface: Surface, visible_rect: Rect | None, scale: float,
+                    state: PaintState) -> None:
+        """The second half of :meth:`paint`: edge labels and boxes, over the rest."""
+        coarse, titles, details, edge_labels = lod(scale)
+        boxes = self.index.box_indices_in(visible_rect)
+        if coarse:
+            self._coarse_boxes(surface, boxes, state)
+            return
         if edge_labels and state.show_edge_labels:
-            self.labels.paint(surface, self.theme, visible_rect, related)
+            self.labels.paint(surface, self.theme, visible_rect, state.related_edges)
         for bi in boxes:
             self._box(surface, self.layout.boxes[int(bi)], state, titles, details)
 
@@ -221,7 +236,10 @@ class GraphPainter:
         col = color or (t.back_edge if e.back else t.edge)
         width = 2.0 if color else 1.2
         width = max(width, 0.9 / scale)
-        stroke = Stroke(col, width, (4.0, 3.0) if e.back else None)
+        key = (col, width, e.back)
+        stroke = self._strokes.get(key)
+        if stroke is None:
+            stroke = self._strokes[key] = Stroke(col, width, (4.0, 3.0) if e.back else None)
         s.begin_item(f"edge{i}", "edge", e.value, "")
         s.path(start, trimmed, stroke)  # the same list each paint: a surface may cache it
         s.polygon(arrow, col)

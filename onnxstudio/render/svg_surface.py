@@ -119,6 +119,15 @@ class SvgSurface(Surface):
         self._fill = _Memo[str | None](_fill_attrs)
         self._stroke = _Memo[Stroke | None](_stroke_attrs)
         self._font = _Memo[Font](_font_attrs)
+        # The last path's stroke and its attributes: a dataclass hashes in Python code;
+        # held here, so its id cannot pass to another object while compared.
+        self._last_stroke: Stroke | None = None
+        self._last_stroke_attrs = ""
+
+    @property
+    def item_ids(self) -> set[str]:
+        """The ids of the items written so far (kept unique by suffixes)."""
+        return self._ids
 
     def shift(self, dx: float, dy: float) -> None:
         """Add (dx, dy) to the coordinates of everything drawn from now on."""
@@ -131,20 +140,31 @@ class SvgSurface(Surface):
             sid, quoted = "i-" + item_id, f'"{item_id}"'
         else:
             sid, quoted = svg_id(item_id), _quoteattr(item_id)
-        if sid in self._ids:  # ids must stay unique even if sanitising collides
+        ids = self._ids
+        if sid in ids:  # ids must stay unique even if sanitising collides
             k = 2
-            while f"{sid}-{k}" in self._ids:
+            while f"{sid}-{k}" in ids:
                 k += 1
             sid = f"{sid}-{k}"
-        self._ids.add(sid)
-        attrs = f' id="{sid}" class="{kind}" data-id={quoted}'
-        if name:
-            attrs += f" data-name={_quoteattr(name)}"
-        if op_type:
-            attrs += f" data-op-type={_quoteattr(op_type)}"
+        ids.add(sid)
         label = name or item_id
-        title = f"{op_type} {label}" if op_type and label else op_type or label
-        self.parts.append(f"<g{attrs}><title>{_escape(title)}</title>")
+        if op_type:
+            title = _escape(f"{op_type} {label}" if label else op_type)
+            self.parts.append(
+                f'<g id="{sid}" class="{kind}" data-id={quoted}'
+                f"{f' data-name={_quoteattr(name)}' if name else ''}"
+                f" data-op-type={_quoteattr(op_type)}><title>{title}</title>")
+        elif name:
+            # A plain name (most: tensor and node names) is its own attribute and title.
+            if _XML_SPECIAL.search(name) is None:
+                self.parts.append(f'<g id="{sid}" class="{kind}" data-id={quoted}'
+                                  f' data-name="{name}"><title>{name}</title>')
+            else:
+                self.parts.append(f'<g id="{sid}" class="{kind}" data-id={quoted}'
+                                  f" data-name={_quoteattr(name)}><title>{_escape(name)}</title>")
+        else:
+            self.parts.append(
+                f'<g id="{sid}" class="{kind}" data-id={quoted}><title>{_escape(label)}</title>')
         self._depth += 1
 
     def end_item(self) -> None:
@@ -170,16 +190,23 @@ class SvgSurface(Surface):
         n, dx, dy = self._num, self.dx, self.dy
         cx, cy = start[0] + dx, start[1] + dy
         d = [f"M{n[cx]} {n[cy]}"]
-        for c1, c2, end in segments:
-            x1, y1, x2, y2 = c1[0] + dx, c1[1] + dy, c2[0] + dx, c2[1] + dy
-            ex, ey = end[0] + dx, end[1] + dy
+        add = d.append
+        for (x1, y1), (x2, y2), (ex, ey) in segments:
+            x1 += dx
+            y1 += dy
+            x2 += dx
+            y2 += dy
+            ex += dx
+            ey += dy
             if x1 == cx and y1 == cy and x2 == ex and y2 == ey:
-                d.append(f"L{n[ex]} {n[ey]}")
+                add(f"L{n[ex]} {n[ey]}")
             else:
-                d.append(f"C{n[x1]} {n[y1]} {n[x2]} {n[y2]} {n[ex]} {n[ey]}")
+                add(f"C{n[x1]} {n[y1]} {n[x2]} {n[y2]} {n[ex]} {n[ey]}")
             cx, cy = ex, ey
+        if stroke is not self._last_stroke:  # edges share a few Stroke objects
+            self._last_stroke, self._last_stroke_attrs = stroke, self._stroke[stroke]
         self.parts.append(
-            f'<path d="{"".join(d)}" fill="none"{self._stroke[stroke]}'
+            f'<path d="{"".join(d)}" fill="none"{self._last_stroke_attrs}'
             ' stroke-linecap="round" stroke-linejoin="round"/>'
         )
 

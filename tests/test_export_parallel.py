@@ -1,0 +1,124 @@
+"""The CLI's export works on two cores (shapes inferred and half the SVG painted in a
+fork) and writes exactly what one process writes."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from onnxstudio.export.formats import export_layout
+from onnxstudio.export.options import ExportOptions
+from onnxstudio.forked import Forked, ForkFailed
+from onnxstudio.model import load_model
+from tests.builders import relu_chain, save, tiny_mlp
+from tests.conftest import ladder_model
+from tests.render_support import demo_layout
+
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+
+
+@needs_fork
+def test_forked_work_runs_in_another_process() -> None:
+    assert Forked(os.getpid).result() != os.getpid()
+
+
+@needs_fork
+def test_forked_work_that_raises_has_no_result() -> None:
+    with pytest.raises(ForkFailed):
+        Forked(lambda: 1 // 0).result()
+
+
+@needs_fork
+def test_cancelled_forked_work_has_no_result() -> None:
+    work = Forked(lambda: time.sleep(60))
+    work.cancel()
+    with pytest.raises(ForkFailed):
+        work.result()
+
+
+def _types(model) -> dict[str, object]:
+    return {name: value.type for name, value in model.graph.values.items()}
+
+
+@pytest.mark.parametrize("bad", [False, True])
+def test_overlapped_load_is_the_same_model(tmp_path: Path, bad: bool) -> None:
+    """Inferred in a fork: the same types, and the same warnings in the same order."""
+    path = save(relu_chain(30, bad=bad), tmp_path / "chain.onnx")
+    alone, overlapped = load_model(path), load_model(path, overlap=True)
+    assert _types(overlapped) == _types(alone)
+    assert overlapped.graph.values["v7"].type.describe() == "float32[2×8]"
+    assert overlapped.warnings == alone.warnings
+    assert any("shape inference failed" in w for w in overlapped.warnings) == bad
+
+
+def test_overlapped_load_runs_untyped_work_while_shapes_are_inferred(tmp_path: Path) -> None:
+    """``meanwhile`` gets the built model, marked as the file's (so the layout cache
+    serves its scope tree), before the inferred types arrive."""
+    from onnxstudio.model.source import read_from
+
+    path = save(relu_chain(30), tmp_path / "chain.onnx")
+    seen: list[tuple[str | None, str | None]] = []
+
+    def meanwhile(model) -> None:
+        source = read_from(model)
+        seen.append((source and source.shapes, model.graph.values["v7"].type.shape))
+
+    model = load_model(path, overlap=True, meanwhile=meanwhile)
+    assert seen == [("inferred", None)]
+    assert model.graph.values["v7"].type.describe() == "float32[2×8]"
+    assert read_from(model) is not None and _types(model) == _types(load_model(path))
+    with pytest.raises(ZeroDivisionError):
+        load_model(path, overlap=True, meanwhile=lambda _model: 1 // 0)
+
+
+def _svg_bytes(tmp_path: Path, layout, model, parallel: bool, name: str) -> bytes:
+    dest = tmp_path / f"{name}-{parallel}.svg"
+    export_layout(layout, model, dest, ExportOptions(title_block=True), parallel=parallel)
+    return dest.read_bytes()
+
+
+def test_parallel_svg_is_the_same_file(tmp_path: Path) -> None:
+    from onnxstudio.export.build import layout_for_export
+
+    model = load_model(save(tiny_mlp(), tmp_path / "m.onnx"))
+    for name, layout, owner in (("demo", demo_layout(), None),
+                                ("mlp", layout_for_export(model, ExportOptions()), model)):
+        one = _svg_bytes(tmp_path, layout, owner, False, name)
+        assert _svg_bytes(tmp_path, layout, owner, True, name) == one
+        assert b'class="edge-label"' in one and b'class="node"' in one
+
+
+def test_parallel_svg_of_a_real_model_is_the_same_file(tmp_path: Path) -> None:
+    from onnxstudio.export.build import layout_for_export
+
+    model = load_model(ladder_model("bert12.onnx"), overlap=True)
+    layout = layout_for_export(model, ExportOptions())
+    one = _svg_bytes(tmp_path, layout, model, False, "bert")
+    assert _svg_bytes(tmp_path, layout, model, True, "bert") == one
+
+
+def test_parallel_svg_keeps_item_ids_unique_across_the_halves(tmp_path: Path) -> None:
+    """A box whose id is an edge's item id: painted after the edge, it takes a suffix,
+    which only the whole paint can tell; the fork's half is painted again here."""
+    layout = demo_layout()
+    layout.boxes[1] = dataclasses.replace(layout.boxes[1], id="edge0")
+    one = _svg_bytes(tmp_path, layout, None, False, "clash")
+    assert b'id="i-edge0-2"' in one
+    assert _svg_bytes(tmp_path, layout, None, True, "clash") == one
+
+
+def test_without_fork_the_parallel_export_paints_in_one_process(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where there is no fork (Windows), the same file, and the same loaded model."""
+    layout = demo_layout()
+    one = _svg_bytes(tmp_path, layout, None, False, "nofork")
+    path = save(relu_chain(30, bad=True), tmp_path / "chain.onnx")
+    alone = load_model(path)
+    monkeypatch.delattr(os, "fork", raising=False)
+    assert _svg_bytes(tmp_path, layout, None, True, "nofork") == one
+    overlapped = load_model(path, overlap=True)
+    assert _types(overlapped) == _types(alone) and overlapped.warnings == alone.warnings
