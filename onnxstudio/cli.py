@@ -10,9 +10,9 @@ import sys
 from collections.abc import Sequence
 
 from onnxstudio import __version__
+from onnxstudio.child_process import run_child
 from onnxstudio.commands import COMMANDS, load
 from onnxstudio.errors import describe_failure
-from onnxstudio.model.child_process import run_child
 
 
 def _command_parser(name: str) -> argparse.ArgumentParser:

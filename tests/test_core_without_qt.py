@@ -91,3 +91,22 @@ def test_every_drawing_and_export_module_is_qt_free_or_a_named_backend() -> None
                for folder in ("render", "export")
                for p in (REPO / "onnxstudio" / folder).glob("*.py") if p.stem != "__init__"}
     assert modules - QT_BACKENDS == set(contract["source_modules"])
+
+
+def test_help_imports_neither_numpy_nor_onnx() -> None:
+    """`onnxstudio --help` answers at once: the CLI's entry point reaches numpy and onnx
+    only through the command it runs (issue 20: --help used to pay for them)."""
+    script = """
+import sys
+from onnxstudio.cli import main
+try:
+    main(["--help"])
+except SystemExit:
+    pass
+heavy = sorted(k for k in ("numpy", "onnx", "onnxruntime", "PySide6") if k in sys.modules)
+print("heavy:", heavy)
+"""
+    result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "heavy: []" in result.stdout, result.stdout

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from onnxstudio.child_process import INFER_SHAPES, child_command
 from onnxstudio.forked import Forked, ForkFailed
-from onnxstudio.model.child_process import INFER_SHAPES, child_command
 
 if TYPE_CHECKING:
     import onnx

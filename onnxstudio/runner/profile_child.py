@@ -15,8 +15,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from onnxstudio.child_process import PROFILE, child_command
 from onnxstudio.errors import Cancelled, RunError, describe_failure, user_message
-from onnxstudio.model.child_process import PROFILE, child_command
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult, profile
