@@ -43,12 +43,7 @@ def decode_layout(payload: memoryview, cancel: Callable[[], bool] | None = None
     direction, width, height = _load(stream)
     parts: list[list[Any]] = []
     for kind in (Box, GroupFrame, Edge):
-        count = _load(stream)
-        items: list[Any] = []
-        while len(items) < count:
-            if cancel is not None and cancel():
-                raise LayoutCancelled
-            items.extend(_load(stream))  # one chunk: the GIL is free between chunks
+        items = _load_runs(stream, cancel)
         if not all(type(item) is kind for item in items):
             return None
         parts.append(items)
@@ -96,13 +91,7 @@ def encode_tree(tree: ScopeTree) -> bytes | None:
 def decode_tree(payload: memoryview, cancel: Callable[[], bool] | None = None
                 ) -> ScopeTree | None:
     stream = io.BytesIO(payload)
-    count = _load(stream)
-    rows: list[Any] = []
-    while len(rows) < count:
-        if cancel is not None and cancel():
-            raise LayoutCancelled
-        rows.extend(_load(stream))  # one run: the GIL is free between runs
-    order = _groups(rows)
+    order = _groups(_load_runs(stream, cancel))
     if order is None:
         return None
     lookups: list[dict[str, ScopeGroup]] = []
@@ -132,6 +121,17 @@ def _groups(rows: list[Any]) -> list[ScopeGroup] | None:
     except (ValueError, TypeError, IndexError):
         return None
     return order if order and order[0].parent is None else None
+
+
+def _load_runs(stream: io.BytesIO, cancel: Callable[[], bool] | None) -> list[Any]:
+    """A count, then runs of items until that many came: the GIL is free between runs."""
+    count = _load(stream)
+    items: list[Any] = []
+    while len(items) < count:
+        if cancel is not None and cancel():
+            raise LayoutCancelled
+        items.extend(_load(stream))
+    return items
 
 
 def _load(stream: io.BytesIO) -> Any:
