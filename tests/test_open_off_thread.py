@@ -171,3 +171,21 @@ def test_long_routes_are_drawn_from_paths_the_layout_task_built(qtbot, tmp_path:
     tab.view.viewport().grab()
     cached = tab.view._surface._paths  # type: ignore[union-attr]
     assert all(cached[key][1] is path for key, (_segments, path) in built.items())
+
+
+def test_a_failure_in_the_panels_views_leaves_the_graph_shown_and_the_tab_idle(
+        qtbot, tmp_path: Path, monkeypatch) -> None:
+    from onnxstudio.ui.canvas import model_tab
+
+    def broken(_model: object) -> None:
+        raise RuntimeError("views broke")
+
+    monkeypatch.setattr(model_tab, "prepare_views", broken)
+    tab = ModelTab(save(relu_chain(5), tmp_path / "chain.onnx"))
+    qtbot.addWidget(tab)
+    tab.resize(900, 700)
+    tab.show()
+    with qtbot.waitSignal(tab.failed, timeout=120000) as failed:
+        tab.start()
+    qtbot.waitUntil(lambda: not tab.busy, timeout=120000)
+    assert "views broke" in failed.args[0] and tab.layout_data is not None and not tab.error

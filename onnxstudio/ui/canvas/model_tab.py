@@ -211,7 +211,7 @@ class ModelTab(QWidget):
         self._shaper.busyChanged.connect(self._on_busy)
         self._viewer = TaskRunner(self)  # the panels' views, once the graph is painted
         self._viewer.finished.connect(self._land)
-        self._viewer.failed.connect(self._on_failed)
+        self._viewer.failed.connect(self._on_views_failed)
         self._viewer.busyChanged.connect(self._on_busy)
         self._pending_shapes: PendingShapes | None = None
         self._landing = False  # shown, the panels and shape inference a turn away
@@ -264,7 +264,6 @@ class ModelTab(QWidget):
             self._opener.cancel()
             self._show_error(f"{self.path.name}: opening was cancelled")
         self._layouter.cancel()
-        self._viewer.cancel()
 
     def _on_progress(self, stage: str, fraction: float) -> None:
         self._progress_page.stage.setText(stage)
@@ -338,6 +337,12 @@ class ModelTab(QWidget):
         if self._pending_shapes is not None:
             self._pending_shapes.cancel()
             self._pending_shapes = None
+
+    def _on_views_failed(self, message: str) -> None:
+        """A bug in the panels' views: the graph stays shown and the tab stops being busy."""
+        self._landing = False
+        self._on_busy(False)
+        self.failed.emit(message)
 
     def _on_failed(self, message: str) -> None:
         if self.model is None:
