@@ -29,19 +29,37 @@ def leaves(group: ScopeGroup) -> list[str]:
     return out
 
 
-def _in_cycles(n: int, u: np.ndarray, v: np.ndarray) -> list[bool]:
-    """Which of ``n`` items lie on a cycle of the edges ``u -> v``: the members of the
-    strongly connected components with more than one item (iterative Tarjan)."""
+def _downstream(n: int, u: np.ndarray, v: np.ndarray
+                ) -> tuple[list[int], list[int], list[int]]:
+    """The edges ``u -> v`` between ``n`` items as successor lists (``heads[starts[i]:
+    starts[i + 1]]``), and the items left by a topological peel: those on or after a
+    cycle (the peel is cheaper than finding components, and most items go)."""
     by_u = np.argsort(u, kind="stable")
     starts = np.searchsorted(u[by_u], np.arange(n + 1)).tolist()
     heads = v[by_u].tolist()
+    indeg = np.bincount(v, minlength=n).tolist()
+    ready = [i for i, k in enumerate(indeg) if k == 0]
+    while ready:
+        i = ready.pop()
+        for j in heads[starts[i]:starts[i + 1]]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                ready.append(j)
+    return starts, heads, [i for i, k in enumerate(indeg) if k > 0]
+
+
+def _in_cycles(n: int, u: np.ndarray, v: np.ndarray) -> list[bool]:
+    """Which of ``n`` items lie on a cycle of the edges ``u -> v``: the members of the
+    strongly connected components with more than one item (iterative Tarjan over what
+    the peel leaves: nothing there leads back to what it took)."""
+    starts, heads, left = _downstream(n, u, v)
     index = [-1] * n
     low = [0] * n
     on = [False] * n
     cyclic = [False] * n
     stack: list[int] = []
     counter = 0
-    for start in range(n):
+    for start in left:
         if index[start] >= 0:
             continue
         index[start] = low[start] = counter
@@ -121,23 +139,14 @@ def _cyclic_levels(e: _Edges, n_groups: int) -> list[int]:
     # topological peel over all of them leaves exactly the items of the cyclic levels.
     items, inv = np.unique(np.concatenate([ca[first], cb[first]]), return_inverse=True)
     u, v = inv[:len(first)], inv[len(first):]
-    by_u = np.argsort(u, kind="stable")
-    starts = np.searchsorted(u[by_u], np.arange(len(items) + 1)).tolist()
-    heads = v[by_u].tolist()
-    indeg = np.bincount(v, minlength=len(items)).tolist()
-    ready = [i for i, k in enumerate(indeg) if k == 0]
-    while ready:
-        i = ready.pop()
-        for j in heads[starts[i]:starts[i + 1]]:
-            indeg[j] -= 1
-            if indeg[j] == 0:
-                ready.append(j)
-    stuck = np.asarray(indeg)[u] > 0
+    stuck = np.zeros(len(items), dtype=bool)
+    stuck[_downstream(len(items), u, v)[2]] = True
+    stuck = stuck[u]
     return sorted(set(level[stuck].tolist()))
 
 
 def untangle(groups: list[ScopeGroup], parent: list[int], leaf_group: np.ndarray,
-             s: np.ndarray, d: np.ndarray) -> None:
+             s: np.ndarray, d: np.ndarray, flat: set[int]) -> None:
     """Dissolve groups that would make the drawing cyclic.
 
     A module called twice (ResNet's shared ``relu``) yields a group whose members sit
@@ -147,8 +156,9 @@ def untangle(groups: list[ScopeGroup], parent: list[int], leaf_group: np.ndarray
 
     ``groups`` lists parents before children (``parent``: index of each one's parent,
     -1 for the root); ``leaf_group``: each leaf's group; ``s -> d``: edges as leaf
-    indices. All on arrays: each edge belongs to the level where its ends part, and the
-    levels of one nesting depth are disjoint, so they are dissolved together.
+    indices; ``flat``: ids of the groups that hold no groups (levels left so join it).
+    All on arrays: each edge belongs to the level where its ends part, and the levels of
+    one nesting depth are disjoint, so they are dissolved together.
     """
     if not len(s) or len(groups) < 2:
         return
@@ -168,7 +178,7 @@ def untangle(groups: list[ScopeGroup], parent: list[int], leaf_group: np.ndarray
         if changed:
             ids = {id(groups[k]) for k in np.flatnonzero(gone[:n]).tolist()}
             for gi in sorted(changed):
-                _splice(groups[gi], ids)
+                _splice(groups[gi], ids, flat)
 
 
 def _dissolve_wave(wave: list[int], anc: np.ndarray, depth: np.ndarray, edges: _Edges,
@@ -217,21 +227,29 @@ def _dissolve_wave(wave: list[int], anc: np.ndarray, depth: np.ndarray, edges: _
     return changed
 
 
-def _splice(group: ScopeGroup, gone: set[int]) -> None:
-    """Replace the dissolved groups among ``group``'s children by their own children."""
+def _splice(group: ScopeGroup, gone: set[int], flat: set[int]) -> None:
+    """Replace the dissolved groups among ``group``'s children by their own children;
+    add ``group`` to ``flat`` if no group is left in it."""
     spliced: list[ScopeGroup | str] = []
+    nested = False
     stack = [iter(group.children)]
     while stack:
         for child in stack[-1]:
             if isinstance(child, ScopeGroup):
                 if id(child) in gone:
+                    if id(child) in flat:
+                        spliced += child.children
+                        continue
                     stack.append(iter(child.children))
                     break
                 child.parent = group
+                nested = True
             spliced.append(child)
         else:
             stack.pop()
     group.children = spliced
+    if not nested:
+        flat.add(id(group))
 
 
 def _topological(group: ScopeGroup, succ_of: dict[str, list[str]]) -> None:
