@@ -7,7 +7,7 @@ once, in graph order, with its shape text.
 
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -109,13 +109,12 @@ class EdgeCollector:
         hider = np.fromiter(map(code.get, map(id, map(body.tree.group_of.get, ids)),
                                 repeat(-1)), np.int64, len(ids))
         shown_by = np.where(hider >= 0, hider, np.arange(len(boxes), len(boxes) + len(ids)))
-        src, dst = graph_links(body.graph)
+        links = graph_links(body.graph)
+        src, dst = links.src, links.dst
         wired = np.zeros(len(ids) + 1, dtype=bool)
         wired[dst[shown_by[src] != shown_by[dst]]] = True
-        # inputs, weights and captured values (no producer), and nodes with bodies
-        free = [v.consumers for v in body.graph.values.values() if v.producer is None]
-        wired[np.fromiter(chain.from_iterable(free), np.int64)] = True
-        wired[[i for i, n in enumerate(graph_nodes) if n.subgraphs]] = True
+        wired[links.free] = True  # inputs, weights and captured values
+        wired[links.nested] = True
         at = np.flatnonzero(wired[:-1])
         ends = np.union1d(at, src[wired[dst]])
         ends = ends[hider[ends] >= 0]

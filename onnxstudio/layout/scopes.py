@@ -15,7 +15,8 @@ import functools
 import re
 import threading
 from itertools import chain, repeat
-from typing import cast
+from operator import attrgetter
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -139,66 +140,91 @@ def build_scope_tree(
                         np.fromiter(map(len, edges.values()), np.int64, len(edges)))
         dst = np.fromiter(map(at, chain.from_iterable(edges.values()), repeat(-1)),
                           np.int64, len(src))
-    return _tree(nodes, head, tail, root_id, limit, (src, dst),
-                 lambda: (edges or {}, names or {}))
+    grown = _Groups(root_id, head)
+    for box_id, path in nodes:
+        gi = grown.at(path)
+        grown.kids[gi].append(box_id)
+        grown.leaf_group.append(gi)
+    return _tree(grown, tail, limit, (src, dst), lambda: (edges or {}, names or {}),
+                 {box_id for box_id, _ in nodes})
 
 
-def _tree(nodes: list[tuple[str, tuple[str, ...]]], head: list[str], tail: list[str],
-          root_id: str, limit: int, links: tuple[np.ndarray, np.ndarray],
-          needs: Chunking, io_apart: bool = False) -> ScopeTree:
-    """build_scope_tree with the edges as leaf indices (into head, nodes, tail; -1 for
-    none); the dicts of names and edges are made only if a group has to be chunked.
-    ``io_apart``: head and tail ids are distinct and none is a node's."""
-    root, groups, parent, leaf_group = _grow(nodes, head, tail, root_id)
+def _tree(grown: _Groups, tail: list[str], limit: int, links: tuple[np.ndarray, np.ndarray],
+          needs: Chunking, is_op: set[str] | None) -> ScopeTree:
+    """build_scope_tree from its grown groups, with the edges as leaf indices (into head,
+    nodes, tail; -1 for none); the dicts of names and edges are made only if a group has
+    to be chunked. ``is_op`` None: the head and tail ids are distinct and none is a
+    node's (its boxes less those are a group's node count)."""
+    root, groups, parent = grown.root, grown.groups, grown.parent
+    root.children.extend(tail)
+    leaf_group = np.asarray(grown.leaf_group + [0] * len(tail), dtype=np.int64)
     flat = {id(g) for g in groups}
     flat.difference_update(id(groups[gi]) for gi in parent[1:])
     src, dst = links
     known = (src >= 0) & (dst >= 0)
     if known.any():
-        untangle(groups, parent, np.asarray(leaf_group, dtype=np.int64), src[known],
-                 dst[known], flat)
+        untangle(groups, parent, leaf_group, src[known], dst[known], flat)
     _compress(root, flat)
     chunk(root, limit, needs)
-    tree = _lookups(root, flat, None if io_apart else {box_id for box_id, _ in nodes})
-    for box_id in (*head, *tail) if io_apart else ():
-        tree.group_of[box_id].node_count -= 1
-    if io_apart:
+    tree = _lookups(root, flat, is_op)
+    if is_op is None:
+        for box_id in (*grown.head, *tail):
+            tree.group_of[box_id].node_count -= 1
         for group, outer in _nested(root, tree):
             outer.node_count += group.node_count
     return tree
 
 
-def _grow(nodes: list[tuple[str, tuple[str, ...]]], head: list[str], tail: list[str],
-          root_id: str) -> tuple[ScopeGroup, list[ScopeGroup], list[int], list[int]]:
+class _Groups:
     """The groups of the scope paths, created in graph order: the root, the groups
-    (parents first), each one's parent index, and each leaf's group (head, nodes, tail)."""
-    root = ScopeGroup(id=root_id or "/", label="", kind="scope")
-    groups, parent = [root], [-1]
-    kids = [root.children]
-    index: dict[tuple[str, ...], int] = {(): 0}
-    root.children.extend(head)
-    leaf_group = [0] * len(head)
-    prefix = root_id.rstrip("/")
-    for box_id, path in nodes:
-        gi = index.get(path)
-        if gi is None:
-            depth = len(path)
-            while depth and path[:depth] not in index:
-                depth -= 1
-            gi = index[path[:depth]]
-            for k in range(depth, len(path)):
-                sub = ScopeGroup(id=prefix + "/" + "/".join(path[:k + 1]), label=path[k],
-                                 parent=groups[gi])
-                kids[gi].append(sub)
-                parent.append(gi)
-                gi = index[path[:k + 1]] = len(groups)
-                groups.append(sub)
-                kids.append(sub.children)
-        kids[gi].append(box_id)
-        leaf_group.append(gi)
-    root.children.extend(tail)
-    leaf_group += [0] * len(tail)
-    return root, groups, parent, leaf_group
+    (parents first), each one's parent index, and each leaf's group (head, nodes)."""
+
+    def __init__(self, root_id: str, head: list[str]) -> None:
+        self.root = ScopeGroup(id=root_id or "/", label="", kind="scope")
+        self.root.children.extend(head)
+        self.head = head
+        self.groups = [self.root]
+        self.parent = [-1]
+        self.kids = [self.root.children]
+        self.index: dict[tuple[str, ...], int] = {(): 0}
+        self.leaf_group = [0] * len(head)
+        self.prefix = root_id.rstrip("/")
+
+    def at(self, path: tuple[str, ...]) -> int:
+        """The group of ``path``, created (with the missing ones above it) if new."""
+        gi = self.index.get(path)
+        if gi is not None:
+            return gi
+        depth = len(path)
+        while depth and path[:depth] not in self.index:
+            depth -= 1
+        gi = self.index[path[:depth]]
+        for k in range(depth, len(path)):
+            sub = ScopeGroup(id=self.prefix + "/" + "/".join(path[:k + 1]), label=path[k],
+                             parent=self.groups[gi])
+            self.kids[gi].append(sub)
+            self.parent.append(gi)
+            gi = self.index[path[:k + 1]] = len(self.groups)
+            self.groups.append(sub)
+            self.kids.append(sub.children)
+        return gi
+
+    def add_nodes(self, nodes: list[Node]) -> None:
+        """Each node into the group of its scope path; thousands of nodes share each
+        ``/a/b/`` prefix, so a prefix's group is found once (names without one still
+        go the full way)."""
+        at, kids, leaf_group = self.at, self.kids, self.leaf_group
+        by_head: dict[str, int] = {}
+        for node in nodes:
+            head, slash, _ = node.name.rpartition("/")
+            gi = by_head.get(head) if slash else None
+            if gi is None:
+                path = scope_path(node.name, node.metadata)
+                gi = at(path)
+                if slash and path:
+                    by_head[head] = gi
+            kids[gi].append(node.id)
+            leaf_group.append(gi)
 
 
 def _lookups(root: ScopeGroup, flat: set[int], is_op: set[str] | None) -> ScopeTree:
@@ -244,30 +270,23 @@ def _nested(root: ScopeGroup, tree: ScopeTree) -> list[tuple[ScopeGroup, ScopeGr
     return pairs
 
 
-def _scope_paths(nodes: list[Node]) -> list[tuple[str, tuple[str, ...]]]:
-    """``(id, scope_path)`` per node; thousands of nodes share each ``/a/b/`` prefix, so
-    the path of a prefix is computed once (names without one still go the full way)."""
-    by_head: dict[str, tuple[str, ...]] = {}
-    out = []
-    for node in nodes:
-        head, slash, _ = node.name.rpartition("/")
-        path = by_head.get(head) if slash else None
-        if path is None:
-            path = scope_path(node.name, node.metadata)
-            if slash and path:
-                by_head[head] = path
-        out.append((node.id, path))
-    return out
-
-
 _CACHE: dict[int, tuple[Graph, ScopeTree]] = {}  # a few recent graphs (Graph has no weakref)
 _CACHE_LOCK = threading.Lock()
-_LINKS: dict[int, tuple[Graph, tuple[np.ndarray, np.ndarray]]] = {}
+class Links(NamedTuple):
+    """How a graph's nodes connect, by position in ``graph.nodes``."""
+
+    src: np.ndarray  # producer, one per consumer of each value
+    dst: np.ndarray  # that consumer
+    free: np.ndarray  # readers of values no node writes (inputs, weights, captured)
+    nested: list[int]  # nodes with bodies
 
 
-def graph_links(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
-    """Producer -> consumer edges as graph positions, one per consumer of each value;
-    cached per Graph object (the scope tree and each layout read them)."""
+_LINKS: dict[int, tuple[Graph, Links]] = {}
+
+
+def graph_links(graph: Graph) -> Links:
+    """The graph's Links, cached per Graph object (the scope tree and each layout read
+    them)."""
     with _CACHE_LOCK:
         hit = _LINKS.get(id(graph))
     if hit is not None and hit[0] is graph:
@@ -280,7 +299,7 @@ def graph_links(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     return links
 
 
-def _links(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
+def _links(graph: Graph) -> Links:
     """graph_links, computed.
 
     Read from the values, not the nodes' outputs: 4x fewer steps on a 100k-node graph.
@@ -288,14 +307,19 @@ def _links(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     still loads); then the nodes' outputs are walked, as they name every writer."""
     producers: list[int] = []
     consumers: list[list[int]] = []
+    free: list[list[int]] = []
     for value in graph.values.values():
         if value.producer is not None:
             producers.append(value.producer)
             consumers.append(value.consumers)
-    if len(producers) != sum(1 for n in graph.nodes for name in n.outputs if name):
+        elif value.consumers:
+            free.append(value.consumers)
+    nodes = graph.nodes
+    if len(producers) != sum(map(len, map(attrgetter("outputs"), nodes))) and len(
+            producers) != sum(1 for n in nodes for name in n.outputs if name):
         values = graph.values
         producers, consumers = [], []
-        for i, node in enumerate(graph.nodes):
+        for i, node in enumerate(nodes):
             for name in node.outputs:
                 written = values.get(name)
                 if written is not None:
@@ -304,9 +328,8 @@ def _links(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     counts = np.fromiter(map(len, consumers), np.int64, len(consumers))
     src = np.repeat(np.asarray(producers, dtype=np.int64), counts)
     dst = np.fromiter(chain.from_iterable(consumers), np.int64, len(src))
-    return src, dst
-
-
+    return Links(src, dst, np.fromiter(chain.from_iterable(free), np.int64),
+                 [i for i, n in enumerate(nodes) if n.subgraphs])
 
 
 def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree:
@@ -331,7 +354,7 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
     head = [f"in:{prefix}{v}" for v in graph.inputs]
     leaf = np.full(len(all_nodes), -1, dtype=np.int64)  # graph position -> leaf index
     leaf[at] = np.arange(len(head), len(head) + len(nodes))
-    src, dst = graph_links(graph)
+    src, dst = graph_links(graph)[:2]
     src, dst = leaf[src], leaf[dst]
 
     def needs() -> tuple[dict[str, list[str]], dict[str, str]]:
@@ -342,10 +365,12 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
                 succ.setdefault(ids[s - len(head)], []).append(ids[d - len(head)])
         return succ, {n.id: n.name or n.op_type for n in nodes}
 
-    tree = _tree(_scope_paths(nodes), head, [f"out:{prefix}{v}" for v in graph.outputs],
-                 prefix.rstrip("/"), CHUNK_MAX, (src, dst), functools.cache(needs),
-                 io_apart=len(set(graph.inputs)) == len(graph.inputs)
-                 and len(set(graph.outputs)) == len(graph.outputs))
+    grown = _Groups(prefix.rstrip("/"), head)
+    grown.add_nodes(nodes)
+    apart = (len(set(graph.inputs)) == len(graph.inputs)
+             and len(set(graph.outputs)) == len(graph.outputs))
+    tree = _tree(grown, [f"out:{prefix}{v}" for v in graph.outputs], CHUNK_MAX, (src, dst),
+                 functools.cache(needs), None if apart else {n.id for n in nodes})
     remember_scope_tree(graph, tree)
     return tree
 
