@@ -186,7 +186,8 @@ def _dissolve_wave(wave: list[int], anc: np.ndarray, depth: np.ndarray, edges: _
     """Mark in ``gone`` the groups dissolved into the (disjoint) levels of ``wave``;
     returns the levels that changed. A level's children are its nearest groups not
     gone, or the leaves themselves; at most 64 rounds, each dissolving every group on a
-    cycle of its level, while the level changes and has groups left."""
+    cycle of its level (interleaved modules, lanes feeding each other, are none of them a
+    unit), while the level changes and has groups left."""
     n = len(anc)
     in_wave = np.zeros(n + 1, dtype=bool)
     in_wave[wave] = True
