@@ -46,23 +46,20 @@ class EdgeCollector:
 
     def _hide(self, group: ScopeGroup, body: _Body, gid: str) -> None:
         """``gid`` shows everything inside ``group``: recorded per group, and read through
-        the scope tree when an edge needs it (_shown, _wired), instead of per box (the
+        the scope tree when an edge needs it (_wired, _hider), instead of per box (the
         100k boxes of dag100k hidden in 1,251 groups: 50 ms of dict stores)."""
         self.hidden[(body.prefix, id(group))] = gid
 
-    def _shown(self, box: str) -> str | None:
-        """The visible item standing for ``box``: itself, or the collapsed group hiding it
-        (in the body whose prefix and tree hold it); None when it is not shown."""
-        shown = self.vis.get(box)
-        if shown is not None or not self.hidden:
-            return shown
+    def _hider(self, box: str) -> str | None:
+        """The collapsed group hiding ``box`` (in the body whose prefix and tree hold it),
+        for a box ``vis`` lacks; None when it is not shown."""
         for body, _nodes in self.bodies:
             leaf = _leaf(body.prefix, box)
             group = body.tree.group_of.get(leaf) if leaf is not None else None
             while group is not None:
-                shown = self.hidden.get((body.prefix, id(group)))
-                if shown is not None:
-                    return shown
+                hider = self.hidden.get((body.prefix, id(group)))
+                if hider is not None:
+                    return hider
                 group = group.parent
         return None
 
@@ -71,21 +68,46 @@ class EdgeCollector:
         pre = body.prefix
         gp = pre + graph.id_prefix
         values = graph.values
+        graph_nodes = graph.nodes
         inputs = set(graph.inputs)
+        folded = body.folded
+        add = self._add_edge
         for node in self._wired(body):
-            self._node_edges(body, node, inputs)
+            if labels.is_folded(node, folded):
+                continue
+            dst = pre + node.id
+            for name in node.inputs:
+                if not name or name in folded:
+                    continue
+                value = values.get(name)
+                if value is None:
+                    continue
+                if value.producer is not None:
+                    add(pre + graph_nodes[value.producer].id, dst, name, value.type)
+                elif name in inputs:
+                    add(f"in:{gp}{name}", dst, name, value.type)
+                elif value.kind == "captured":
+                    src = self._resolve(body.outer, name)
+                    if src is not None:
+                        add(src, dst, name, value.type)
+            if node.subgraphs and dst in self.state.nodes:
+                continue  # expanded: captured values are drawn to their inner readers
+            for sub in node.subgraphs.values():
+                for name in sub.captured:
+                    src = self._resolve(body, name)
+                    if src is not None:
+                        add(src, dst, name, None)
         for name in graph.inputs:
             if body.owner is not None:
-                self._add_edge(body.owner, f"in:{gp}{name}", name, values[name].type)
+                add(body.owner, f"in:{gp}{name}", name, values[name].type)
         for name in graph.outputs:
             value = values.get(name)
             if value is None:
                 continue
             if value.producer is not None:
-                self._add_edge(pre + graph.nodes[value.producer].id, f"out:{gp}{name}", name,
-                               value.type)
+                add(pre + graph_nodes[value.producer].id, f"out:{gp}{name}", name, value.type)
             elif name in inputs:
-                self._add_edge(f"in:{gp}{name}", f"out:{gp}{name}", name, value.type)
+                add(f"in:{gp}{name}", f"out:{gp}{name}", name, value.type)
 
     def _wired(self, body: _Body) -> list[Node]:
         """The nodes, in graph order, that may have an edge drawn into them: all but those
@@ -94,6 +116,8 @@ class EdgeCollector:
         edge collection then walks only these. The hidden nodes it will look up (theirs
         and their inputs' producers) get their collapsed box in ``vis`` on the way."""
         graph_nodes = body.graph.nodes
+        if not self.hidden:
+            return graph_nodes  # every node its own box (bert96 as it opens): all may be
         code: dict[int, int] = {}  # id(group) -> index into boxes: the collapsed box
         boxes: list[str] = []
         stack = [(body.tree.root, -1)]
@@ -122,38 +146,6 @@ class EdgeCollector:
                             [boxes[c] for c in hider[ends].tolist()], strict=True))
         return [graph_nodes[i] for i in at.tolist()]
 
-    def _node_edges(self, body: _Body, node: Node, inputs: set[str]) -> None:
-        """The edges into ``node`` (and those of values its bodies capture)."""
-        folded = body.folded
-        if labels.is_folded(node, folded):
-            return
-        graph_nodes = body.graph.nodes
-        values = body.graph.values
-        pre = body.prefix
-        add = self._add_edge
-        dst = pre + node.id
-        for name in node.inputs:
-            if not name or name in folded:
-                continue
-            value = values.get(name)
-            if value is None:
-                continue
-            if value.producer is not None:
-                add(pre + graph_nodes[value.producer].id, dst, name, value.type)
-            elif name in inputs:
-                add(f"in:{pre}{body.graph.id_prefix}{name}", dst, name, value.type)
-            elif value.kind == "captured":
-                src = self._resolve(body.outer, name)
-                if src is not None:
-                    add(src, dst, name, value.type)
-        if node.subgraphs and dst in self.state.nodes:
-            return  # expanded: captured values are drawn to their inner readers
-        for sub in node.subgraphs.values():
-            for name in sub.captured:
-                src = self._resolve(body, name)
-                if src is not None:
-                    add(src, dst, name, None)
-
     def _resolve(self, body: _Body | None, name: str) -> str | None:
         """Box id producing ``name`` in ``body`` or the graphs enclosing it."""
         while body is not None:
@@ -169,8 +161,11 @@ class EdgeCollector:
         return None
 
     def _add_edge(self, src: str, dst: str, value: str, vtype: object) -> None:
-        s = self._shown(src)
-        d = self._shown(dst)
+        s = self.vis.get(src)
+        d = self.vis.get(dst)
+        if self.hidden:
+            s = s if s is not None else self._hider(src)
+            d = d if d is not None else self._hider(dst)
         if s is None or d is None or s == d:
             return
         key = (s, d, value)
