@@ -328,8 +328,9 @@ def _links(graph: Graph) -> Links:
     counts = np.fromiter(map(len, consumers), np.int64, len(consumers))
     src = np.repeat(np.asarray(producers, dtype=np.int64), counts)
     dst = np.fromiter(chain.from_iterable(consumers), np.int64, len(src))
-    return Links(src, dst, np.fromiter(chain.from_iterable(free), np.int64),
-                 [i for i, n in enumerate(nodes) if n.subgraphs])
+    nested = [i for i, n in enumerate(nodes) if n.subgraphs] if any(
+        map(attrgetter("subgraphs"), nodes)) else []  # the scan in C when there are none
+    return Links(src, dst, np.fromiter(chain.from_iterable(free), np.int64), nested)
 
 
 def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree:
