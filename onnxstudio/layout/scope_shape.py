@@ -98,13 +98,20 @@ def _in_cycles(n: int, u: np.ndarray, v: np.ndarray) -> list[bool]:
 def _ancestors(parent: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Each group's ancestors by depth, itself included (-1 below it, and in one spare
     column at the end), and its depth; ``parent`` lists parents before children."""
-    chains: list[list[int]] = []
-    for gi, pi in enumerate(parent):
-        chains.append([*chains[pi], gi] if pi >= 0 else [gi])
-    anc = np.full((len(parent), max(map(len, chains)) + 1), -1, dtype=np.int64)
-    for gi, path in enumerate(chains):
-        anc[gi, :len(path)] = path
-    return anc, np.fromiter(map(len, chains), np.int64, len(chains)) - 1
+    depth = [0] * len(parent)
+    for gi in range(1, len(parent)):
+        depth[gi] = depth[parent[gi]] + 1
+    up = np.asarray(parent, dtype=np.int64)
+    at = np.asarray(depth, dtype=np.int64)
+    anc = np.full((len(parent), int(at.max()) + 2), -1, dtype=np.int64)
+    rows = np.arange(len(parent))
+    cur = rows.copy()
+    while len(rows):  # each group's own entry, then its parent's, one level up a pass
+        anc[rows, at[cur]] = cur
+        cur = up[cur]
+        keep = cur >= 0
+        rows, cur = rows[keep], cur[keep]
+    return anc, at
 
 
 class _Edges:
