@@ -86,6 +86,47 @@ def test_cycle_making_group_is_dissolved() -> None:
     assert "/r" in kept.by_id
 
 
+def _shape(item: ScopeGroup | str) -> object:
+    return [_shape(c) for c in item.children] if isinstance(item, ScopeGroup) else item
+
+
+def test_untangling_goes_on_with_the_groups_a_dissolved_group_brings_up() -> None:
+    """/a closes a cycle through x; dissolved, it leaves /a/b at the top, which closes
+    one through y: that goes too, and the order of the boxes is kept."""
+    pairs = [("a1", ("a",)), ("x", ()), ("b1", ("a", "b")), ("y", ()), ("b2", ("a", "b")),
+             ("b3", ("a", "b"))]
+    edges = {"a1": ["x"], "x": ["b1"], "b1": ["y"], "y": ["b2"], "b2": ["b3"]}
+    tree = build_scope_tree(pairs, edges=edges)
+    assert _shape(tree.root) == ["a1", "b1", "b2", "b3", "x", "y"]
+    assert list(tree.by_id) == ["/"]
+
+
+def test_untangling_reaches_levels_inside_a_kept_group() -> None:
+    """/p is acyclic among the top boxes and stays; inside it, /p/q closes a cycle
+    through m and is dissolved into /p."""
+    pairs = [("q1", ("p", "q")), ("m", ("p",)), ("q2", ("p", "q")), ("z", ())]
+    tree = build_scope_tree(pairs, edges={"q1": ["m"], "m": ["q2"], "q2": ["z"]})
+    assert _shape(tree.root) == [["q1", "q2", "m"], "z"]
+    assert tree.by_id["/p"].node_count == 3 and tree.group_of["m"] is tree.by_id["/p"]
+
+
+def test_graph_links_name_every_writer_of_a_value() -> None:
+    """A value written twice (an invalid graph the reader still loads) links both
+    writers to its reader, as walking the nodes' outputs would."""
+    from onnxstudio.layout.scopes import graph_links
+    from onnxstudio.model.graph import Value
+
+    nodes = [Node(id=f"n{i}", index=i, name=f"n{i}", op_type="Relu", domain="",
+                  inputs=ins, outputs=outs) for i, (ins, outs) in enumerate(
+                      [(["x"], ["v"]), (["x"], ["v"]), (["v"], ["y"])])]
+    values = {"x": Value("x", kind="input", consumers=[0, 1]),
+              "v": Value("v", producer=1, consumers=[2]), "y": Value("y", producer=2)}
+    links = graph_links(Graph(name="g", id_prefix="", nodes=nodes, values=values,
+                              inputs=["x"], outputs=["y"]))
+    assert sorted(zip(links.src.tolist(), links.dst.tolist(), strict=True)) == [(0, 2), (1, 2)]
+    assert sorted(links.free.tolist()) == [0, 1]
+
+
 def _node(op: str, inputs: list[str], attrs: list[Attribute], domain: str = "") -> Node:
     return Node(id="n0", index=0, name="c", op_type=op, domain=domain, inputs=inputs,
                 outputs=["y"], attributes=attrs)

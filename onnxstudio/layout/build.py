@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import assemble, transpose
+from onnxstudio.layout.edge_collect import EdgeCollector
 from onnxstudio.layout.layered import LayoutCancelled, layout_dag
 from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import place_side_sources
@@ -70,7 +71,7 @@ def _pid(prefix: str, leaf: str) -> str:
     return prefix + leaf
 
 
-class _Builder:
+class _Builder(EdgeCollector):
     def __init__(self, state: ExpandState, functions: Functions, swap: bool) -> None:
         self.state = state
         self.functions = functions
@@ -78,7 +79,8 @@ class _Builder:
         self.boxes: dict[str, Box] = {}
         self.units: dict[str, Unit] = {}
         self.parent: dict[str, Unit] = {}  # item id -> unit holding it
-        self.vis: dict[str, str] = {}  # box id of any node -> visible item standing for it
+        self.vis: dict[str, str] = {}  # box id -> visible item standing for it (edge_collect)
+        self.hidden: dict[tuple[str, int], str] = {}  # (prefix, id(group)) -> collapsed box
         self.edges: dict[tuple[str, str, str], str] = {}  # (src, dst, value) -> label
         self.bodies: list[tuple[_Body, dict[str, Node]]] = []  # edges collected at the end
         # Every layer of a transformer repeats the same boxes and nesting: sizes and
@@ -108,10 +110,6 @@ class _Builder:
         nodes = {n.id: n for n in body.graph.nodes}
         self._add_group(body.tree.root, body, unit, nodes)
         self.bodies.append((body, nodes))
-
-    def collect_edges(self) -> None:
-        for body, nodes in self.bodies:
-            self._collect_edges(body, nodes)
 
     def _add_group(self, group: ScopeGroup, body: _Body, unit: Unit,
                    nodes: dict[str, Node]) -> None:
@@ -159,16 +157,6 @@ class _Builder:
             else:
                 self._box(box, unit)
 
-    def _hide(self, group: ScopeGroup, body: _Body, gid: str) -> None:
-        stack = [group]
-        while stack:
-            g = stack.pop()
-            for child in g.children:
-                if isinstance(child, ScopeGroup):
-                    stack.append(child)
-                else:
-                    self.vis[_pid(body.prefix, child)] = gid
-
     def _io_box(self, bid: str, body: _Body, unit: Unit) -> None:
         kind = "input" if bid.startswith("in:") else "output"
         name = bid.split(":", 1)[1][len(body.prefix) + len(body.graph.id_prefix):]
@@ -192,78 +180,6 @@ class _Builder:
         w, h = size
         return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, details,
                    labels.category(node.op_type, node.domain), expandable)
-
-    def _collect_edges(self, body: _Body, nodes: dict[str, Node]) -> None:
-        graph = body.graph
-        pre = body.prefix
-        gp = pre + graph.id_prefix
-        values = graph.values
-        graph_nodes = graph.nodes
-        inputs = set(graph.inputs)
-        folded = body.folded
-        add = self._add_edge
-        for node in graph_nodes:
-            if labels.is_folded(node, folded):
-                continue
-            dst = pre + node.id
-            for name in node.inputs:
-                if not name or name in folded:
-                    continue
-                value = values.get(name)
-                if value is None:
-                    continue
-                if value.producer is not None:
-                    add(pre + graph_nodes[value.producer].id, dst, name, value.type)
-                elif name in inputs:
-                    add(f"in:{gp}{name}", dst, name, value.type)
-                elif value.kind == "captured":
-                    src = self._resolve(body.outer, name)
-                    if src is not None:
-                        add(src, dst, name, value.type)
-            if node.subgraphs and dst in self.state.nodes:
-                continue  # expanded: captured values are drawn to their inner readers
-            for sub in node.subgraphs.values():
-                for name in sub.captured:
-                    src = self._resolve(body, name)
-                    if src is not None:
-                        add(src, dst, name, None)
-        for name in graph.inputs:
-            if body.owner is not None:
-                add(body.owner, f"in:{gp}{name}", name, values[name].type)
-        for name in graph.outputs:
-            value = values.get(name)
-            if value is None:
-                continue
-            if value.producer is not None:
-                add(pre + graph_nodes[value.producer].id, f"out:{gp}{name}", name, value.type)
-            elif name in inputs:
-                add(f"in:{gp}{name}", f"out:{gp}{name}", name, value.type)
-
-    def _resolve(self, body: _Body | None, name: str) -> str | None:
-        """Box id producing ``name`` in ``body`` or the graphs enclosing it."""
-        while body is not None:
-            graph = body.graph
-            value = graph.values.get(name)
-            if value is not None and value.kind != "captured":
-                if value.producer is not None:
-                    return body.prefix + graph.nodes[value.producer].id
-                if name in graph.inputs:
-                    return f"in:{body.prefix}{graph.id_prefix}{name}"
-                return None
-            body = body.outer
-        return None
-
-    def _add_edge(self, src: str, dst: str, value: str, vtype: object) -> None:
-        s = self.vis.get(src)
-        d = self.vis.get(dst)
-        if s is None or d is None or s == d:
-            return
-        key = (s, d, value)
-        if key not in self.edges:
-            shape = getattr(vtype, "shape", None)
-            self.edges[key] = labels.shape_text(vtype) if shape is not None else ""  # type: ignore[arg-type]
-
-    # -- edges to unit pieces ----------------------------------------------------------
 
     def _chain(self, item: str) -> list[tuple[Unit, str]]:
         """(unit, item of that unit holding ``item``) from innermost to the root."""

@@ -43,6 +43,19 @@ class ScopeTree:
     root: ScopeGroup
     group_of: dict[str, ScopeGroup]
     by_id: dict[str, ScopeGroup]
+    # id(group) -> (its box ids, its groups): filled as the tree is built, else on demand
+    parts: dict[int, tuple[list[str], list[ScopeGroup]]] = field(
+        default_factory=dict, repr=False)
+
+    def part(self, group: ScopeGroup) -> tuple[list[str], list[ScopeGroup]]:
+        """``group``'s own box ids and its groups (children split once per tree: walks
+        over large collapsed groups need only the groups)."""
+        part = self.parts.get(id(group))
+        if part is None:
+            part = self.parts[id(group)] = (
+                [c for c in group.children if not isinstance(c, ScopeGroup)],
+                [c for c in group.children if isinstance(c, ScopeGroup)])
+        return part
 
     def ancestors(self, box_id: str) -> list[ScopeGroup]:
         """Groups containing ``box_id``, innermost first, root excluded."""
