@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -26,6 +27,8 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 from onnxstudio.errors import Cancelled, describe_failure, user_message
 from onnxstudio.runner.cancel import CancelToken
 
+PROGRESS_S = 0.1
+
 
 class TaskContext:
     """Handed to the task function: report progress, ask whether to stop."""
@@ -34,6 +37,7 @@ class TaskContext:
         self._signals = signals
         self._generation = generation
         self.token = CancelToken()  # hand it to runner calls so cancel reaches onnxruntime
+        self._reported = ("", -1.0)  # the last stage reported, and when
 
     def cancel(self) -> None:
         self.token.cancel()
@@ -45,6 +49,15 @@ class TaskContext:
         self.token.check()
 
     def progress(self, stage: str, fraction: float) -> None:
+        """Report a new stage at once, the same stage's fraction at most every
+        PROGRESS_S: a layout reporting every few units queued dozens of progress-bar
+        repaints, and queued calls run before the event loop's timers (BERT-96's
+        first open starved them for 200 ms)."""
+        now = time.monotonic()
+        last_stage, last_time = self._reported
+        if stage == last_stage and now - last_time < PROGRESS_S:
+            return
+        self._reported = (stage, now)
         self._signals.progress.emit(self._generation, stage, float(fraction))
 
 

@@ -9,6 +9,7 @@ GUI thread only draws it: on 100k boxes the overview takes ~0.2 s to paint.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, cast
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
@@ -89,6 +90,10 @@ class Minimap(QWidget):
         self._image: QImage | None = None
         self._image_for: tuple[object, ...] = ()  # what _image shows (see _wanted)
         self._rendering: tuple[object, ...] = ()  # what the image being rendered shows
+        # While this says so (a model landing: its panels' views on a worker, then the
+        # panels), the render waits: its worker's Python slowed their Qt calls (40 ms of
+        # BERT-96's panels froze the window for 100).
+        self.defer_while: Callable[[], bool] = lambda: False
         self._renderer = TaskRunner(self)
         self._renderer.finished.connect(self._rendered)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -196,6 +201,9 @@ class Minimap(QWidget):
         to 180 ms (BERT-96), and while another task ran Python each of its Qt calls
         waited for the GIL (20 ms of work froze the window for 170 ms); in the open task
         it delayed the first paint of a big graph by as much."""
+        if self.defer_while():
+            next_turn(self, self._render)
+            return
         wanted = self._wanted()
         if self._image is not None and self._same(self._image_for, wanted):
             self._rendering = ()

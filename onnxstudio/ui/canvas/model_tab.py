@@ -215,6 +215,7 @@ class ModelTab(QWidget):
         self._viewer.busyChanged.connect(self._on_busy)
         self._pending_shapes: PendingShapes | None = None
         self._landing = False  # shown, the panels and shape inference a turn away
+        self.view.minimap.defer_while = lambda: self._landing
 
     # -- opening --------------------------------------------------------------------
     def start(self, model: Model | None = None) -> None:
@@ -295,13 +296,22 @@ class ModelTab(QWidget):
         return opened
 
     def _land(self, opened: Opened) -> None:
+        """The panels fill; shape inference starts two turns later, once their layout and
+        paint are done: with its Python taking the GIL from each of their Qt calls, 30 ms
+        of BERT-96's panels froze the window for 100-190 ms."""
         if self._pending_shapes is not opened.shapes:
             self._landing = False  # shut down meanwhile
             self._on_busy(False)
             return
         self.loaded.emit(opened.model)
+        next_turn(self, lambda: next_turn(self, lambda: self._infer_shapes(opened)))
+
+    def _infer_shapes(self, opened: Opened) -> None:
         self._landing = False
         shapes = opened.shapes
+        if self._pending_shapes is not shapes:
+            self._on_busy(False)  # shut down meanwhile
+            return
 
         def infer(context: TaskContext) -> int:
             context.progress("Inferring shapes", 0.5)
@@ -331,6 +341,9 @@ class ModelTab(QWidget):
         """Stop all background work before the tab goes (a shape-inference child too)."""
         self.cancel()
         self._drop_pending_shapes()
+        if self._landing:  # what was left of the landing does nothing now
+            self._landing = False
+            self._on_busy(False)
 
     def _drop_pending_shapes(self) -> None:
         self._shaper.cancel()
