@@ -279,15 +279,15 @@ class ModelTab(QWidget):
         self._stack.setCurrentWidget(self.view)
         self._show(opened.drawing, keep_view=False)
         self._pending_shapes = opened.shapes
-        # The graph paints now. In the next turn of the event loop a worker computes
-        # what the panels show; then they fill and shape inference starts. All in one
-        # turn, with the inference thread taking its share of the GIL, they froze the
-        # window for ~90 ms. (Queued before the paint: the minimap's render, which that
-        # paint asks for, comes after.)
+        # The graph paints now. Two turns later (once the layout requests and updates the
+        # paint posted are done) a worker computes what the panels show; then they fill
+        # and shape inference starts. All in one turn, with the inference thread taking
+        # its share of the GIL, they froze the window for ~90 ms. (The minimap's render,
+        # which the paint asks for, waits until the landing is done.)
         self._landing = True
         self._on_busy(True)
-        next_turn(self, lambda: self._viewer.start(lambda _context: self._views(opened),
-                                                   quiet_gc=True))
+        next_turn(self, lambda: next_turn(self, lambda: self._viewer.start(
+            lambda _context: self._views(opened), quiet_gc=True)))
         self.view.viewport().repaint()
 
     @staticmethod
