@@ -195,13 +195,17 @@ class TaskRunner(QObject):
         return cls.wait_all(msecs)
 
 
-def next_turn(receiver: QObject, fn: Callable[[], Any]) -> None:
+def next_turn(receiver: QObject, fn: Callable[[], Any], turns: int = 1) -> None:
     """Call ``fn`` in a later turn of the event loop, after the paints and input waiting
     now, unless ``receiver`` is deleted first. Parts of one piece of work (a model
     landing: the graph's paint, the panels, the minimap) each get a turn of their own:
     one job per ``NEXT_TURN_MS`` timer, in order. (A 0 ms single shot is a posted event,
-    and whatever is posted in one turn runs back to back in the next.)"""
-    _turns.append((receiver, fn))
+    and whatever is posted in one turn runs back to back in the next.) With ``turns``
+    above one, that many turns later: after what the next turn's work posts as well."""
+    if turns > 1:
+        _turns.append((receiver, lambda: next_turn(receiver, fn, turns - 1)))
+    else:
+        _turns.append((receiver, fn))
     timer = _turn_timer()
     if not timer.isActive():
         timer.start()

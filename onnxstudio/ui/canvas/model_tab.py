@@ -183,8 +183,8 @@ class ModelTab(QWidget):
         # which the paint asks for, waits until the landing is done.)
         self._landing = True
         self._on_busy(True)
-        next_turn(self, lambda: next_turn(self, lambda: self._viewer.start(
-            lambda _context: self._views(opened), quiet_gc=True)))
+        next_turn(self, lambda: self._viewer.start(
+            lambda _context: self._views(opened), quiet_gc=True), turns=2)
         self.view.viewport().repaint()
 
     @staticmethod
@@ -201,7 +201,7 @@ class ModelTab(QWidget):
             self._on_busy(False)
             return
         self.loaded.emit(opened.model)
-        next_turn(self, lambda: next_turn(self, lambda: self._infer_shapes(opened)))
+        next_turn(self, lambda: self._infer_shapes(opened), turns=2)
 
     def _infer_shapes(self, opened: Opened) -> None:
         self._landing = False

@@ -301,7 +301,7 @@ class RunInsight(QObject):
         if tab is self._tab():
             show(result)
             if paint:
-                next_turn(tab, lambda: next_turn(tab, lambda: self._paint(tab, painted)))
+                next_turn(tab, lambda: self._paint(tab, painted), turns=2)
 
     def _request(self, report: Callable[[str], None]) -> RunRequest | None:
         """The run panel's last input, on the model as the current tab holds it: its
