@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import io
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from onnxstudio import __version__
 from onnxstudio.child_process import run_child
@@ -71,6 +73,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             handler = run_app
     if quiet_gc:
         gc.disable()  # see WHOLE_GRAPH_COMMANDS
+    code = _run(handler, args)
+    if quiet_gc:
+        if argv is None:  # the process' own command line: it ends here
+            _end_process(code)
+        gc.enable()  # main() called in-process (tests, scripts) leaves the collector on
+    return code
+
+
+def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     try:
         code = int(handler(args))
         sys.stdout.flush()  # a closed pipe shows here rather than at exit
@@ -85,9 +96,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"onnxstudio: {describe_failure(exc)}", file=sys.stderr)
         return 2
-    finally:
-        if quiet_gc:  # main() called in-process (tests, scripts) leaves the collector on
-            gc.enable()
+
+
+def _end_process(code: int) -> NoReturn:
+    """Exit without the interpreter's teardown, which frees a whole graph's objects one
+    by one for nothing: 0.2 s after BERT-96's export, 0.45 s after dag100k's. Nothing
+    is left to do at exit: the output was written and closed, forks were waited for."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to say
+            stream.flush()
+    os._exit(code)
 
 
 def _silence_stdout() -> None:
