@@ -333,3 +333,20 @@ def test_panel_fits_a_narrow_dock(qtbot, sample_result: ProfileResult) -> None:
     view = panel.node_table()
     # the name column keeps a legible width; the table scrolls rather than squeezing it
     assert view.columnWidth(0) >= 100
+
+
+def test_operator_table_fits_its_columns_when_its_tab_is_shown(shown: ProfilePanel) -> None:
+    """The hidden tab's table is measured when shown, as if it had been visible all along:
+    every number whole, no column wider than its widest text or header."""
+    view = shown.op_table()
+    assert not view.isVisible()
+    shown.tabs.setCurrentWidget(view)
+    assert view.isVisible()
+    header = view.horizontalHeader()
+    widths = [header.sectionSize(c) for c in range(header.count())]
+    view.fit_columns()
+    assert [header.sectionSize(c) for c in range(header.count())] == widths
+    metrics = view.fontMetrics()
+    for column in (1, TIME):  # node counts, milliseconds
+        widest = max(metrics.horizontalAdvance(str(text)) for text in cells(view, column)[:24])
+        assert view.columnWidth(column) > widest, column

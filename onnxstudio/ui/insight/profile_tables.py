@@ -3,6 +3,8 @@ filter proxy, the share-bar delegate and a view whose first column takes the spa
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import (
     QModelIndex,
     QPersistentModelIndex,
@@ -10,7 +12,16 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
 )
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPalette, QResizeEvent
+from PySide6.QtGui import (
+    QBrush,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QPainter,
+    QPalette,
+    QResizeEvent,
+    QShowEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -160,6 +171,7 @@ class FitTableView(QTableView):
         self.share_column = share_column
         self.caps = caps or {}
         self._first_min = self.FIRST_MIN
+        self._unfit = False  # rows changed while hidden: fit when shown
         self.setModel(proxy)
         self.setItemDelegateForColumn(share_column, bars)
         self.setSortingEnabled(True)
@@ -181,18 +193,25 @@ class FitTableView(QTableView):
 
     def _content_width(self, column: int) -> int:
         """Widest text of the first rows shown (the slowest): measuring thousands of rows,
-        as ``sizeHintForColumn`` does, froze the window for seconds. Measured with font
-        metrics, as the delegate does, without its style option per cell (eight roles
-        asked of the model each): 30 ms of a profile's landing otherwise."""
-        model = self.model()
+        as ``sizeHintForColumn`` does, froze the window for seconds. Read from the
+        records, as the delegate shows them, without a model index per cell (through the
+        proxy, each asks Python for the row and column counts too): half of a profile's
+        landing otherwise."""
+        source = self._records()
         metrics = self.fontMetrics()
         widest = 0
-        for row in range(min(model.rowCount(), RESIZE_ROWS)):
-            index = model.index(row, column)
-            font = index.data(Qt.ItemDataRole.FontRole)
-            fm = metrics if font is None else QFontMetrics(font)
-            widest = max(widest, fm.horizontalAdvance(str(index.data() or "")))
+        for record in source.rows[:RESIZE_ROWS]:
+            font = source.record_data(record, column, Qt.ItemDataRole.FontRole)
+            fm = QFontMetrics(font) if isinstance(font, QFont) else metrics
+            widest = max(widest, fm.horizontalAdvance(source.columns[column].text(record)))
         return widest + self._text_padding() if widest else 0
+
+    def _records(self) -> RecordTableModel[Any]:
+        proxy = self.model()
+        assert isinstance(proxy, QSortFilterProxyModel)
+        source = proxy.sourceModel()
+        assert isinstance(source, RecordTableModel)
+        return source
 
     def _text_padding(self) -> int:
         """What QStyledItemDelegate adds around a cell's text (and a pixel it rounds up)."""
@@ -200,7 +219,11 @@ class FitTableView(QTableView):
         return 2 * (margin + 1) + 1
 
     def fit_columns(self) -> None:
-        """Measure the columns after the rows changed; the first column is set on resize."""
+        """Measure the columns after the rows changed; the first column is set on resize.
+        A hidden table (the other tab) is measured when it is shown."""
+        self._unfit = not self.isVisible()
+        if self._unfit:
+            return
         header = self.horizontalHeader()
         for col in range(1, header.count()):
             # The header's hint already leaves room for the sort arrow.
@@ -223,3 +246,8 @@ class FitTableView(QTableView):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._fit_first()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._unfit:
+            self.fit_columns()
