@@ -261,8 +261,8 @@ def dismantle(*parts: object) -> None:
     the pieces and other threads get their turns."""
     for part in parts:
         for value in (vars(part).values() if hasattr(part, "__dict__") else (part,)):
-            if isinstance(value, dict):
-                rest = list(value.values())  # keys are ids and small tuples
+            if isinstance(value, dict):  # its keys and values kept here, freed below
+                rest = [*value, *value.values()]
                 value.clear()
                 value = rest
             if isinstance(value, list):
