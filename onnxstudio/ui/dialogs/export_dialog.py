@@ -326,7 +326,7 @@ class ExportFlow(QObject):
 
         self.progress.setValue(0)
         _running.add(self)
-        self.runner.start(work)
+        self.runner.start(work, quiet_gc=True)  # see tasks._Runnable: no full collections
 
     def _end(self) -> None:
         self.progress.reset()

@@ -289,7 +289,7 @@ class RunInsight(QObject):
             context.check()
             return tab, result, _fold(overlay_of(result), layout, graph, painter, dpr)
 
-        runner.start(work)
+        runner.start(work, quiet_gc=True)  # a full collection froze the window 90 ms
 
     def _landed(self, key: str, answer: tuple[ModelTab, Any, Painted],
                 show: Callable[[Any], None], paint: bool) -> None:
