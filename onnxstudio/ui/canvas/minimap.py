@@ -211,8 +211,10 @@ class Minimap(QWidget):
         graph, size, dpr, overlay = (self._view.painter(), self.size(),
                                      self.devicePixelRatioF(), self._view.overlay())
         self._rendering = wanted
+        # Its Qt objects (a line per route bend) led a full collection on the worker that
+        # froze the window 35 ms after dag100k's expand-all: see tasks._Runnable.
         self._renderer.start(lambda _context: (render_overview(graph, size, dpr, overlay),
-                                               wanted))
+                                               wanted), quiet_gc=True)
 
     def _rendered(self, result: tuple[QImage, tuple[object, ...]]) -> None:
         self._image, self._image_for = result
