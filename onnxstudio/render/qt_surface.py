@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Sequence
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
@@ -93,7 +94,22 @@ def prebuilt_paths(routes: Sequence[tuple[Point, Sequence[Cubic]]]) -> Paths:
     is reentrant, so a layout task builds them off the GUI thread (BERT-96: 17k cubics,
     the first paint after an expand spent 40 ms on them)."""
     long = [(start, segs) for start, segs in routes if len(segs) >= CACHED_PATH_SEGMENTS]
-    return {id(segs): (segs, qpath(start, segs)) for start, segs in long[:MAX_CACHED_PATHS]}
+    paths: Paths = {}
+    for k, (start, segs) in enumerate(long[:MAX_CACHED_PATHS]):
+        paths[id(segs)] = (segs, qpath(start, segs))
+        if k % YIELD_EVERY == 0:
+            let_others_run()
+    return paths
+
+
+YIELD_EVERY = 64  # paths built between two turns of the other threads
+
+
+def let_others_run() -> None:
+    """Give the GIL to a waiting thread now. A worker calling Qt in a tight loop kept it
+    from the GUI thread for 20-50 ms at a time though Python code ran between the calls
+    (4096 paths built for expanded dag100k: a 50 ms freeze); a zero sleep hands it over."""
+    time.sleep(0)
 
 
 class QtSurface(Surface):
