@@ -188,3 +188,27 @@ def test_prepare_decides_labels_of_a_huge_layout_before_its_first_paint() -> Non
     rec = RecordingSurface()
     painter.paint(rec, (0.0, 0.0, 800.0, 400.0), 1.0)
     assert any(name == "text" and args[2] == "1×8" for name, args in rec.calls)
+
+
+def test_prepare_with_a_focus_does_the_first_paint_of_that_area_ahead() -> None:
+    """After an expand, the view keeps its anchor box where it was: the layout task
+    smooths the routes and finds the label spots of that area (a fifth of the first
+    paint of expanded dag100k), and the paint draws exactly what it would have."""
+    from onnxstudio.render.edge_labels import MAX_LABEL_COLLISION_EDGES
+    from onnxstudio.render.scene_painter import Focus
+
+    layout = grid_layout(MAX_LABEL_COLLISION_EDGES + 2_000, columns=40)
+    anchor = layout.boxes[len(layout.boxes) // 2]
+    focus = Focus(anchor.id, 30.0, -20.0, 900.0, 500.0)
+    cx, cy = anchor.center
+    area = (cx - 30.0 - 450.0, cy + 20.0 - 250.0, 900.0, 500.0)
+    ahead = GraphPainter(layout, LIGHT).prepare(focus)
+    shown = ahead.index.edge_indices_in(area, margin=60.0).tolist()
+    assert shown and all(i in ahead._drawn for i in shown)
+    assert len(ahead._drawn) < len(layout.edges) // 10  # that area only
+    assert ahead.labels._spots
+
+    painted, plain = RecordingSurface(), RecordingSurface()
+    ahead.paint(painted, area, 1.0)
+    GraphPainter(layout, LIGHT).prepare().paint(plain, area, 1.0)
+    assert painted.calls == plain.calls and painted.count("text") > 10

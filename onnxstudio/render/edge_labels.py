@@ -36,6 +36,7 @@ class EdgeLabels:
         self.centre_line = centre_line
         self._placed: _PlacedLabels | None = None
         self._first_of_tensor: set[int] | None = None
+        self._spots: dict[int, Candidate] = {}  # huge layouts: labels' spots found so far
 
     @property
     def checked(self) -> bool:
@@ -85,16 +86,31 @@ class EdgeLabels:
             self._first_of_tensor = set(first.values())
         return self._first_of_tensor
 
+    def prepare_area(self, rect: Rect) -> None:
+        """The spots of the labels shown in ``rect`` (huge layouts), ahead of its paint."""
+        if not self.checked:
+            self._unchecked_spots(rect)
+
+    def _unchecked_spots(self, rect: Rect | None) -> list[tuple[int, Candidate]]:
+        """The labels a huge layout shows in ``rect``: each tensor's first edge, at its
+        first spot (the same in every strip); kept, so the next paint only looks up."""
+        first_of_tensor = self._first_labels()
+        edges, spots = self.layout.edges, self._spots
+        out = []
+        for i in self.index.edge_indices_in(rect, margin=LABEL_REACH).tolist():
+            spot = spots.get(i)
+            if spot is None:
+                if not edges[i].label or i not in first_of_tensor:
+                    continue
+                spot = spots[i] = self.candidates(i)[0]
+            out.append((i, spot))
+        return out
+
     def _paint_unchecked(self, s: Surface, t: Theme, rect: Rect | None,
                          related: frozenset[int]) -> None:
         """Huge layouts: deciding every label up front would stall the first zoom-in,
         so each visible label goes to its first spot (still the same in every strip)."""
-        first_of_tensor = self._first_labels()
-        for ei in self.index.edge_indices_in(rect, margin=LABEL_REACH):
-            i = int(ei)
-            if not self.layout.edges[i].label or i not in first_of_tensor:
-                continue
-            x, base, w, h = self.candidates(i)[0]
+        for i, (x, base, w, h) in self._unchecked_spots(rect):
             self._draw(s, t, i, x, base, _label_rect(x, base, w, h), related)
 
     def placed(self) -> _PlacedLabels:

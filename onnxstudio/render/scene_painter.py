@@ -11,6 +11,8 @@ drawn by :mod:`~onnxstudio.render.boxes`, edge labels placed by
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
@@ -30,7 +32,7 @@ from onnxstudio.render.geometry import (
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
 from onnxstudio.render.theme import LIGHT, NodeStyle, Theme
 
-__all__ = ["GraphPainter", "PaintState", "lod"]
+__all__ = ["Focus", "GraphPainter", "PaintState", "lod"]
 
 # Level of detail: the smallest on-screen size (pixels) at which text is still drawn.
 MIN_TITLE_PX = 5.0
@@ -52,6 +54,18 @@ def lod(scale: float) -> tuple[bool, bool, bool, bool]:
 
 
 LONG_ROUTE_POINTS = 12  # routes with this many bends are smoothed by ``prepare``
+EDGE_MARGIN = 60.0  # edges this far outside the painted area are drawn (arrowheads, curves)
+
+
+class Focus(NamedTuple):
+    """The area a view will show of the next layout: ``box_id``'s centre (a box or a
+    group frame) minus (dx, dy) in its middle, width × height in layout units."""
+
+    box_id: str
+    dx: float
+    dy: float
+    width: float
+    height: float
 
 
 class GraphPainter:
@@ -81,11 +95,12 @@ class GraphPainter:
 
     # -- public -------------------------------------------------------------------------
 
-    def prepare(self) -> GraphPainter:
+    def prepare(self, focus: Focus | None = None) -> GraphPainter:
         """Do the once-per-layout work now: edge-label placement (150 ms on BERT-96; on
         huge layouts, which edge shows each tensor's label) and the curves of long routes
         (a skip connection bends at every layer it passes; the hundred such edges of
-        BERT-96's first view took 100 ms to smooth).
+        BERT-96's first view took 100 ms to smooth); with ``focus``, the routes and label
+        spots of the area a view will show first (a fifth of that first paint).
 
         Call it where the layout is built, off the GUI thread, so the first paint of a
         big graph does not freeze the window.
@@ -94,7 +109,24 @@ class GraphPainter:
         for i, edge in enumerate(self.layout.edges):
             if len(edge.points) >= LONG_ROUTE_POINTS:
                 self.drawn(i)
+        area = self._focus_rect(focus) if focus is not None else None
+        if area is not None:
+            for i in self.index.edge_indices_in(area, margin=EDGE_MARGIN).tolist():
+                self.drawn(i)
+            self.labels.prepare_area(area)
         return self
+
+    def _focus_rect(self, focus: Focus) -> Rect | None:
+        box = self.index.box(focus.box_id)
+        if box is not None:
+            cx, cy = box.center
+        else:
+            frame = next((g for g in self.layout.groups if g.id == focus.box_id), None)
+            if frame is None:
+                return None
+            cx, cy = frame.x + frame.width / 2, frame.y + frame.height / 2
+        x, y = cx - focus.dx - focus.width / 2, cy - focus.dy - focus.height / 2
+        return (x, y, focus.width, focus.height)
 
     def prepared_routes(self) -> list[tuple[Point, list[Cubic]]]:
         """The routes drawn so far (after ``prepare``: the long ones), as the surface
@@ -124,7 +156,7 @@ class GraphPainter:
         coarse, titles, _, _ = lod(scale)
         idx = self.index
         groups = idx.group_indices_in(visible_rect)
-        edges = idx.edge_indices_in(visible_rect, margin=60.0)
+        edges = idx.edge_indices_in(visible_rect, margin=EDGE_MARGIN)
         for gi in groups:
             self._group(surface, self.layout.groups[int(gi)], scale, coarse)
         if coarse:

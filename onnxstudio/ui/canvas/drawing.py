@@ -20,7 +20,7 @@ from onnxstudio.model.open import PendingShapes
 from onnxstudio.model.operators import prepare_model_views
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.qt_surface import Paths, prebuilt_paths
-from onnxstudio.render.scene_painter import GraphPainter
+from onnxstudio.render.scene_painter import Focus, GraphPainter
 from onnxstudio.render.theme import Theme
 from onnxstudio.runner.choices import model_key
 from onnxstudio.ui.canvas.minimap import overview_size, render_overview
@@ -70,15 +70,17 @@ def prepare_views(model: Model) -> None:
 
 
 def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
-         context: TaskContext, overlay_data: OverlayData | None = None) -> Drawing:
-    """Lay ``model`` out as ``state`` expands it and build everything a paint needs."""
+         context: TaskContext, overlay_data: OverlayData | None = None,
+         focus: Focus | None = None) -> Drawing:
+    """Lay ``model`` out as ``state`` expands it and build everything a paint needs
+    (``focus``: what the view will show of it first, see ``GraphPainter.prepare``)."""
     layout = layout_model(
         model, state, direction, cancel=context.cancelled,
         progress=lambda f: context.progress("Laying out", 0.5 + f / 2))
     # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
-    painter = GraphPainter(layout, theme).prepare()
+    painter = GraphPainter(layout, theme).prepare(focus)
     return Drawing(layout, painter, overlay_data, overlay, Counter(b.kind for b in layout.boxes),
                    prebuilt_paths(painter.prepared_routes()))
 

@@ -28,7 +28,7 @@ from onnxstudio.layout.types import Layout
 from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import Paths, QtSurface
-from onnxstudio.render.scene_painter import GraphPainter, PaintState
+from onnxstudio.render.scene_painter import Focus, GraphPainter, PaintState
 from onnxstudio.render.theme import LIGHT, Theme
 from onnxstudio.ui.canvas.band_select import RubberBand
 from onnxstudio.ui.canvas.minimap import Minimap
@@ -348,6 +348,17 @@ class GraphCanvas(QGraphicsView):
         scale, centre = viewport.first_view(self._layout, vp.width(), vp.height())
         self._set_scale(scale)
         super().centerOn(QPointF(*centre))
+
+    def anchored_area(self) -> Focus | None:
+        """Where ``set_layout(keep_view=True)`` will look in the next layout: the anchor
+        box and the view's size in layout units (see ``Focus``)."""
+        anchor = self._view_anchor()
+        if anchor is None:
+            return None
+        scale = self.current_scale() or 1.0
+        size = self.viewport().size()
+        return Focus(anchor[0], anchor[1], anchor[2], size.width() / scale,
+                     size.height() / scale)
 
     def _view_anchor(self) -> tuple[str, float, float, QPointF] | None:
         """(box id nearest the view centre, its offset from the centre, centre point)."""

@@ -279,9 +279,10 @@ class ModelTab(QWidget):
             return
         model, state, direction = self.model, self.state.copy(), self.direction
         theme, data = self.view.theme(), self.overlay_data
+        focus = self.view.anchored_area() if keep_view else None
         self._keep_view = keep_view
         self._layouter.start(
-            lambda context: draw(model, state, direction, theme, context, data),
+            lambda context: draw(model, state, direction, theme, context, data, focus),
             quiet_gc=True)
 
     def _on_laid_out(self, drawing: Drawing) -> None:
