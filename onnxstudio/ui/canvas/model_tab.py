@@ -135,6 +135,8 @@ class ModelTab(QWidget):
                 scope_tree(model)  # from the layout cache when it can
                 state = default_state(model.graph)
                 drawing = draw(model, state, direction, theme, context)
+                # what the status line shows with the graph (a pass over 100k nodes)
+                model.memo("node_count_total", model.graph.node_count_total)
             except BaseException:
                 shapes.cancel()
                 raise
