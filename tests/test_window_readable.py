@@ -203,3 +203,29 @@ def test_status_counts_name_the_collapsed_groups(window: MainWindow, qtbot,
     assert text == (f"5 nodes ({kinds.count('node')} shown, "
                     f"{kinds.count('group')} group{'s' if kinds.count('group') > 1 else ''} "
                     "collapsed)")
+
+
+def test_model_panel_shares_a_narrow_dock_between_names_and_values(qtbot) -> None:
+    """The sample's metadata keys are long ("Image.NominalPixelRange"): in a wide panel
+    they show whole; narrowed, names give way (their tooltip keeps them) and values keep
+    a readable column instead of 50 px of one-word lines."""
+    from onnxstudio.model import load_model
+    from onnxstudio.ui.inspector.model_panel import ModelPanel
+    from onnxstudio.ui.main_window import sample_model_path
+
+    panel = ModelPanel()
+    qtbot.addWidget(panel)
+    panel.resize(620, 700)
+    panel.show()
+    panel.set_model(load_model(sample_model_path()))
+    tree = panel.tree
+    key = next(tree.topLevelItem(i).child(j) for i in range(tree.topLevelItemCount())
+               for j in range(tree.topLevelItem(i).childCount())
+               if tree.topLevelItem(i).child(j).text(0) == "Image.NominalPixelRange")
+    indent = 2 * tree.indentation() + 6  # under its section; the text margins
+    assert tree.columnWidth(0) >= tree.fontMetrics().horizontalAdvance(key.text(0)) + indent
+    panel.resize(300, 700)
+    qtbot.waitUntil(lambda: tree.viewport().width() < 300)
+    width = tree.viewport().width()
+    assert tree.columnWidth(1) >= width // 3
+    assert key.toolTip(0) == "Image.NominalPixelRange"

@@ -47,7 +47,7 @@ class ModelPanel(QWidget):
             self.stack.setCurrentIndex(0)
             return
         self._fill(model_summary(model), model)
-        self.tree.fit_name_column(170)
+        self.tree.fit_name_column()
         self.stack.setCurrentIndex(1)
 
     def _fill(self, s: dict, model: Model) -> None:

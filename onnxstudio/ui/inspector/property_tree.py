@@ -18,10 +18,12 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QMenu,
+    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTreeWidget,
     QTreeWidgetItem,
+    QTreeWidgetItemIterator,
 )
 
 LINK_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -97,6 +99,7 @@ class PropertyTree(QTreeWidget):
         self.itemChanged.connect(self._edited)
         self._editing: tuple[QTreeWidgetItem, int, str] | None = None
         self._unspanned: list[QTreeWidgetItem] = []
+        self._wanted: tuple[int, int] | None = None  # names' and types' widths, fitted
 
     # --- building ---------------------------------------------------------------
 
@@ -148,16 +151,47 @@ class PropertyTree(QTreeWidget):
         item.setExpanded(True)
         return item
 
-    def fit_name_column(self, maximum: int = 180, type_maximum: int = 90) -> None:
+    VALUE_SHARE = 0.35  # of the width the values keep, at least: names give way to them
+
+    def fit_name_column(self, maximum: int = 200, type_maximum: int = 90) -> None:
         """The tree is filled: sections span their row; names and types as wide as they
         need up to a cap, so values get the rest."""
         for item in self._unspanned:
             item.setFirstColumnSpanned(True)
         self._unspanned.clear()
-        self.resizeColumnToContents(0)
-        self.setColumnWidth(0, min(maximum, self.columnWidth(0) + 8))
-        self.resizeColumnToContents(2)
-        self.setColumnWidth(2, min(type_maximum, self.columnWidth(2) + 4))
+        self._wanted = (min(maximum, self._names_width()),
+                        min(type_maximum, self.sizeHintForColumn(2) + 4))
+        self._fit_widths()
+
+    def _names_width(self) -> int:
+        """What the widest name needs, its indentation included (``sizeHintForColumn``
+        leaves that out, which cut "Image.NominalPixelRange" in a panel with room)."""
+        margin = 2 * (self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
+                                               None, self) + 1) + 2
+        widest = 0
+        it = QTreeWidgetItemIterator(self)
+        while (item := it.value()) is not None:
+            it += 1
+            parent, depth = item.parent(), 1 if self.rootIsDecorated() else 0
+            if parent is None and item.isFirstColumnSpanned():
+                continue  # a section's title spans the row
+            while parent is not None:
+                depth, parent = depth + 1, parent.parent()
+            text = QFontMetrics(item.font(0)).horizontalAdvance(item.text(0))
+            widest = max(widest, depth * self.indentation() + text + margin)
+        return widest
+
+    def _fit_widths(self) -> None:
+        """Names and types their wanted widths, unless that leaves the values less than
+        their share: then the names give way (elided; the tooltip has them). Long
+        metadata keys once left the values 50 px of a 300 px panel."""
+        if self._wanted is None:
+            return
+        name, kind = self._wanted
+        width = self.viewport().width()
+        room = width - kind - int(width * self.VALUE_SHARE)
+        self.setColumnWidth(0, max(60, min(name, room)))
+        self.setColumnWidth(2, kind)
 
     # --- reacting ----------------------------------------------------------------
 
@@ -221,8 +255,10 @@ class PropertyTree(QTreeWidget):
         return None
 
     def resizeEvent(self, event) -> None:
-        """Re-measure rows so wrapped values get the height the new width needs."""
+        """Re-share the width, and re-measure rows so wrapped values get the height the
+        new width needs."""
         super().resizeEvent(event)
+        self._fit_widths()
         self.scheduleDelayedItemsLayout()
 
     def mouseMoveEvent(self, event) -> None:
