@@ -125,14 +125,32 @@ class QtSurface(Surface):
         # A skip connection past every layer of BERT-96 is a hundred cubics, and the
         # first view has a hundred of them (50 ms per paint): built once, kept here.
         self._paths: Paths = dict(paths) if paths else {}
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        self._text_pens: dict[str, QPen] = {}
+        self.bind(painter)
 
     def bind(self, painter: QPainter) -> None:
         """Draw on another (active) painter, keeping the pen and brush caches."""
         self.p = painter
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        # What this painter holds now, as set by this surface: most shapes of a paint
+        # share a pen or brush with the one before, and each set is a call into Qt (a
+        # third of the calls of a dense view's paint). Whoever else sets them between
+        # two of this surface's calls must bind again.
+        self._held_pen: QPen | None = None
+        self._held_brush: QBrush | None = None
+        self._held_font: QFont | None = None
+
+    def _hold_pen(self, pen: QPen) -> None:
+        if pen is not self._held_pen:
+            self.p.setPen(pen)
+            self._held_pen = pen
+
+    def _hold(self, pen: QPen, brush: QBrush) -> None:
+        self._hold_pen(pen)
+        if brush is not self._held_brush:
+            self.p.setBrush(brush)
+            self._held_brush = brush
 
     def _pen(self, stroke: Stroke | None) -> QPen:
         if stroke is None:
@@ -157,13 +175,11 @@ class QtSurface(Surface):
         return b
 
     def rect(self, x, y, w, h, fill, stroke) -> None:
-        self.p.setPen(self._pen(stroke))
-        self.p.setBrush(self._brush(fill))
+        self._hold(self._pen(stroke), self._brush(fill))
         self.p.drawRect(QRectF(x, y, w, h))
 
     def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:
-        self.p.setPen(self._pen(stroke))
-        self.p.setBrush(self._brush(fill))
+        self._hold(self._pen(stroke), self._brush(fill))
         self.p.drawRoundedRect(QRectF(x, y, w, h), radius, radius)
 
     def path(self, start: Point, segments: Sequence[Cubic], stroke: Stroke) -> None:
@@ -177,13 +193,11 @@ class QtSurface(Surface):
                 if len(self._paths) >= MAX_CACHED_PATHS:
                     self._paths.clear()
                 self._paths[id(segments)] = (segments, qp)  # kept: its id stays unique
-        self.p.setPen(self._pen(stroke))
-        self.p.setBrush(self._no_brush)
+        self._hold(self._pen(stroke), self._no_brush)
         self.p.drawPath(qp)
 
     def polygon(self, points: Sequence[Point], fill: str, stroke: Stroke | None = None) -> None:
-        self.p.setPen(self._pen(stroke))
-        self.p.setBrush(self._brush(fill))
+        self._hold(self._pen(stroke), self._brush(fill))
         self.p.drawPolygon(QPolygonF([QPointF(x, y) for x, y in points]))
 
     def text(
@@ -193,13 +207,17 @@ class QtSurface(Surface):
         if anchor != "start":
             w = metrics.horizontalAdvance(text)
             x -= w / 2 if anchor == "middle" else w
-        self.p.setFont(f)
-        self.p.setPen(qcolor(color))
+        if f is not self._held_font:
+            self.p.setFont(f)
+            self._held_font = f
+        pen = self._text_pens.get(color)
+        if pen is None:
+            pen = self._text_pens[color] = QPen(qcolor(color))
+        self._hold_pen(pen)
         self.p.drawText(QPointF(x, y), text)
 
     def rects(self, boxes, fill, stroke) -> None:
-        self.p.setPen(self._pen(stroke))
-        self.p.setBrush(self._brush(fill))
+        self._hold(self._pen(stroke), self._brush(fill))
         rects = [QRectF(*b) for b in boxes]
         for i in range(0, len(rects), DRAW_BATCH):
             self.p.drawRects(rects[i:i + DRAW_BATCH])
@@ -209,6 +227,6 @@ class QtSurface(Surface):
         for pts in lines:
             for a, b in itertools.pairwise(pts):
                 qlines.append(QLineF(a[0], a[1], b[0], b[1]))
-        self.p.setPen(self._pen(stroke))
+        self._hold_pen(self._pen(stroke))
         for i in range(0, len(qlines), DRAW_BATCH):
             self.p.drawLines(qlines[i:i + DRAW_BATCH])
