@@ -212,3 +212,38 @@ def test_prepare_with_a_focus_does_the_first_paint_of_that_area_ahead() -> None:
     ahead.paint(painted, area, 1.0)
     GraphPainter(layout, LIGHT).prepare().paint(plain, area, 1.0)
     assert painted.calls == plain.calls and painted.count("text") > 10
+
+
+def test_a_bound_surface_paints_like_a_fresh_one(qapp) -> None:
+    """The canvas keeps one QtSurface and binds it to each paint's QPainter; the surface
+    skips setting the pen, brush or font it set last, so a new painter must start from
+    nothing (else it draws with its own defaults: a black pen, no brush)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    from onnxstudio.render.drawing import Font, Stroke
+    from onnxstudio.render.qt_surface import QtSurface
+
+    stroke = Stroke("#c04020", 3.0, None)
+    font = Font(14.0, bold=True)
+
+    def paint(surface_for) -> QImage:
+        image = QImage(120, 60, QImage.Format.Format_ARGB32_Premultiplied)
+        image.fill(0xFFFFFFFF)
+        painter = QPainter(image)
+        surface = surface_for(painter)
+        surface.rounded_rect(10.0, 10.0, 100.0, 40.0, 6.0, "#2060c0", stroke)
+        surface.text(20.0, 38.0, "Conv", font, "#ffffff")
+        painter.end()
+        return image
+
+    kept: list[QtSurface] = []
+
+    def bound(painter: QPainter) -> QtSurface:
+        if kept:
+            kept[0].bind(painter)
+        else:
+            kept.append(QtSurface(painter))
+        return kept[0]
+
+    first = paint(bound)
+    assert paint(bound) == first == paint(QtSurface)
