@@ -15,6 +15,7 @@ import numpy as np
 from onnxstudio.layout import labels
 from onnxstudio.layout.scopes import ScopeGroup, graph_links
 from onnxstudio.layout.state import ExpandState
+from onnxstudio.model.gil_runs import fromiter_in_runs
 from onnxstudio.model.graph import Node
 
 if TYPE_CHECKING:
@@ -130,8 +131,8 @@ class EdgeCollector:
             code[id(group)] = shown
             stack += ((g, shown) for g in body.tree.part(group)[1])
         ids = [n.id for n in graph_nodes]
-        hider = np.fromiter(map(code.get, map(id, map(body.tree.group_of.get, ids)),
-                                repeat(-1)), np.int64, len(ids))
+        hider = fromiter_in_runs(map(code.get, map(id, map(body.tree.group_of.get, ids)),
+                                     repeat(-1)), np.int64, len(ids))
         shown_by = np.where(hider >= 0, hider, np.arange(len(boxes), len(boxes) + len(ids)))
         links = graph_links(body.graph)
         src, dst = links.src, links.dst

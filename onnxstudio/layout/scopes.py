@@ -22,6 +22,7 @@ import numpy as np
 
 from onnxstudio.layout.scope_shape import Chunking, chunk, untangle
 from onnxstudio.layout.scope_tree import GroupKind, ScopeGroup, ScopeTree
+from onnxstudio.model.gil_runs import RUN, fromiter_in_runs
 from onnxstudio.model.graph import Graph, Node
 
 __all__ = ["CHUNK_MAX", "GroupKind", "ScopeGroup", "ScopeTree", "build_scope_tree",
@@ -315,7 +316,9 @@ def _links(graph: Graph) -> Links:
         elif value.consumers:
             free.append(value.consumers)
     nodes = graph.nodes
-    if len(producers) != sum(map(len, map(attrgetter("outputs"), nodes))) and len(
+    outputs = sum(sum(map(len, map(attrgetter("outputs"), nodes[i:i + RUN])))
+                  for i in range(0, len(nodes), RUN))
+    if len(producers) != outputs and len(
             producers) != sum(1 for n in nodes for name in n.outputs if name):
         values = graph.values
         producers, consumers = [], []
@@ -325,9 +328,9 @@ def _links(graph: Graph) -> Links:
                 if written is not None:
                     producers.append(i)
                     consumers.append(written.consumers)
-    counts = np.fromiter(map(len, consumers), np.int64, len(consumers))
+    counts = fromiter_in_runs(map(len, consumers), np.int64, len(consumers))
     src = np.repeat(np.asarray(producers, dtype=np.int64), counts)
-    dst = np.fromiter(chain.from_iterable(consumers), np.int64, len(src))
+    dst = fromiter_in_runs(chain.from_iterable(consumers), np.int64, len(src))
     nested = [i for i, n in enumerate(nodes) if n.subgraphs] if any(
         map(attrgetter("subgraphs"), nodes)) else []  # the scan in C when there are none
     return Links(src, dst, np.fromiter(chain.from_iterable(free), np.int64), nested)

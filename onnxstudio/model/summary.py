@@ -6,6 +6,7 @@ from collections import Counter
 from operator import attrgetter
 from typing import Any
 
+from onnxstudio.model.gil_runs import RUN
 from onnxstudio.model.graph import Graph, Model, TensorType
 from onnxstudio.model.schemas import display_domain
 
@@ -28,21 +29,17 @@ def count_subgraphs(graph: Graph) -> int:
     return sum(1 + count_subgraphs(body) for n in graph.nesting() for body in n.subgraphs.values())
 
 
-COUNT_RUN = 8192
-
-
 def operator_counts(model: Model) -> list[dict[str, Any]]:
     """One entry per (domain, op_type) in the main graph and nested bodies, most used first.
 
     Counted in C over raw (domain, op_type) keys, then merged per display domain: a
-    Python loop per node cost 0.15 s on 100k nodes. In runs of ``COUNT_RUN`` nodes: one C
-    call over 100k held the GIL 25-30 ms (three of them froze the window ~50 ms while
-    dag100k's panels were prepared on a worker)."""
+    Python loop per node cost 0.15 s on 100k nodes. In runs (see gil_runs): three C
+    calls over 100k held the GIL 25-30 ms each while dag100k's panels were prepared."""
     nodes = model.graph.walk()
     keys: list[tuple[str, str]] = []
     raw: Counter[tuple[str, str]] = Counter()
-    for start in range(0, len(nodes), COUNT_RUN):
-        run = list(map(_KEY, nodes[start:start + COUNT_RUN]))
+    for start in range(0, len(nodes), RUN):
+        run = list(map(_KEY, nodes[start:start + RUN]))
         raw.update(run)
         keys.extend(run)
     counts: Counter[tuple[str, str]] = Counter()

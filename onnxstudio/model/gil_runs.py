@@ -1,0 +1,27 @@
+"""Bulk work in C, cut into runs short enough that other threads get the GIL between.
+
+Mapping, counting or converting 100k items in one C call (``numpy.fromiter`` over a
+chain of C iterators, ``Counter``, ``list(map(...))``) never reaches the interpreter's
+switch point: on a worker it held the GIL 25-40 ms at a time and froze the window. In
+runs of ``RUN`` items each call takes 2-3 ms, and the Python between them lets the GUI
+thread in, at no measurable cost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import islice
+from typing import Any
+
+import numpy as np
+
+RUN = 8192
+
+
+def fromiter_in_runs(items: Iterable[Any], dtype: Any, count: int) -> np.ndarray:
+    """``numpy.fromiter(items, dtype, count)``, ``RUN`` items per call."""
+    it = iter(items)
+    out = np.empty(count, dtype=dtype)
+    for start in range(0, count, RUN):
+        out[start:start + RUN] = np.fromiter(islice(it, RUN), dtype, min(RUN, count - start))
+    return out
