@@ -33,6 +33,7 @@ from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Box, Direction, Layout
 from onnxstudio.layout.units import Piece, Unit
 from onnxstudio.model.formatting import plural
+from onnxstudio.model.gil_runs import dismantle
 from onnxstudio.model.graph import Graph, Model, Node
 
 FRAME_LABEL_PAD = 26.0  # room above a group's content for its label
@@ -252,22 +253,6 @@ class _Builder(EdgeCollector):
         elif need > unit.width:
             ox, unit.width = (need - unit.width) / 2, need
         unit_place.place(unit, res, keys, ports, pad_l + ox, pad_t, self._offset)
-
-
-def dismantle(*parts: object) -> None:
-    """Free a finished build piece by piece. Dropped at once, a big build's objects go in
-    one chain of deallocations that holds the GIL (0.2 s after laying out expanded
-    dag100k on a worker, while the window waited); emptied here, Python code runs between
-    the pieces and other threads get their turns."""
-    for part in parts:
-        for value in (vars(part).values() if hasattr(part, "__dict__") else (part,)):
-            if isinstance(value, dict):  # its keys and values kept here, freed below
-                rest = [*value, *value.values()]
-                value.clear()
-                value = rest
-            if isinstance(value, list):
-                while value:
-                    del value[-256:]
 
 
 def build_layout(

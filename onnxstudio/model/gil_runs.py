@@ -1,4 +1,5 @@
-"""Bulk work in C, cut into runs short enough that other threads get the GIL between.
+"""Bulk work in C, cut into runs short enough that other threads get the GIL between;
+big structures freed piece by piece for the same reason (``dismantle``).
 
 Mapping, counting or converting 100k items in one C call (``numpy.fromiter`` over a
 chain of C iterators, ``Counter``, ``list(map(...))``) never reaches the interpreter's
@@ -25,3 +26,23 @@ def fromiter_in_runs(items: Iterable[Any], dtype: Any, count: int) -> np.ndarray
     for start in range(0, count, RUN):
         out[start:start + RUN] = np.fromiter(islice(it, RUN), dtype, min(RUN, count - start))
     return out
+
+
+def dismantle(*parts: object) -> None:
+    """Free a finished build piece by piece. Dropped at once, a big build's objects go in
+    one chain of deallocations that holds the GIL (0.2 s after laying out expanded
+    dag100k on a worker, while the window waited); emptied here, Python code runs between
+    the pieces and other threads get their turns."""
+    for part in parts:
+        for value in (vars(part).values() if hasattr(part, "__dict__") else (part,)):
+            if isinstance(value, dict):  # its keys and values kept here, freed below
+                rest = [*value, *value.values()]
+                value.clear()
+                value = rest
+            elif isinstance(value, set):
+                rest = list(value)
+                value.clear()
+                value = rest
+            if isinstance(value, list):
+                while value:
+                    del value[-256:]
