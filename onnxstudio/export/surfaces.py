@@ -7,10 +7,10 @@ inside the paint, which unwinds to the atomic writer and leaves no file behind.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
 from onnxstudio.export.options import CancelFn, ExportCancelled, ProgressFn
+from onnxstudio.model.gil_runs import let_others_run
 from onnxstudio.render.drawing import Anchor, Cubic, Font, Point, Stroke, Surface
 
 
@@ -42,10 +42,7 @@ class WatchSurface(Surface):
             raise ExportCancelled()
         if self.progress is not None:
             self.progress(min(self.base + self.items, self.total - 1), self.total)
-        # A paint through Qt (PNG, PDF) on a worker keeps the GIL from the window though
-        # Python runs between its calls; a zero sleep hands it over (qt_surface's
-        # let_others_run, which this Qt-free module cannot import).
-        time.sleep(0)
+        let_others_run()  # a paint through Qt (PNG, PDF) on a worker: see gil_runs
 
     def begin_item(self, item_id: str, kind: str, name: str = "", op_type: str = "") -> None:
         self.items += 1

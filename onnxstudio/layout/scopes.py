@@ -22,7 +22,7 @@ import numpy as np
 
 from onnxstudio.layout.scope_shape import Chunking, chunk, untangle
 from onnxstudio.layout.scope_tree import GroupKind, ScopeGroup, ScopeTree
-from onnxstudio.model.gil_runs import RUN, fromiter_in_runs
+from onnxstudio.model.gil_runs import fromiter_in_runs
 from onnxstudio.model.graph import Graph, Node
 
 __all__ = ["CHUNK_MAX", "GroupKind", "ScopeGroup", "ScopeTree", "build_scope_tree",
@@ -316,8 +316,8 @@ def _links(graph: Graph) -> Links:
         elif value.consumers:
             free.append(value.consumers)
     nodes = graph.nodes
-    outputs = sum(sum(map(len, map(attrgetter("outputs"), nodes[i:i + RUN])))
-                  for i in range(0, len(nodes), RUN))
+    outputs = int(fromiter_in_runs(map(len, map(attrgetter("outputs"), nodes)), np.int64,
+                                   len(nodes)).sum())
     if len(producers) != outputs and len(
             producers) != sum(1 for n in nodes for name in n.outputs if name):
         values = graph.values

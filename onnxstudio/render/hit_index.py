@@ -131,6 +131,17 @@ class GraphIndex:
         i = self.position.get(box_id)
         return None if i is None else self.layout.boxes[i]
 
+    def centre(self, item_id: str) -> tuple[float, float] | None:
+        """The centre of box ``item_id`` or, failing that, of the group frame so named."""
+        box = self.box(item_id)
+        if box is not None:
+            return box.center
+        i = self.group_position.get(item_id)
+        if i is None:
+            return None
+        g = self.layout.groups[i]
+        return (g.x + g.width / 2, g.y + g.height / 2)
+
     def box_at(self, x: float, y: float) -> str | None:
         """Id of the box containing (x, y), or None."""
         hit = np.flatnonzero((self.bx0 <= x) & (x <= self.bx1) & (self.by0 <= y) & (y <= self.by1))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import Sequence
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
@@ -23,6 +22,7 @@ from PySide6.QtGui import (
     QPolygonF,
 )
 
+from onnxstudio.model.gil_runs import let_others_run
 from onnxstudio.render.drawing import FONT_FAMILY, Anchor, Cubic, Font, Point, Stroke, Surface
 
 # Qt's font and colour classes are reentrant, not thread-safe: the canvas paints on the
@@ -103,13 +103,6 @@ def prebuilt_paths(routes: Sequence[tuple[Point, Sequence[Cubic]]]) -> Paths:
 
 
 YIELD_EVERY = 64  # paths built between two turns of the other threads
-
-
-def let_others_run() -> None:
-    """Give the GIL to a waiting thread now. A worker calling Qt in a tight loop kept it
-    from the GUI thread for 20-50 ms at a time though Python code ran between the calls
-    (4096 paths built for expanded dag100k: a 50 ms freeze); a zero sleep hands it over."""
-    time.sleep(0)
 
 
 class QtSurface(Surface):

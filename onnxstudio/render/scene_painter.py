@@ -117,15 +117,10 @@ class GraphPainter:
         return self
 
     def _focus_rect(self, focus: Focus) -> Rect | None:
-        box = self.index.box(focus.box_id)
-        if box is not None:
-            cx, cy = box.center
-        else:
-            frame = next((g for g in self.layout.groups if g.id == focus.box_id), None)
-            if frame is None:
-                return None
-            cx, cy = frame.x + frame.width / 2, frame.y + frame.height / 2
-        x, y = cx - focus.dx - focus.width / 2, cy - focus.dy - focus.height / 2
+        centre = self.index.centre(focus.box_id)
+        if centre is None:
+            return None
+        x, y = centre[0] - focus.dx - focus.width / 2, centre[1] - focus.dy - focus.height / 2
         return (x, y, focus.width, focus.height)
 
     def prepared_routes(self) -> list[tuple[Point, list[Cubic]]]:

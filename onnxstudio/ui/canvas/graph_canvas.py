@@ -276,7 +276,7 @@ class GraphCanvas(QGraphicsView):
     def center_on_box(self, box_id: str, flash: bool = True) -> bool:
         index = self.index()
         box = index.box(box_id) if index else None
-        target = box.center if box is not None else self._group_centre(box_id)
+        target = index.centre(box_id) if index else None
         if target is None:
             return False
         if self.current_scale() < 0.6:
@@ -371,20 +371,11 @@ class GraphCanvas(QGraphicsView):
         i = int((cx * cx + cy * cy).argmin())
         return index.ids[i], float(cx[i]), float(cy[i]), centre
 
-    def _group_centre(self, group_id: str) -> tuple[float, float] | None:
-        if self._layout is None:
-            return None
-        for g in self._layout.groups:
-            if g.id == group_id:
-                return (g.x + g.width / 2, g.y + g.height / 2)
-        return None
-
     def _restore_anchor(self, anchor: tuple[str, float, float, QPointF], scale: float) -> None:
         box_id, dx, dy, centre = anchor
         self._set_scale(scale)
         index = self.index()
-        box = index.box(box_id) if index else None
-        where = box.center if box is not None else self._group_centre(box_id)
+        where = index.centre(box_id) if index else None
         if where is not None:
             super().centerOn(QPointF(where[0] - dx, where[1] - dy))
         else:

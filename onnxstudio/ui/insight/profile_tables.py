@@ -34,7 +34,13 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.model.formatting import format_ms, plural
 from onnxstudio.runner.profile_rows import NodeRow, OpRow
-from onnxstudio.ui.widgets.tables import RIGHT, SORT_ROLE, Column, RecordTableModel
+from onnxstudio.ui.widgets.tables import (
+    RIGHT,
+    SORT_ROLE,
+    Column,
+    RecordTableModel,
+    delegate_text_padding,
+)
 
 FILTER_ROLE = Qt.ItemDataRole.UserRole + 2  # what the filter box matches (name, id, op)
 ID_ROLE = Qt.ItemDataRole.UserRole + 3  # node id ("n12"), "" for unmapped kernels
@@ -204,7 +210,7 @@ class FitTableView(QTableView):
             font = source.record_data(record, column, Qt.ItemDataRole.FontRole)
             fm = QFontMetrics(font) if isinstance(font, QFont) else metrics
             widest = max(widest, fm.horizontalAdvance(source.columns[column].text(record)))
-        return widest + self._text_padding() if widest else 0
+        return widest + delegate_text_padding(self) if widest else 0
 
     def _records(self) -> RecordTableModel[Any]:
         proxy = self.model()
@@ -212,11 +218,6 @@ class FitTableView(QTableView):
         source = proxy.sourceModel()
         assert isinstance(source, RecordTableModel)
         return source
-
-    def _text_padding(self) -> int:
-        """What QStyledItemDelegate adds around a cell's text (and a pixel it rounds up)."""
-        margin = self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self)
-        return 2 * (margin + 1) + 1
 
     def fit_columns(self) -> None:
         """Measure the columns after the rows changed; the first column is set on resize.

@@ -18,13 +18,14 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QMenu,
-    QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
     QTreeWidget,
     QTreeWidgetItem,
     QTreeWidgetItemIterator,
 )
+
+from onnxstudio.ui.widgets.tables import delegate_text_padding
 
 LINK_ROLE = Qt.ItemDataRole.UserRole + 1
 COPY_ROLE = Qt.ItemDataRole.UserRole + 2
@@ -166,8 +167,7 @@ class PropertyTree(QTreeWidget):
     def _names_width(self) -> int:
         """What the widest name needs, its indentation included (``sizeHintForColumn``
         leaves that out, which cut "Image.NominalPixelRange" in a panel with room)."""
-        margin = 2 * (self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin,
-                                               None, self) + 1) + 2
+        margin = delegate_text_padding(self) + 1
         widest = 0
         it = QTreeWidgetItemIterator(self)
         while (item := it.value()) is not None:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QStyle, QWidget
 
 from onnxstudio.model.formatting import format_number
 
@@ -205,3 +206,10 @@ class MatrixTableModel(TableModel):
 
     def alignment(self, column: int) -> Qt.AlignmentFlag:
         return RIGHT
+
+
+def delegate_text_padding(view: QWidget) -> int:
+    """What QStyledItemDelegate adds around a cell's text in ``view`` (and a pixel it
+    rounds up): for fitting a column to texts measured with font metrics."""
+    margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view)
+    return 2 * (margin + 1) + 1
