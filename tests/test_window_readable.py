@@ -51,7 +51,15 @@ def test_dock_tabs_show_whole_names(window: MainWindow, qtbot) -> None:
     for bar in bars:
         texts = [bar.tabText(i) for i in range(bar.count())]
         assert bar.elideMode().name == "ElideNone" and bar.usesScrollButtons(), texts
-        assert "Compare" in texts or "Node" in texts
+    # The right side's eight panels run down the dock's edge: at 1280x800 every tab is
+    # whole in view (a bottom bar had room for four and showed the first cut: "odel").
+    right = next(b for b in bars if "Compare" in [b.tabText(i) for i in range(b.count())])
+    assert right.shape() in (QTabBar.Shape.RoundedEast, QTabBar.Shape.TriangularEast)
+    assert right.count() == 8
+    for i in range(right.count()):
+        assert right.rect().contains(right.tabRect(i)), right.tabText(i)
+        assert right.tabRect(i).height() >= right.fontMetrics().horizontalAdvance(
+            right.tabText(i)), right.tabText(i)
 
 
 def test_live_dark_switch_repaints_style_sheet_text(window: MainWindow, qtbot) -> None:

@@ -132,6 +132,9 @@ class MainWindow(QMainWindow):
         self.insight.showPanel.connect(self.show_panel)
         right = Qt.DockWidgetArea.RightDockWidgetArea
         keep_dock_tabs_readable(self)
+        # Down the dock's edge the right side's eight tabs are all whole at 1280x800;
+        # along its foot four fitted and the bar scrolled the first to "odel".
+        self.setTabPosition(right, QTabWidget.TabPosition.East)
         entries = {**self.inspector.entries(), "run": ("Run", self.run_panel, right),
                    "profile": ("Profile", scrolled(self.insight.profile_panel), right),
                    "tensor": ("Tensor", scrolled(self.insight.tensor_dock), right),
