@@ -101,6 +101,44 @@ def test_svg_shift_moves_positions_not_sizes_and_numbers_stay_compact() -> None:
                     ' fill="#000000">a&lt;b</text>')
 
 
+@pytest.mark.parametrize("shift", [(0.0, 0.0), (24.0, 10.5), (-0.004, 0.1)])
+def test_svg_edge_batch_writes_what_its_primitives_write(shift) -> None:
+    """SvgSurface formats a batch of edges at once; every number must read as the one
+    written by path and polygon: trailing zeros, negative zero, rounding, huge values."""
+    import random
+
+    from onnxstudio.render.drawing import Stroke, Surface
+    from onnxstudio.render.svg_surface import SvgSurface
+
+    rng = random.Random(7)
+    values = [0.0, -0.0, -0.004, 0.005, 0.015, 2.675, 1.1, 12.5, -12.5, 100.0, 0.1 + 0.2,
+              1e7 + 0.125, -3.999, 1e-9, float("nan"), float("inf")]
+    values += [rng.uniform(-2000, 2000) for _ in range(300)]
+    values += [round(rng.uniform(0, 500), rng.choice((0, 1, 2, 3))) for _ in range(300)]
+
+    def point() -> tuple[float, float]:
+        return rng.choice(values), rng.choice(values)
+
+    batch = []
+    for i in range(60):
+        start = point()
+        route, cur = [], start
+        for _ in range(rng.randint(1, 6)):
+            end = point()
+            route.append((cur, end, end) if rng.random() < 0.5 else (point(), point(), end))
+            cur = end
+        stroke = Stroke("#888888", 1.2, (4.0, 3.0) if i % 3 == 0 else None)
+        batch.append((f"edge{i}", f"v{i}", start, route, stroke, [point(), point(), point()],
+                      "#888888"))
+    bulk, one_by_one = SvgSurface(), SvgSurface()
+    for svg in (bulk, one_by_one):
+        svg.shift(*shift)
+    bulk.edges(batch)
+    Surface.edges(one_by_one, batch)
+    assert bulk.parts == one_by_one.parts
+    assert any("L" in part for part in bulk.parts) and any("C" in part for part in bulk.parts)
+
+
 def test_level_of_detail_drops_text_but_keeps_boxes() -> None:
     painter = GraphPainter(demo_layout(), LIGHT)
     full = RecordingSurface()

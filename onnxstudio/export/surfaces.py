@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from onnxstudio.export.options import CancelFn, ExportCancelled, ProgressFn
 from onnxstudio.model.gil_runs import let_others_run
-from onnxstudio.render.drawing import Anchor, Cubic, Font, Point, Stroke, Surface
+from onnxstudio.render.drawing import Anchor, Cubic, EdgeDraw, Font, Point, Stroke, Surface
 
 
 class WatchSurface(Surface):
@@ -52,6 +52,14 @@ class WatchSurface(Surface):
 
     def end_item(self) -> None:
         self.inner.end_item()
+
+    def edges(self, batch: Sequence[EdgeDraw]) -> None:
+        """Handed on in runs of ``every`` edges, checked between runs."""
+        for start in range(0, len(batch), self.every):
+            run = batch[start:start + self.every]
+            self.items += len(run)
+            self.check()
+            self.inner.edges(run)
 
     def rect(self, x: float, y: float, w: float, h: float, fill: str | None,
              stroke: Stroke | None) -> None:

@@ -41,6 +41,11 @@ class Font:
     mono: bool = False
 
 
+# One edge as :meth:`Surface.edges` draws it: item id, value name, start, route, its
+# stroke, arrowhead, arrowhead fill.
+EdgeDraw = tuple[str, str, Point, Sequence[Cubic], Stroke, Sequence[Point], str]
+
+
 class Surface(ABC):
     """Where a graph is drawn. Coordinates are layout units; y grows downwards."""
 
@@ -91,6 +96,15 @@ class Surface(ABC):
         """Many plain rectangles in one style; backends may batch this (coarse zoom)."""
         for x, y, w, h in boxes:
             self.rect(x, y, w, h, fill, stroke)
+
+    def edges(self, batch: Sequence[EdgeDraw]) -> None:
+        """Edges, each an item of its route and arrowhead; backends may batch this (SVG
+        formats all their numbers at once)."""
+        for item_id, name, start, route, stroke, arrow, fill in batch:
+            self.begin_item(item_id, "edge", name, "")
+            self.path(start, route, stroke)
+            self.polygon(arrow, fill)
+            self.end_item()
 
     def polylines(self, lines: Sequence[Sequence[Point]], stroke: Stroke) -> None:
         """Many straight polylines in one style (edges at coarse zoom)."""

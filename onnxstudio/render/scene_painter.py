@@ -20,7 +20,7 @@ from onnxstudio.model.formatting import plural
 from onnxstudio.render import boxes as bx
 from onnxstudio.render import text as tx
 from onnxstudio.render.boxes import PaintState
-from onnxstudio.render.drawing import Cubic, Point, Stroke, Surface
+from onnxstudio.render.drawing import Cubic, EdgeDraw, Point, Stroke, Surface
 from onnxstudio.render.edge_labels import EdgeLabels
 from onnxstudio.render.geometry import (
     ARROW_LENGTH,
@@ -160,15 +160,18 @@ class GraphPainter:
         related = state.related_edges
         chosen = state.selected_edges - related
         n = len(self.layout.edges)
-        for ei in edges:
-            if int(ei) not in related and int(ei) not in chosen:
-                self._edge(surface, int(ei), scale, None)
+        batch: list[EdgeDraw] = []
+        draw = self._edge_draw
+        for ei in edges.tolist():
+            if ei not in related and ei not in chosen:
+                draw(batch, ei, scale, None)
         for ei in sorted(chosen):  # drawn over the rest, so a selection can be traced
             if 0 <= ei < n:
-                self._edge(surface, ei, scale, self.theme.selection)
+                draw(batch, ei, scale, self.theme.selection)
         for ei in sorted(related):
             if 0 <= ei < n:
-                self._edge(surface, ei, scale, self.theme.hover)
+                draw(batch, ei, scale, self.theme.hover)
+        surface.edges(batch)
         if titles:
             for gi in groups:
                 self._group_label(surface, self.layout.groups[int(gi)])
@@ -253,13 +256,14 @@ class GraphPainter:
                                       arrowhead(segs[-1][2], way))
         return drawn
 
-    def _edge(self, s: Surface, i: int, scale: float, color: str | None) -> None:
-        t = self.theme
-        e = self.layout.edges[i]
+    def _edge_draw(self, batch: list[EdgeDraw], i: int, scale: float, color: str | None
+                   ) -> None:
+        """Add edge ``i`` as drawn to ``batch`` (nothing for an edge without a route)."""
         drawn = self.drawn(i)
         if drawn is None:
             return
-        start, trimmed, arrow = drawn
+        e = self.layout.edges[i]
+        t = self.theme
         col = color or (t.back_edge if e.back else t.edge)
         width = 2.0 if color else 1.2
         width = max(width, 0.9 / scale)
@@ -267,10 +271,8 @@ class GraphPainter:
         stroke = self._strokes.get(key)
         if stroke is None:
             stroke = self._strokes[key] = Stroke(col, width, (4.0, 3.0) if e.back else None)
-        s.begin_item(f"edge{i}", "edge", e.value, "")
-        s.path(start, trimmed, stroke)  # the same list each paint: a surface may cache it
-        s.polygon(arrow, col)
-        s.end_item()
+        start, trimmed, arrow = drawn  # the same lists each paint: a surface may cache them
+        batch.append((f"edge{i}", e.value, start, trimmed, stroke, arrow, col))
 
     def _coarse_edges(self, s: Surface, edges: np.ndarray, scale: float) -> None:
         lines: list[list[Point]] = []

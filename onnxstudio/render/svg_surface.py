@@ -11,11 +11,14 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+import numpy as np
+
 from onnxstudio.printable import printable
 from onnxstudio.render.drawing import (
     FONT_FALLBACKS,
     Anchor,
     Cubic,
+    EdgeDraw,
     Font,
     Point,
     Stroke,
@@ -33,6 +36,23 @@ def _n(v: float) -> str:
     """Compact number: two decimals, no trailing zeros."""
     s = f"{v:.2f}".rstrip("0").rstrip(".")
     return "0" if s in ("-0", "") else s
+
+
+# Numbers formatted in bulk (see SvgSurface.edges): each "%.2f" is followed by _END, so
+# its trailing zeros are found by plain replaces, which give what _n gives.
+_END = "\x01"
+_NUM = "%.2f" + _END
+_MOVE, _LINE = f"M{_NUM} {_NUM}", f"L{_NUM} {_NUM}"
+_CURVE = f"C{_NUM} {_NUM} {_NUM} {_NUM} {_NUM} {_NUM}"
+_ZEROS = [(f".00{_END}", _END)] + [(f".{d}0{_END}", f".{d}{_END}") for d in range(1, 10)] \
+    + [(f"-0{_END}", f"0{_END}"), (_END, "")]
+
+
+def _compact(text: str) -> str:
+    """``text`` formatted from _NUMs, each number as _n writes it."""
+    for old, new in _ZEROS:
+        text = text.replace(old, new)
+    return text
 
 
 # XML's escapes, written out: xml.sax.saxutils imports urllib and with it ssl, whose
@@ -210,6 +230,46 @@ class SvgSurface(Surface):
             ' stroke-linecap="round" stroke-linejoin="round"/>'
         )
 
+    def edges(self, batch: Sequence[EdgeDraw]) -> None:
+        """What the default does, a third faster: every number of the batch's routes and
+        arrowheads is formatted by one ``%`` and shifted by numpy, instead of a Python
+        addition and format-cache lookup each (BERT-96: 236k numbers)."""
+        if not batch:
+            return
+        form: list[str] = []
+        values: list[float] = []
+        write, add = form.append, values.extend
+        for _, _, start, route, _, arrow, _ in batch:
+            cx, cy = start
+            write(_MOVE)
+            add(start)
+            for (x1, y1), (x2, y2), end in route:
+                ex, ey = end
+                if x1 == cx and y1 == cy and x2 == ex and y2 == ey:
+                    write(_LINE)
+                    add(end)
+                else:
+                    write(_CURVE)
+                    add((x1, y1, x2, y2, ex, ey))
+                cx, cy = ex, ey
+            write("\x00" + " ".join([f"{_NUM},{_NUM}"] * len(arrow)) + "\x00")
+            for point in arrow:
+                add(point)
+        if self.dx or self.dy:
+            shifted = np.array(values, dtype=np.float64).reshape(-1, 2)
+            shifted += np.array([self.dx, self.dy])
+            values = shifted.ravel().tolist()
+        pieces = _compact("".join(form) % tuple(values)).split("\x00")
+        parts, fill_attrs = self.parts, self._fill
+        for k, (item_id, name, _, _, stroke, _, fill) in enumerate(batch):
+            self.begin_item(item_id, "edge", name, "")
+            if stroke is not self._last_stroke:
+                self._last_stroke, self._last_stroke_attrs = stroke, self._stroke[stroke]
+            parts.append(f'<path d="{pieces[2 * k]}" fill="none"{self._last_stroke_attrs}'
+                         ' stroke-linecap="round" stroke-linejoin="round"/>')
+            parts.append(f'<polygon points="{pieces[2 * k + 1]}"{fill_attrs[fill]}/>')
+            self.end_item()
+
     def polygon(self, points: Sequence[Point], fill: str, stroke: Stroke | None = None) -> None:
         n, dx, dy = self._num, self.dx, self.dy
         pts = " ".join([f"{n[x + dx]},{n[y + dy]}" for x, y in points])
@@ -228,14 +288,20 @@ class SvgSurface(Surface):
     # -- document -----------------------------------------------------------------------
 
     def document(self, x: float, y: float, w: float, h: float, background: str | None) -> str:
+        head, tail = self.frame(x, y, w, h, background)
+        return head + "\n".join(self.parts) + tail
+
+    @staticmethod
+    def frame(x: float, y: float, w: float, h: float, background: str | None
+              ) -> tuple[str, str]:
+        """What :meth:`document` writes before the parts and after them."""
         family = ", ".join(f"'{f}'" if " " in f else f for f in FONT_FALLBACKS)
         head = (
             '<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{_n(w)}" height="{_n(h)}" '
             f'viewBox="{_n(x)} {_n(y)} {_n(w)} {_n(h)}" font-family="{family}">\n'
         )
-        bg = ""
         if background:
             box = f'x="{_n(x)}" y="{_n(y)}" width="{_n(w)}" height="{_n(h)}"'
-            bg = f"<rect {box}{_fill_attrs(background)}/>\n"
-        return head + bg + "\n".join(self.parts) + "\n</svg>\n"
+            head += f"<rect {box}{_fill_attrs(background)}/>\n"
+        return head, "\n</svg>\n"
