@@ -55,6 +55,19 @@ def test_overlapped_load_is_the_same_model(tmp_path: Path, bad: bool) -> None:
     assert any("shape inference failed" in w for w in overlapped.warnings) == bad
 
 
+@pytest.mark.parametrize("bad", [False, True])
+def test_load_with_inference_started_from_the_file_is_the_same_model(tmp_path: Path,
+                                                                     bad: bool) -> None:
+    """The CLI export starts the fork before it reads the model: the fork reads it."""
+    from onnxstudio.model.infer_child import ForkedInference
+
+    path = save(relu_chain(30, bad=bad), tmp_path / "chain.onnx")
+    alone = load_model(path)
+    early = load_model(path, inferring=ForkedInference(path))
+    assert _types(early) == _types(alone) and early.warnings == alone.warnings
+    assert early.graph.values["v7"].type.describe() == "float32[2×8]"
+
+
 def test_overlapped_load_runs_untyped_work_while_shapes_are_inferred(tmp_path: Path) -> None:
     """``meanwhile`` gets the built model, marked as the file's (so the layout cache
     serves its scope tree), before the inferred types arrive."""

@@ -62,17 +62,29 @@ def _export(args: argparse.Namespace) -> int:
     fmt = format_for_path(out, options.format)
     options.format = fmt
     check_destination(out, [model_path])  # before the (possibly slow) load
+    inferring = None
     if needs_qt(fmt):
         from onnxstudio.export.qtapp import ensure_gui_app
 
         ensure_gui_app()  # sets the offscreen platform first when there is no display
+    else:
+        # Shapes are inferred in a fork (not beside Qt: a fork keeps one thread), started
+        # once onnx is loaded: it reads the model while this process imports the rest.
+        import onnx  # noqa: F401
+
+        from onnxstudio.model.infer_child import ForkedInference
+
+        inferring = ForkedInference(model_path)
     from onnxstudio.export.build import layout_for_export
     from onnxstudio.layout.cache import scope_tree
     from onnxstudio.model import load_model
 
-    # Shapes are inferred in a fork meanwhile (unless Qt runs: a fork keeps one thread),
-    # and the scope tree, which reads no types, is made while the fork finishes.
-    model = load_model(model_path, overlap=not needs_qt(fmt), meanwhile=scope_tree)
+    # The scope tree, which reads no types, is made while the fork finishes.
+    try:
+        model = load_model(model_path, meanwhile=scope_tree, inferring=inferring)
+    finally:
+        if inferring is not None:
+            inferring.cancel()  # collected by now, unless the load failed
     layout = layout_for_export(model, options)
     result = export_layout(layout, model, out, options, parallel=True)
     for notice in result.notices:

@@ -38,6 +38,7 @@ def load_model(
     progress: Progress | None = None,
     overlap: bool = False,
     meanwhile: Callable[[Model], object] | None = None,
+    inferring: ForkedInference | None = None,
 ) -> Model:
     """Open ``path`` read-only; raise ModelLoadError naming the file and the reason.
 
@@ -46,7 +47,8 @@ def load_model(
     0.46, dag100k 1.4 s instead of 2.5; the fork's 0.3 s / 1.5 s run meanwhile), and
     then runs ``meanwhile`` on the model: work that reads no value types (its scope
     tree), done while the fork still infers. The model is marked as the file's with
-    inferred shapes by then, so the layout cache serves that work.
+    inferred shapes by then, so the layout cache serves that work. ``inferring``: that
+    fork, started already (from the file); the caller cancels it if this raises.
     """
     path = Path(path)
     report = progress or (lambda _stage, _fraction: None)
@@ -55,7 +57,7 @@ def load_model(
     proto, external = read_model_proto(path)
     warnings: list[str] = []
     inferred = None
-    forked = ForkedInference(proto) if shape_inference and overlap else None
+    forked = inferring or (ForkedInference(proto) if shape_inference and overlap else None)
     if shape_inference and forked is None:
         report("Inferring shapes", 0.3)
         inferred, problem = infer_shapes(proto)
