@@ -53,6 +53,10 @@ WHOLE_GRAPH_COMMANDS = frozenset({"info", "export", "extract", "diff", "split"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # numpy's OpenBLAS starts a thread per core that spins 0.1 s of CPU at import, on the
+    # core a window's open or a command's fork needs; the only BLAS call here is one
+    # vector dot product (runner/compare.py).
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     args_list = list(sys.argv[1:] if argv is None else argv)
     child = run_child(args_list)
     if child is not None:
