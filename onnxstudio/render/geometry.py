@@ -62,13 +62,14 @@ def smooth_curve(points: Sequence[Point]) -> tuple[Point, list[Cubic]]:
 
 def _dedupe(points: Sequence[Point]) -> list[Point]:
     """The points as float pairs, each within 1e-6 of the one before dropped."""
-    out: list[Point] = []
-    px = py = 0.0
-    for p in points:
-        x, y = float(p[0]), float(p[1])
-        if not out or abs(px - x) > 1e-6 or abs(py - y) > 1e-6:
-            out.append((x, y))
-            px, py = x, y
+    if not points:
+        return []
+    px, py = float(points[0][0]), float(points[0][1])
+    out: list[Point] = [(px, py)]
+    for x, y in itertools.islice(points, 1, None):  # a float minus an int is exact here
+        if abs(px - x) > 1e-6 or abs(py - y) > 1e-6:
+            px, py = float(x), float(y)
+            out.append((px, py))
     return out
 
 
