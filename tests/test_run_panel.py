@@ -53,6 +53,18 @@ def test_mnist_digit_shows_top_k_with_labels_thumbnail_and_tensor(qtbot, panel: 
     assert panel.results.latency_label.text().startswith("Latency ")
 
 
+def test_the_answer_scrolls_into_view_in_a_short_panel(qtbot, panel: RunPanel) -> None:
+    """Below the choices, the top-k table starts under the fold of a 1280x800 window: a
+    finished run scrolls it into view, whole."""
+    panel.resize(480, 520)
+    panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
+    table = panel.results.top_table
+    finish(qtbot, panel, lambda: panel.open_images([shared_model("images/digit_3.jpg")]))
+    qtbot.waitUntil(lambda: table.visibleRegion().boundingRect().height() == table.height())
+    assert panel.scroll_area.verticalScrollBar().value() > 0
+    assert table.item(0, 0).text() == "3"
+
+
 def test_drop_event_with_file_urls_runs_the_image(qtbot, panel: RunPanel) -> None:
     panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
     mime = QMimeData()

@@ -67,6 +67,20 @@ def test_a_dropped_folder_fills_the_table_with_accuracy_and_csv(qtbot, panel: Ru
     assert (tmp_path / "out.csv").read_text().splitlines()[3].startswith("8/c.png,8,3,3,")
 
 
+def test_loose_images_fill_the_table_without_talk_of_sub_folders(qtbot, panel: RunPanel,
+                                                                  tmp_path: Path) -> None:
+    """Two dropped photos are not a labelled folder: no accuracy, and no word about
+    sub-folder names the user never gave."""
+    digit = Image.open(shared_model("images/digit_3.jpg"))
+    paths = [tmp_path / "a.png", tmp_path / "b.png"]
+    for path in paths:
+        digit.save(path)
+    panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
+    rows = run(qtbot, panel, lambda: panel.open_images(paths), "folderFinished")
+    caption = panel.results.folder_view.caption.text()
+    assert len(rows) == 2 and caption == "done: 2 of 2 images, 0 failed"
+
+
 def test_an_audio_model_gets_audio_controls_and_a_dims_hint(qtbot, panel: RunPanel) -> None:
     panel.set_model(shared_model("packaged/silero_vad/silero_vad_16k_op15.onnx"))
     assert panel.inputs.open_button.isHidden() and panel.choices.preset_combo.isHidden()

@@ -121,7 +121,7 @@ class FolderView(QWidget):
         if s.accuracy is not None:
             judged = sum(sum(line) for line in s.matrix)
             text += f" — accuracy {s.accuracy:.1%} over {judged} labelled by sub-folder"
-        else:
+        elif any(row.item.truth for row in self._rows):  # loose files claim no truth
             text += " — no accuracy: sub-folder names are not class labels"
         self.caption.setText(text)
         self.summary.setText("Confusion matrix (rows: truth, columns: top-1)"

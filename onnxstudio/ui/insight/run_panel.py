@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
@@ -121,6 +121,7 @@ class RunPanel(QWidget):
         self._clear_results()
         self.results.folder_view.start(len(items), where)
         self.hide_error()
+        self._show_answer()
         self.controller.submit(FolderRequest(request, items))
         return True
 
@@ -226,7 +227,7 @@ class RunPanel(QWidget):
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea(self)
+        self.scroll_area = scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         # A dock is narrow: content wraps to its width rather than scrolling sideways.
@@ -363,7 +364,15 @@ class RunPanel(QWidget):
             return
         self.results.show_outcomes(outcomes)
         self.controls.say("Done")
+        self._show_answer()
         self.runFinished.emit(outcomes)
+
+    def _show_answer(self) -> None:
+        """Scroll the answer into view: below the choices it starts under the fold of a
+        1280x800 window, and a dropped photo's top-k must show at once."""
+        answer = self.results.answer()
+        if answer is not None:  # once the scroll area has laid the filled answer out
+            QTimer.singleShot(0, lambda: self.scroll_area.ensureWidgetVisible(answer, 0, 8))
 
     def _clear_results(self, keep_last: bool = False) -> None:
         if not keep_last:

@@ -128,6 +128,15 @@ class RunResults(QWidget):
         lay.addStretch(1)
 
     # ----------------------------------------------------------------- showing
+    def answer(self) -> QWidget | None:
+        """What the user ran the model for, as shown: the folder's table, the
+        detections, the top-k table, the output images or else the outputs."""
+        for w in (self.folder_view, self.detection_view, self.top_table, self.images_box,
+                  self.outputs_table):
+            if not w.isHidden():
+                return w
+        return None
+
     def outcomes(self) -> list[RunOutcome]:
         return list(self._outcomes)
 
