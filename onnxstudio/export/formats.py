@@ -1,7 +1,9 @@
 """Pick the format from the file name and dispatch one export; the single entry point.
 
 ``export_layout`` is what the CLI and the GUI worker call. DOT, JSON and SVG never import
-Qt; PNG and PDF import the QPainter backend lazily.
+Qt; PNG and PDF import the QPainter backend lazily. Importing this module loads no layout,
+model or numpy: the CLI export picks the format and starts its shape-inference fork
+before those imports.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from onnxstudio.export.options import (
     ProgressFn,
     title_block_for,
 )
-from onnxstudio.export.region import crop_layout
 
 if TYPE_CHECKING:
     from onnxstudio.layout.types import Layout
@@ -80,12 +81,14 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
     _check_cancel(cancel)
     result = ExportResult(path=dest, format=fmt, files=[dest])
     if fmt == "json":
+        from onnxstudio.export.region import crop_layout
         from onnxstudio.layout.serialize import layout_to_dict
 
         data = layout_to_dict(crop_layout(layout, options))
         atomic_write(dest, json.dumps(data, ensure_ascii=False), protect)
     elif fmt == "dot":
         from onnxstudio.export.dot import layout_to_dot
+        from onnxstudio.export.region import crop_layout
         from onnxstudio.render.theme import theme_named
 
         name = model.graph.name if model is not None and model.graph.name else "model"
