@@ -65,6 +65,18 @@ def test_index_queries() -> None:
     assert idx.group_at(100, 50) == "/g"
 
 
+def test_an_index_for_painting_only_answers_what_painting_asks() -> None:
+    """An export's index skips edge segments and adjacency; what a paint asks (boxes,
+    edges and frames in a rectangle) it answers as the full index does."""
+    layout = _layout()
+    full, paint = GraphIndex(layout), GraphIndex(layout, picking=False)
+    for rect in ((0, 90, 400, 50), (40, 20, 20, 20), (-100, -100, 1000, 1000), None):
+        assert paint.box_indices_in(rect).tolist() == full.box_indices_in(rect).tolist()
+        assert paint.edge_indices_in(rect, 5).tolist() == full.edge_indices_in(rect, 5).tolist()
+        assert paint.group_indices_in(rect).tolist() == full.group_indices_in(rect).tolist()
+    assert not hasattr(paint, "seg_edge") and paint.centre("a") == full.centre("a")
+
+
 def test_index_and_painter_accept_empty_and_unrouted_layouts() -> None:
     from onnxstudio.render.scene_painter import GraphPainter
     from tests.render_support import RecordingSurface

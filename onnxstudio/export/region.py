@@ -15,13 +15,12 @@ SELECTION_PAD = 16.0  # layout units around the selected boxes, so edges stubs s
 
 def layout_bounds(layout: Layout) -> Rect:
     """The drawing's extent: the layout's declared size, grown to anything outside it."""
-    x0, y0, x1, y1 = 0.0, 0.0, float(layout.width), float(layout.height)
-    for b in layout.boxes:
-        x0, y0 = min(x0, b.x), min(y0, b.y)
-        x1, y1 = max(x1, b.x + b.width), max(y1, b.y + b.height)
-    for g in layout.groups:
-        x0, y0 = min(x0, g.x), min(y0, g.y)
-        x1, y1 = max(x1, g.x + g.width), max(y1, g.y + g.height)
+    items: list[Box | GroupFrame] = [*layout.boxes, *layout.groups]
+    x0 = min(0.0, min((i.x for i in items), default=0.0))
+    y0 = min(0.0, min((i.y for i in items), default=0.0))
+    w, h = float(layout.width), float(layout.height)
+    x1 = max(w, max((i.x + i.width for i in items), default=w))
+    y1 = max(h, max((i.y + i.height for i in items), default=h))
     return (x0, y0, max(x1 - x0, 1.0), max(y1 - y0, 1.0))
 
 

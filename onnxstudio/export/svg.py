@@ -22,6 +22,7 @@ from onnxstudio.export.options import (
 from onnxstudio.export.sheet import item_count, paint_state, plan_sheet
 from onnxstudio.export.surfaces import WatchSurface
 from onnxstudio.forked import Forked, ForkFailed
+from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.svg_surface import SvgSurface
 
@@ -59,7 +60,7 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
         finally:
             halves.cancel()
     else:
-        graph = GraphPainter(layout, sheet.theme)
+        graph = GraphPainter(layout, sheet.theme, GraphIndex(layout, picking=False))
         graph.paint(WatchSurface(svg, progress, cancel, total=total), rect, 1.0, state)
         text = head + "\n".join(svg.parts) + tail
         if cancel is not None and cancel():
@@ -82,7 +83,7 @@ class _TwoHalves:
     def __init__(self, layout: Layout, theme: Theme, svg: SvgSurface, rect: Rect,
                  state: PaintState, head: str, tail: str) -> None:
         self.svg, self.head, self.tail = svg, head, tail
-        graph = GraphPainter(layout, theme)
+        graph = GraphPainter(layout, theme, GraphIndex(layout, picking=False))
         self.paint_upper = functools.partial(graph.paint_upper, svg, rect, 1.0, state)
         before = set(svg.item_ids)
         start = len(svg.parts)
