@@ -68,6 +68,31 @@ def test_load_with_inference_started_from_the_file_is_the_same_model(tmp_path: P
     assert early.graph.values["v7"].type.describe() == "float32[2×8]"
 
 
+@needs_fork
+@pytest.mark.parametrize("early", [False, True])
+def test_inference_that_crashes_its_fork_is_named_by_the_guard(tmp_path: Path,
+                                                               early: bool) -> None:
+    """The fork infers unguarded: onnx's LabelEncoder inference segfaults on an input
+    nothing defines, which ends the fork only; the model opens with the guard's reason."""
+    from onnx import TensorProto, helper
+
+    from onnxstudio.model.infer_child import ForkedInference
+    from tests.builders import make_model
+
+    node = helper.make_node("LabelEncoder", ["X"], ["Y"], domain="ai.onnx.ml",
+                            keys_strings=["a"], values_int64s=[1], default_int64=0)
+    graph = helper.make_graph([node], "dangling", [],
+                              [helper.make_tensor_value_info("Y", TensorProto.INT64, [1])])
+    path = save(make_model(graph, opset_imports=[helper.make_opsetid("", 21),
+                                                 helper.make_opsetid("ai.onnx.ml", 4)]),
+                tmp_path / "m.onnx")
+    model = load_model(path, inferring=ForkedInference(path)) if early else \
+        load_model(path, overlap=True)
+    assert any("input 'X' of node 'LabelEncoder' is produced by nothing" in w
+               for w in model.warnings), model.warnings
+    assert model.warnings == load_model(path).warnings
+
+
 def test_overlapped_load_runs_untyped_work_while_shapes_are_inferred(tmp_path: Path) -> None:
     """``meanwhile`` gets the built model, marked as the file's (so the layout cache
     serves its scope tree), before the inferred types arrive."""

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from onnxstudio.model.graph import TensorType
 
 TIMEOUT_S = 600
+FORK_FAILED = "shape inference could not run (its process failed)"
 
 
 class ChildInference:
@@ -82,7 +83,9 @@ class ForkedInference:
     export) to build the graph meanwhile on another core: no interpreter start and no
     second read of the file, which cost the spawned child above what it saved. It hands
     back each value's type, read from the inferred model as ``apply_inferred_types``
-    reads it (on dag100k 0.2 s of the fork's time instead of this process')."""
+    reads it (on dag100k 0.2 s of the fork's time instead of this process'). The fork
+    skips guard.py's walk: a graph onnx crashes on ends the fork, and ``load_model``
+    then asks the guard for the reason."""
 
     def __init__(self, model: onnx.ModelProto | Path) -> None:
         """``model``: parsed, or its file, which the fork then reads itself. The CLI
@@ -101,7 +104,7 @@ class ForkedInference:
         try:
             return self._fork.result()
         except ForkFailed:
-            return None, "shape inference could not run (its process failed)"
+            return None, FORK_FAILED
 
     def cancel(self) -> None:
         self._fork.cancel()
@@ -112,7 +115,7 @@ def _inferred_types(proto: onnx.ModelProto
     from onnxstudio.model.inference import infer_shapes
     from onnxstudio.model.inferred import inferred_types
 
-    inferred, problem = infer_shapes(proto)
+    inferred, problem = infer_shapes(proto, guarded=False)  # see ForkedInference
     return (None if inferred is None else inferred_types(inferred)), problem
 
 

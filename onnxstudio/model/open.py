@@ -16,7 +16,8 @@ from onnx import external_data_helper
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.graph import Model
-from onnxstudio.model.infer_child import ChildInference, ForkedInference
+from onnxstudio.model.guard import unsafe_for_inference
+from onnxstudio.model.infer_child import FORK_FAILED, ChildInference, ForkedInference
 from onnxstudio.model.inference import infer_shapes
 from onnxstudio.model.inferred import apply_inferred_types, apply_types
 from onnxstudio.model.load import read_model_proto
@@ -84,6 +85,8 @@ def load_model(
                 forked.cancel()
                 raise
         types, problem = forked.result()
+        if problem == FORK_FAILED:  # crashed, as onnx does on what the guard finds
+            problem = unsafe_for_inference(proto) or problem
         if problem:
             model.warnings.insert(0, problem)  # where build_model puts it
         if types is not None:
