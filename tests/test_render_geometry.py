@@ -27,6 +27,27 @@ def test_arrowhead_points_along_direction() -> None:
     assert left[1] < 10.0 and right[1] < 10.0
 
 
+def test_a_straight_edge_is_drawn_to_the_same_bits_as_any_route() -> None:
+    """straight_edge is the general path (smooth, trim, arrowhead) unrolled for two
+    points: the same numbers exactly, and None where the points coincide."""
+    import random
+
+    from onnxstudio.render.geometry import straight_edge, trim_end
+
+    rng = random.Random(11)
+    for _ in range(2000):
+        a = (rng.choice([0.0, 12.5, rng.uniform(-500, 500)]), rng.uniform(-500, 500))
+        b = (rng.choice([a[0], rng.uniform(-500, 500)]), rng.choice([a[1], rng.uniform(-9, 9)]))
+        start, segs = smooth_curve([a, b])
+        fast = straight_edge(a, b, 6.0)
+        if not segs or len(segs) != 1:
+            assert fast is None
+            continue
+        way = end_direction(start, segs)
+        assert fast == (start, trim_end(start, segs, 6.0, way), arrowhead(segs[-1][2], way))
+    assert straight_edge((1.0, 1.0), (1.0, 1.0 + 1e-9), 6.0) is None
+
+
 def test_text_width_and_elide() -> None:
     font = Font(10.0)
     assert text_width("MatMul", Font(11.0, bold=True)) > text_width("MatMul", Font(11.0))

@@ -27,6 +27,7 @@ from onnxstudio.render.geometry import (
     arrowhead,
     end_direction,
     smooth_curve,
+    straight_edge,
     trim_end,
 )
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
@@ -248,6 +249,12 @@ class GraphPainter:
         (cached; None for an edge without a route)."""
         drawn = self._drawn.get(i)
         if drawn is None:
+            points = self.layout.edges[i].points
+            if len(points) == 2:
+                drawn = straight_edge(points[0], points[1], ARROW_LENGTH - 1.0)
+                if drawn is not None:
+                    self._drawn[i] = drawn
+                    return drawn
             start, segs = self.curve(i)
             if not segs:
                 return None
