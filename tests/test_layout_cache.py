@@ -263,3 +263,20 @@ def test_cli_export_twice_writes_the_same_file_laid_out_once(
     assert len(builds) == 1
     assert outputs[0].read_bytes() == outputs[1].read_bytes()
     assert b"Softmax" in outputs[0].read_bytes()
+
+
+def test_stores_later_queues_what_is_kept_until_the_caller_writes_it(
+        builds: list[str], tmp_path: Path) -> None:
+    """The CLI export writes the cache while its fork paints: within ``stores_later``
+    nothing is written, and the queued writes leave what a direct store leaves."""
+    path = save(tiny_mlp(), tmp_path / "mlp.onnx")
+    model = opened(path)
+    with cache.stores_later() as stores:
+        layout = cache.layout_model(model, default_state(model.graph))
+    assert len(stores) == 1 and entries() == []
+    for keep in stores:
+        keep()
+    assert len(entries()) == 1
+    again = opened(path)
+    assert cache.layout_model(again, default_state(again.graph)) == layout
+    assert len(builds) == 1

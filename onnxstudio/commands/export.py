@@ -76,17 +76,20 @@ def _export(args: argparse.Namespace) -> int:
 
         inferring = ForkedInference(model_path)
     from onnxstudio.export.build import layout_for_export
-    from onnxstudio.layout.cache import scope_tree
+    from onnxstudio.layout.cache import scope_tree, stores_later
     from onnxstudio.model import load_model
 
-    # The scope tree, which reads no types, is made while the fork finishes.
-    try:
-        model = load_model(model_path, meanwhile=scope_tree, inferring=inferring)
-    finally:
-        if inferring is not None:
-            inferring.cancel()  # collected by now, unless the load failed
-    layout = layout_for_export(model, options)
-    result = export_layout(layout, model, out, options, parallel=True)
+    # The scope tree, which reads no types, is made while the fork finishes. What the
+    # layout cache keeps is written while the export waits for its own fork.
+    with stores_later() as stores:
+        try:
+            model = load_model(model_path, meanwhile=scope_tree, inferring=inferring)
+        finally:
+            if inferring is not None:
+                inferring.cancel()  # collected by now, unless the load failed
+        layout = layout_for_export(model, options)
+    result = export_layout(layout, model, out, options, parallel=True,
+                           meanwhile=lambda: [keep() for keep in stores])
     for notice in result.notices:
         print(f"onnxstudio: note: {notice}", file=sys.stderr)
     what = f", {result.size[0]:.0f}×{result.size[1]:.0f}" if any(result.size) else ""

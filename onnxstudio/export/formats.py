@@ -9,6 +9,7 @@ before those imports.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,11 +68,13 @@ def _check_cancel(cancel: CancelFn | None) -> None:
 
 def export_layout(layout: Layout, model: Model | None, path: str | Path,
                   options: ExportOptions | None = None, progress: ProgressFn | None = None,
-                  cancel: CancelFn | None = None, parallel: bool = False) -> ExportResult:
+                  cancel: CancelFn | None = None, parallel: bool = False,
+                  meanwhile: Callable[[], object] | None = None) -> ExportResult:
     """Write ``layout`` to ``path``; raises ExportError (ExportCancelled on cancel).
 
     PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it. ``parallel``
     lets an SVG export paint in two processes: for one-shot commands, never the window.
+    ``meanwhile`` runs while the SVG waits for its fork, or else once the file is written.
     """
     options = options or ExportOptions()
     options.validate()
@@ -107,11 +110,14 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
         from onnxstudio.export.svg import export_svg
 
         export_svg(layout, model, dest, options, result, protect, progress, cancel,
-                   parallel)
+                   parallel, meanwhile)
+        meanwhile = None
     else:
         from onnxstudio.export.pdf import export_pdf
 
         export_pdf(layout, model, dest, options, result, protect, progress, cancel)
+    if meanwhile is not None:
+        meanwhile()
     if progress is not None and fmt in ("json", "dot"):
         progress(1, 1)
     return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -36,9 +37,11 @@ if TYPE_CHECKING:
 
 def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportOptions,
                result: ExportResult, protect: list[Path], progress: ProgressFn | None = None,
-               cancel: CancelFn | None = None, parallel: bool = False) -> None:
+               cancel: CancelFn | None = None, parallel: bool = False,
+               meanwhile: Callable[[], object] | None = None) -> None:
     """``parallel``: paint half of the drawing in a forked process (one-shot commands
-    only; see onnxstudio.forked), unless progress is reported or cancel polled."""
+    only; see onnxstudio.forked), unless progress is reported or cancel polled; then
+    ``meanwhile`` runs while the fork finishes, else once the file is written."""
     sheet = plan_sheet(layout, model, options)
     svg = SvgSurface()
     sheet.paint_title(svg)
@@ -54,7 +57,8 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
     svg.shift(sheet.dx, sheet.dy)  # the diagram's place on the sheet
     rect, state = sheet.layout_rect(None), paint_state(options, layout, model)
     if parallel and progress is None and cancel is None:
-        halves = _TwoHalves(layout, sheet.theme, svg, rect, state, head, tail)
+        halves = _TwoHalves(layout, sheet.theme, svg, rect, state, head, tail, meanwhile)
+        meanwhile = None
         try:
             atomic_write(dest, halves.write, protect)
         finally:
@@ -66,6 +70,8 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
         if cancel is not None and cancel():
             raise ExportCancelled()
         atomic_write(dest, text, protect)
+    if meanwhile is not None:
+        meanwhile()
     if progress is not None:
         progress(total, total)
     result.size = (sheet.width, sheet.height)
@@ -81,8 +87,9 @@ class _TwoHalves:
     """
 
     def __init__(self, layout: Layout, theme: Theme, svg: SvgSurface, rect: Rect,
-                 state: PaintState, head: str, tail: str) -> None:
-        self.svg, self.head, self.tail = svg, head, tail
+                 state: PaintState, head: str, tail: str,
+                 meanwhile: Callable[[], object] | None) -> None:
+        self.svg, self.head, self.tail, self.meanwhile = svg, head, tail, meanwhile
         graph = GraphPainter(layout, theme, GraphIndex(layout, picking=False))
         self.paint_upper = functools.partial(graph.paint_upper, svg, rect, 1.0, state)
         before = set(svg.item_ids)
@@ -111,6 +118,8 @@ class _TwoHalves:
         if self.fork.running:
             stream.flush()
             os.fsync(stream.fileno())  # meanwhile: the final fsync waits for half as much
+            if self.meanwhile is not None:
+                self.meanwhile()
             try:
                 text, ids = self.fork.result()
             except ForkFailed:
@@ -120,6 +129,8 @@ class _TwoHalves:
                 text = "\n".join(self.svg.parts[lower:]).encode()
             if text:
                 stream.write(b"\n" + text if lower else text)
+        elif self.meanwhile is not None:
+            self.meanwhile()
         stream.write(self.tail.encode())
 
     def cancel(self) -> None:

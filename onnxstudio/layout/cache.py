@@ -32,6 +32,7 @@ import os
 import pickle
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from importlib import metadata
@@ -108,10 +109,34 @@ def _through_cache(model: Model, what: str, kind: str, build: Callable[[], T],
     result = build()
     seconds = time.thread_time() - started
     if source is not None and code is not None and seconds >= MIN_SECONDS:
-        content = content or file_digest(source, budget=seconds * HASH_SHARE)
-        if content is not None:
-            store(entry_key(code, content, source, what), kind, encode, result)
+        def keep() -> None:
+            digest = content or file_digest(source, budget=seconds * HASH_SHARE)
+            if digest is not None:
+                store(entry_key(code, digest, source, what), kind, encode, result)
+
+        later = getattr(_later, "stores", None)
+        if later is not None:
+            later.append(keep)
+        else:
+            keep()
     return result, False
+
+
+_later = threading.local()
+
+
+@contextlib.contextmanager
+def stores_later() -> Iterator[list[Callable[[], None]]]:
+    """Within, on this thread: what would be kept is queued instead, for the caller to
+    write while it waits anyway. The CLI export hashes and encodes BERT-96's layout
+    (80 ms) while its fork paints; the window's workers keep as they go."""
+    outer = getattr(_later, "stores", None)
+    queued: list[Callable[[], None]] = []
+    _later.stores = queued
+    try:
+        yield queued
+    finally:
+        _later.stores = outer
 
 
 def cache_dir() -> Path:
