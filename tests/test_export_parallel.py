@@ -139,6 +139,38 @@ def test_parallel_svg_of_a_real_model_is_the_same_file(tmp_path: Path) -> None:
     assert _svg_bytes(tmp_path, layout, model, True, "bert") == one
 
 
+@needs_fork
+@pytest.mark.parametrize("clash", [False, True])
+def test_a_slow_fork_hands_its_last_boxes_to_the_parent(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        clash: bool) -> None:
+    """The parent, done with its half first, asks the fork to stop halfway through the
+    boxes it has left and paints the rest: the same file as one paint. With a box id
+    that meets an edge's (a suffix only the whole paint can tell), the fork's part and
+    the parent's share are painted again by the parent."""
+    from onnxstudio.render import scene_painter
+    from tests.render_support import grid_layout
+
+    layout = grid_layout(400)
+    if clash:
+        layout.boxes[0] = dataclasses.replace(layout.boxes[0], id="edge0")
+    one = _svg_bytes(tmp_path, layout, None, False, "slow")
+    parent = os.getpid()
+    box = scene_painter.GraphPainter._box
+    asked: list[int] = []
+
+    def slow_in_the_fork(self, s, b, *args) -> None:
+        if os.getpid() != parent:
+            time.sleep(0.002)
+        else:
+            asked.append(1)
+        box(self, s, b, *args)
+
+    monkeypatch.setattr(scene_painter.GraphPainter, "_box", slow_in_the_fork)
+    assert _svg_bytes(tmp_path, layout, None, True, "slow") == one
+    assert len(asked) >= (500 if clash else 100)  # its share (and, on a clash, all again)
+
+
 def test_parallel_svg_keeps_item_ids_unique_across_the_halves(tmp_path: Path) -> None:
     """A box whose id is an edge's item id: painted after the edge, it takes a suffix,
     which only the whole paint can tell; the fork's half is painted again here."""
