@@ -171,6 +171,27 @@ def test_a_slow_fork_hands_its_last_boxes_to_the_parent(tmp_path: Path,
     assert len(asked) >= (500 if clash else 100)  # its share (and, on a clash, all again)
 
 
+@needs_fork
+def test_a_fork_that_dies_mid_write_leaves_the_parent_to_paint_its_half(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fork writes its part into the file itself; one that dies halfway through
+    that write costs nothing but time: the parent paints its half over it."""
+    from tests.render_support import grid_layout
+
+    layout = grid_layout(300)
+    one = _svg_bytes(tmp_path, layout, None, False, "dies")
+    parent, pwrite = os.getpid(), os.pwrite
+
+    def pwrite_then_die(fd: int, data, offset: int) -> int:
+        if os.getpid() == parent:
+            return pwrite(fd, data, offset)
+        pwrite(fd, b"<garbage/>" * 100_000, offset)
+        os._exit(3)
+
+    monkeypatch.setattr(os, "pwrite", pwrite_then_die)
+    assert _svg_bytes(tmp_path, layout, None, True, "dies") == one
+
+
 def test_parallel_svg_keeps_item_ids_unique_across_the_halves(tmp_path: Path) -> None:
     """A box whose id is an edge's item id: painted after the edge, it takes a suffix,
     which only the whole paint can tell; the fork's half is painted again here."""

@@ -7,8 +7,8 @@ type (what makes an exported diagram searchable).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
+import select
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -79,13 +79,15 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
 
 
 class _TwoHalves:
-    """A GraphPainter's paint onto ``svg``, its upper half (edge labels, boxes) painted by
-    a fork while this process paints the lower one (frames, edges) and writes it out.
-    The painter is made before the fork, so the fork starts with its hit index built.
+    """A GraphPainter's paint into ``svg``'s file, its upper half (edge labels, boxes)
+    painted by a fork while this process paints the lower one (frames, edges) and writes
+    it out. The painter is made before the fork, so the fork starts with its index.
 
     The halves are rarely equal (BERT-96's upper is a fifth longer, dag100k's twice the
     lower): once this process is done, it asks the fork to stop halfway through the
     boxes it has left (pipes; the fork looks every BOX_RUN boxes) and paints the rest.
+    The ask carries where the fork's part goes in the file, which the fork writes
+    itself: its 5 MB of BERT-96 never pass through a pipe.
 
     The same bytes as one paint: the parts share no state but the item ids, which must
     be unique; if the fork's ids meet this process', its part is painted again here.
@@ -95,92 +97,116 @@ class _TwoHalves:
                  state: PaintState, head: str, tail: str,
                  meanwhile: Callable[[], object] | None) -> None:
         self.svg, self.head, self.tail, self.meanwhile = svg, head, tail, meanwhile
-        graph = GraphPainter(layout, theme, GraphIndex(layout, picking=False))
-        self.paint_upper = functools.partial(graph.paint_upper, svg, rect, 1.0, state)
-        self.paint_boxes_from = functools.partial(graph.paint_boxes_from, svg, rect, 1.0,
-                                                  state)
-        self.before = before = set(svg.item_ids)
-        start = len(svg.parts)
-        boxes = len(graph.index.box_indices_in(rect))
-        asked, self.ask = os.pipe()  # this process -> fork: "stop halfway"
-        self.told, told = os.pipe()  # fork -> this process: where it stops
-        os.set_blocking(asked, False)
-        self.cut = boxes
-
-        def until(done: int) -> int:  # in the fork, every BOX_RUN boxes
-            if self.cut == boxes:
-                with contextlib.suppress(BlockingIOError):
-                    if os.read(asked, 1):
-                        self.cut = done + (boxes - done) // 2
-                        os.write(told, self.cut.to_bytes(8, "little"))
-            return self.cut
-
-        def upper() -> tuple[bytes, set[str]]:
-            self.paint_upper(until=until)
-            if self.cut == boxes:  # all painted, or stopped at the very end
-                os.write(told, boxes.to_bytes(8, "little"))
-            return "\n".join(svg.parts[start:]).encode(), svg.item_ids - before
-
-        self.fork = Forked(upper)
-        for fd in (asked, told):
-            os.close(fd)  # the fork's ends
-        if self.fork.running:
-            try:
-                graph.paint_lower(svg, rect, 1.0, state)
-            except BaseException:
-                self.cancel()
-                raise
-            self.ours = svg.item_ids - before
-        else:  # no fork here: one paint
-            self.cancel()
-            graph.paint(svg, rect, 1.0, state)
+        self.graph = GraphPainter(layout, theme, GraphIndex(layout, picking=False))
+        self.rect, self.state = rect, state
+        self.fork: Forked[tuple[int, set[str]]] | None = None
+        self.ask = self.told = -1
 
     def write(self, stream: IO[bytes]) -> None:
-        """The document: this half goes out while the fork still paints the other."""
-        parts = self.svg.parts
-        lower = len(parts)
-        stream.write((self.head + "\n".join(parts)).encode())
-        if self.fork.running:
-            stream.flush()
-            os.fsync(stream.fileno())  # meanwhile: the final fsync waits for half as much
+        """The whole document into ``stream``, a file (the fork writes into it too)."""
+        svg, graph, rect, state = self.svg, self.graph, self.rect, self.state
+        parts, before, start = svg.parts, set(svg.item_ids), len(svg.parts)
+        stream.write(self.head.encode())
+        stream.flush()
+        self.fork = self._start(stream.fileno(), start, before)
+        if not self.fork.running:  # no fork here: one paint
+            self.cancel()
+            graph.paint(svg, rect, 1.0, state)
+            stream.write("\n".join(parts).encode())
             if self.meanwhile is not None:
                 self.meanwhile()
-            self.paint_boxes_from(self._cut())
-            try:
-                text, ids = self.fork.result()
-            except ForkFailed:
-                text, ids = b"", None
-            ours = self.svg.item_ids - self.before
-            if ids is None or not ids.isdisjoint(ours):  # the whole upper half, here
-                self.svg.item_ids.difference_update(ours - self.ours)
-                del parts[lower:]
-                self.paint_upper()
-                text = b""
-            if text:
-                stream.write(b"\n" + text if lower else text)
-            if len(parts) > lower:
-                joined = "\n".join(parts[lower:]).encode()
-                stream.write(b"\n" + joined if lower or text else joined)
-        elif self.meanwhile is not None:
+            stream.write(self.tail.encode())
+            return
+        graph.paint_lower(svg, rect, 1.0, state)
+        ours, lower = svg.item_ids - before, len(parts)
+        stream.write("\n".join(parts).encode())
+        stream.flush()
+        offset = stream.tell()
+        os.fsync(stream.fileno())  # meanwhile: the final fsync waits for half as much
+        if self.meanwhile is not None:
             self.meanwhile()
+        graph.paint_boxes_from(svg, rect, 1.0, state, self._cut(offset, lower > 0))
+        try:
+            written, ids = self.fork.result()
+        except ForkFailed:
+            written, ids = 0, None
+        mine = svg.item_ids - before
+        if ids is None or not ids.isdisjoint(mine):  # the whole upper half, here
+            svg.item_ids.difference_update(mine - ours)
+            del parts[lower:]
+            graph.paint_upper(svg, rect, 1.0, state)
+            written = 0
+        stream.seek(offset + written)
+        stream.truncate()
+        if len(parts) > lower:
+            joined = "\n".join(parts[lower:]).encode()
+            stream.write(b"\n" + joined if lower or written else joined)
         stream.write(self.tail.encode())
 
-    def _cut(self) -> int:
-        """Ask the fork to stop; the first box it leaves to this process."""
-        with contextlib.suppress(OSError):  # the fork has ended: it answered, or failed
-            os.write(self.ask, b"x")
-        answer = b""
-        while len(answer) < 8:
-            more = os.read(self.told, 8 - len(answer))
-            if not more:  # no answer: the fork failed, and write paints its half here
-                return 1 << 62
-            answer += more
-        return int.from_bytes(answer, "little")
+    def _start(self, fd: int, start: int, before: set[str]) -> Forked[tuple[int, set[str]]]:
+        """The fork: it paints the upper half, stops where asked, and writes its part at
+        the offset the ask brings; its result is how many bytes, and its item ids."""
+        svg, graph = self.svg, self.graph
+        boxes = len(graph.index.box_indices_in(self.rect))
+        asked, self.ask = os.pipe()  # this process -> fork: offset, whether parts precede
+        self.told, told = os.pipe()  # fork -> this process: the first box it leaves
+        where: list[tuple[int, bool]] = []
+        cut = [boxes]
+
+        def receive() -> None:
+            answer = _read_exactly(asked, 9)
+            where.append((int.from_bytes(answer[:8], "little"), answer[8:] == b"\1"))
+
+        def until(done: int) -> int:  # every BOX_RUN boxes
+            if not where and select.select([asked], [], [], 0)[0]:
+                receive()
+                cut[0] = done + (boxes - done) // 2
+                os.write(told, cut[0].to_bytes(8, "little"))
+            return cut[0]
+
+        def upper() -> tuple[int, set[str]]:
+            graph.paint_upper(svg, self.rect, 1.0, self.state, until=until)
+            if not where:  # done before the ask: all boxes painted here
+                receive()
+                os.write(told, boxes.to_bytes(8, "little"))
+            offset, after = where[0]
+            data = "\n".join(svg.parts[start:]).encode()
+            if data and after:
+                data = b"\n" + data
+            view = memoryview(data)
+            while view:
+                view = view[os.pwrite(fd, view, offset + len(data) - len(view)):]
+            return len(data), svg.item_ids - before
+
+        fork = Forked(upper)
+        for end in (asked, told):
+            os.close(end)  # the fork's ends
+        return fork
+
+    def _cut(self, offset: int, after: bool) -> int:
+        """Tell the fork where its part goes and to stop; the first box it leaves."""
+        with contextlib.suppress(OSError):  # the fork has ended: it failed
+            os.write(self.ask, offset.to_bytes(8, "little") + (b"\1" if after else b"\0"))
+        try:
+            return int.from_bytes(_read_exactly(self.told, 8), "little")
+        except EOFError:  # no answer: the fork failed, and write paints its half here
+            return 1 << 62
 
     def cancel(self) -> None:
         """Stop the fork if the file was not written; close the pipes."""
-        self.fork.cancel()
+        if self.fork is not None:
+            self.fork.cancel()
         for fd in (self.ask, self.told):
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.ask = self.told = -1
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        more = os.read(fd, size - len(data))
+        if not more:
+            raise EOFError
+        data += more
+    return data
