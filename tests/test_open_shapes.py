@@ -79,7 +79,7 @@ def test_tab_relabels_edges_and_node_panel_when_shapes_arrive(qtbot, tmp_path: P
     assert painter is not None and painter.routes_from is not None
     assert painter.index.layout is tab.layout_data
     edge = next(i for i, e in enumerate(tab.layout_data.edges) if e.value == "v7")
-    assert painter.curve(edge) is painter.routes_from.curve(edge)
+    assert painter.drawn(edge) is painter.routes_from.drawn(edge)
     node = next(n for n in tab.model.graph.nodes if n.name.endswith("/Relu_7"))
     tab.view.set_selection([node.id])
     inspector.show_selection(tab.model, [node.id])

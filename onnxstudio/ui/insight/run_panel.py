@@ -37,6 +37,8 @@ from onnxstudio.ui.insight.run_inputs import (
 from onnxstudio.ui.insight.run_results import RunResults
 from onnxstudio.ui.widgets.banner import ErrorBanner
 
+ANSWER_SETTLE_MS = 500
+
 
 class RunPanel(QWidget):
     """Dock content. Wire it with `set_model(path)` and route dropped images to `open_images`."""
@@ -228,6 +230,8 @@ class RunPanel(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self.scroll_area = scroll = QScrollArea(self)
+        self._answer: QWidget | None = None  # kept in view while it settles
+        scroll.verticalScrollBar().rangeChanged.connect(self._keep_answer_in_view)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         # A dock is narrow: content wraps to its width rather than scrolling sideways.
@@ -369,10 +373,19 @@ class RunPanel(QWidget):
 
     def _show_answer(self) -> None:
         """Scroll the answer into view: below the choices it starts under the fold of a
-        1280x800 window, and a dropped photo's top-k must show at once."""
-        answer = self.results.answer()
-        if answer is not None:  # once the scroll area has laid the filled answer out
-            QTimer.singleShot(0, lambda: self.scroll_area.ensureWidgetVisible(answer, 0, 8))
+        1280x800 window, and a dropped photo's top-k must show at once. Its rows settle
+        their heights over the next turns (the scroll range grows): for a moment, each
+        growth scrolls again."""
+        self._answer = self.results.answer()
+        QTimer.singleShot(0, self, self._keep_answer_in_view)
+        QTimer.singleShot(ANSWER_SETTLE_MS, self, self._settled)
+
+    def _settled(self) -> None:
+        self._answer = None
+
+    def _keep_answer_in_view(self) -> None:
+        if self._answer is not None:
+            self.scroll_area.ensureWidgetVisible(self._answer, 0, 8)
 
     def _clear_results(self, keep_last: bool = False) -> None:
         if not keep_last:
