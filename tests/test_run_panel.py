@@ -65,6 +65,29 @@ def test_the_answer_scrolls_into_view_in_a_short_panel(qtbot, panel: RunPanel) -
     assert table.item(0, 0).text() == "3"
 
 
+def test_what_was_fed_wraps_long_metadata_keys_inside_a_narrow_panel(qtbot, panel: RunPanel
+                                                                      ) -> None:
+    """The sample model's reasons quote "Image.NominalPixelRange=NominalRange_0_255": in a
+    narrow dock every piece of it fits the label (it wraps at the separators, not past
+    the edge), and Copy gives the text without the break points."""
+    from onnxstudio.resources import resource
+    from onnxstudio.ui.widgets.wrapping import plain
+
+    panel.resize(340, 900)
+    panel.set_model(resource("sample", "digits_cnn.onnx"))
+    finish(qtbot, panel, lambda: panel.open_images([resource("sample", "digit_7.png")]))
+    label = panel.results.fed_label
+    qtbot.waitUntil(lambda: label.width() > 0)
+    text = label.text()
+    assert "Image.NominalPixelRange=NominalRange_0_255" in plain(text)
+    metrics = label.fontMetrics()
+    pieces = [p for line in text.split("\n") for word in line.split(" ") for p in
+              word.split("\u200b")]
+    assert max(metrics.horizontalAdvance(p) for p in pieces) <= label.width(), label.width()
+    label.actions()[0].trigger()
+    assert QGuiApplication.clipboard().text() == plain(text) and "\u200b" not in plain(text)
+
+
 def test_drop_event_with_file_urls_runs_the_image(qtbot, panel: RunPanel) -> None:
     panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
     mime = QMimeData()

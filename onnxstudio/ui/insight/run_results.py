@@ -5,7 +5,7 @@ folder's table, and presets tried side by side."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QPixmap
+from PySide6.QtGui import QAction, QGuiApplication, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -28,6 +28,7 @@ from onnxstudio.runner.preprocess import PRESET_FORMULAS, PRESETS
 from onnxstudio.ui.insight.detection_view import DetectionView
 from onnxstudio.ui.insight.folder_view import FolderView
 from onnxstudio.ui.widgets.images import qimage_from_array
+from onnxstudio.ui.widgets.wrapping import breakable, plain
 
 THUMB = 160
 
@@ -79,11 +80,17 @@ class RunResults(QWidget):
         self.thumbnail.setFrameShape(QFrame.Shape.StyledPanel)
         self.fed_label = QLabel()
         self.fed_label.setWordWrap(True)
-        # Long unbreakable tokens (metadata keys) must not widen the dock: wrap or clip.
+        # Long tokens (metadata keys, "Image.NominalPixelRange=NominalRange_0_255") wrap
+        # at their separators rather than run past the dock's edge; the break points
+        # would be copied along with a selection, so Copy gives the plain text instead.
         self.fed_label.setSizePolicy(QSizePolicy.Policy.Ignored,
                                      QSizePolicy.Policy.Preferred)
-        self.fed_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.fed_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.fed_label.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        copy = QAction("Copy", self.fed_label)
+        copy.triggered.connect(
+            lambda: QGuiApplication.clipboard().setText(plain(self.fed_label.text())))
+        self.fed_label.addAction(copy)
         fed.addWidget(self.thumbnail)
         fed.addWidget(self.fed_label, 1)
         return fed
@@ -208,14 +215,14 @@ class RunResults(QWidget):
             self.thumbnail.setPixmap(pix.scaled(THUMB, THUMB, Qt.AspectRatioMode.KeepAspectRatio,
                                                 Qt.TransformationMode.SmoothTransformation))
             reasons = "\n".join(pre.plan.reasons)
-            self.fed_label.setText("Fed " + "\n".join(f.describe() for f in out.fed)
-                                   + f"\n{pre.plan.preset}, {pre.plan.channels.upper()}, "
-                                   f"{pre.plan.layout.upper()}, {pre.plan.size[0]}×"
-                                   f"{pre.plan.size[1]} {pre.plan.resize}\n{reasons}")
+            text = ("Fed " + "\n".join(f.describe() for f in out.fed)
+                    + f"\n{pre.plan.preset}, {pre.plan.channels.upper()}, "
+                    f"{pre.plan.layout.upper()}, {pre.plan.size[0]}×"
+                    f"{pre.plan.size[1]} {pre.plan.resize}\n{reasons}")
         else:
             self.thumbnail.clear()
-            self.fed_label.setText(f"Fed ({out.source}):\n"
-                                   + "\n".join(f.describe() for f in out.fed))
+            text = f"Fed ({out.source}):\n" + "\n".join(f.describe() for f in out.fed)
+        self.fed_label.setText(breakable(text))
 
     def _use_preset_row(self, row: int, _column: int) -> None:
         item = self.presets_table.item(row, 0)
