@@ -88,8 +88,12 @@ def _export(args: argparse.Namespace) -> int:
             if inferring is not None:
                 inferring.cancel()  # collected by now, unless the load failed
         layout = layout_for_export(model, options)
-    result = export_layout(layout, model, out, options, parallel=True,
-                           meanwhile=lambda: [keep() for keep in stores])
+
+    def keep_layouts() -> None:
+        for keep in stores:
+            keep()
+
+    result = export_layout(layout, model, out, options, parallel=True, meanwhile=keep_layouts)
     for notice in result.notices:
         print(f"onnxstudio: note: {notice}", file=sys.stderr)
     what = f", {result.size[0]:.0f}×{result.size[1]:.0f}" if any(result.size) else ""

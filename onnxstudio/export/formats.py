@@ -74,8 +74,15 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
 
     PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it. ``parallel``
     lets an SVG export paint in two processes: for one-shot commands, never the window.
-    ``meanwhile`` runs while the SVG waits for its fork, or else once the file is written.
+    ``meanwhile`` runs once: while a parallel SVG waits for its fork, or else once the
+    file is written.
     """
+    pending = [meanwhile] if meanwhile is not None else []
+
+    def once() -> None:
+        while pending:
+            pending.pop()()
+
     options = options or ExportOptions()
     options.validate()
     fmt = format_for_path(path, options.format)
@@ -110,14 +117,12 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
         from onnxstudio.export.svg import export_svg
 
         export_svg(layout, model, dest, options, result, protect, progress, cancel,
-                   parallel, meanwhile)
-        meanwhile = None
+                   parallel, once)
     else:
         from onnxstudio.export.pdf import export_pdf
 
         export_pdf(layout, model, dest, options, result, protect, progress, cancel)
-    if meanwhile is not None:
-        meanwhile()
+    once()
     if progress is not None and fmt in ("json", "dot"):
         progress(1, 1)
     return result

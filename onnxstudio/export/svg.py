@@ -42,7 +42,7 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
                meanwhile: Callable[[], object] | None = None) -> None:
     """``parallel``: paint half of the drawing in a forked process (one-shot commands
     only; see onnxstudio.forked), unless progress is reported or cancel polled; then
-    ``meanwhile`` runs while the fork finishes, else once the file is written."""
+    ``meanwhile`` runs while the fork finishes (the caller runs it otherwise)."""
     sheet = plan_sheet(layout, model, options)
     svg = SvgSurface()
     sheet.paint_title(svg)
@@ -59,7 +59,6 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
     rect, state = sheet.layout_rect(None), paint_state(options, layout, model)
     if parallel and progress is None and cancel is None:
         halves = _TwoHalves(layout, sheet.theme, svg, rect, state, head, tail, meanwhile)
-        meanwhile = None
         try:
             atomic_write(dest, halves.write, protect)
         finally:
@@ -71,8 +70,6 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
         if cancel is not None and cancel():
             raise ExportCancelled()
         atomic_write(dest, text, protect)
-    if meanwhile is not None:
-        meanwhile()
     if progress is not None:
         progress(total, total)
     result.size = (sheet.width, sheet.height)
@@ -112,10 +109,7 @@ class _TwoHalves:
         if not self.fork.running:  # no fork here: one paint
             self.cancel()
             graph.paint(svg, rect, 1.0, state)
-            stream.write("\n".join(parts).encode())
-            if self.meanwhile is not None:
-                self.meanwhile()
-            stream.write(self.tail.encode())
+            stream.write(("\n".join(parts) + self.tail).encode())
             return
         graph.paint_lower(svg, rect, 1.0, state)
         ours, lower = svg.item_ids - before, len(parts)

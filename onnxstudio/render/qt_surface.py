@@ -72,6 +72,7 @@ def qfont(font: Font) -> tuple[QFont, QFontMetricsF]:
 DRAW_BATCH = 1024
 CACHED_PATH_SEGMENTS = 8
 MAX_CACHED_PATHS = 4096
+YIELD_EVERY = 64  # paths built between two turns of the other threads
 
 Paths = dict[int, tuple[Sequence[Cubic], QPainterPath]]
 """Long routes as built QPainterPaths, by the identity of the segment list the painter
@@ -102,15 +103,12 @@ def prebuilt_paths(routes: Sequence[tuple[Point, Sequence[Cubic]]]) -> Paths:
     return paths
 
 
-YIELD_EVERY = 64  # paths built between two turns of the other threads
-
 
 class QtSurface(Surface):
     """Draws onto an active QPainter (already transformed to layout units)."""
 
     def __init__(self, painter: QPainter, paths: Paths | None = None) -> None:
         """``paths``: built ahead (``prebuilt_paths``) for the painter's long routes."""
-        self.p = painter
         self._pens: dict[Stroke, QPen] = {}
         self._brushes: dict[str, QBrush] = {}
         self._no_pen = QPen(Qt.PenStyle.NoPen)

@@ -55,6 +55,7 @@ def lod(scale: float) -> tuple[bool, bool, bool, bool]:
     )
 
 
+TRIM = ARROW_LENGTH - 1.0  # an edge's route stops this short of its arrowhead's tip
 BOX_RUN = 64  # boxes painted between two asks of paint_upper's ``until``
 LONG_ROUTE_POINTS = 12  # routes with this many bends are smoothed by ``prepare``
 EDGE_MARGIN = 60.0  # edges this far outside the painted area are drawn (arrowheads, curves)
@@ -271,19 +272,18 @@ class GraphPainter:
         """Edge ``i`` as drawn: start, route trimmed for the arrowhead, the arrowhead
         (cached; None for an edge without a route)."""
         drawn = self._drawn.get(i)
+        if drawn is not None:
+            return drawn
+        points = self.layout.edges[i].points
+        if len(points) == 2:  # most edges: the general path below, unrolled
+            drawn = straight_edge(points[0], points[1], TRIM)
         if drawn is None:
-            points = self.layout.edges[i].points
-            if len(points) == 2:
-                drawn = straight_edge(points[0], points[1], ARROW_LENGTH - 1.0)
-                if drawn is not None:
-                    self._drawn[i] = drawn
-                    return drawn
             start, segs = self.curve(i)
             if not segs:
                 return None
             way = end_direction(start, segs)
-            drawn = self._drawn[i] = (start, trim_end(start, segs, ARROW_LENGTH - 1.0, way),
-                                      arrowhead(segs[-1][2], way))
+            drawn = (start, trim_end(start, segs, TRIM, way), arrowhead(segs[-1][2], way))
+        self._drawn[i] = drawn
         return drawn
 
     def _edge_draw(self, batch: list[EdgeDraw], i: int, scale: float, color: str | None

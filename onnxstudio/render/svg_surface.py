@@ -139,10 +139,6 @@ class SvgSurface(Surface):
         self._fill = _Memo[str | None](_fill_attrs)
         self._stroke = _Memo[Stroke | None](_stroke_attrs)
         self._font = _Memo[Font](_font_attrs)
-        # The last path's stroke and its attributes: a dataclass hashes in Python code;
-        # held here, so its id cannot pass to another object while compared.
-        self._last_stroke: Stroke | None = None
-        self._last_stroke_attrs = ""
 
     @property
     def item_ids(self) -> set[str]:
@@ -223,12 +219,12 @@ class SvgSurface(Surface):
             else:
                 add(f"C{n[x1]} {n[y1]} {n[x2]} {n[y2]} {n[ex]} {n[ey]}")
             cx, cy = ex, ey
-        if stroke is not self._last_stroke:  # edges share a few Stroke objects
-            self._last_stroke, self._last_stroke_attrs = stroke, self._stroke[stroke]
-        self.parts.append(
-            f'<path d="{"".join(d)}" fill="none"{self._last_stroke_attrs}'
-            ' stroke-linecap="round" stroke-linejoin="round"/>'
-        )
+        self.parts.append(self._path("".join(d), stroke))
+
+    def _path(self, d: str, stroke: Stroke) -> str:
+        """The element of a stroked open path with data ``d``."""
+        return (f'<path d="{d}" fill="none"{self._stroke[stroke]}'
+                ' stroke-linecap="round" stroke-linejoin="round"/>')
 
     def edges(self, batch: Sequence[EdgeDraw]) -> None:
         """What the default does, a third faster: every number of the batch's routes and
@@ -263,10 +259,7 @@ class SvgSurface(Surface):
         parts, fill_attrs = self.parts, self._fill
         for k, (item_id, name, _, _, stroke, _, fill) in enumerate(batch):
             self.begin_item(item_id, "edge", name, "")
-            if stroke is not self._last_stroke:
-                self._last_stroke, self._last_stroke_attrs = stroke, self._stroke[stroke]
-            parts.append(f'<path d="{pieces[2 * k]}" fill="none"{self._last_stroke_attrs}'
-                         ' stroke-linecap="round" stroke-linejoin="round"/>')
+            parts.append(self._path(pieces[2 * k], stroke))
             parts.append(f'<polygon points="{pieces[2 * k + 1]}"{fill_attrs[fill]}/>')
             self.end_item()
 
