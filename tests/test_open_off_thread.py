@@ -154,9 +154,14 @@ def test_a_heatmap_arrives_with_its_minimap_overview(qtbot, tmp_path: Path) -> N
     qtbot.waitUntil(lambda: tab.view.minimap._image is not overview, timeout=10000)
 
 
-def test_long_routes_are_drawn_from_paths_the_layout_task_built(qtbot, tmp_path: Path) -> None:
+def test_long_routes_are_drawn_from_paths_the_layout_task_built(qtbot, tmp_path: Path,
+                                                                monkeypatch) -> None:
     """A skip connection past many nodes is a long curve; its QPainterPath is built with
     the layout, off the GUI thread, and the first paint draws that one."""
+    from onnxstudio.render import qt_surface
+
+    # its straight run down the chain is one segment: "long" here is a few segments
+    monkeypatch.setattr(qt_surface, "CACHED_PATH_SEGMENTS", 3)
     chain = [helper.make_node("Relu", [f"h{i}"], [f"h{i + 1}"]) for i in range(24)]
     graph = helper.make_graph(
         [helper.make_node("Identity", ["x"], ["h0"]), *chain,

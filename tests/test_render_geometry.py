@@ -21,6 +21,23 @@ def test_smooth_curve_starts_and_ends_on_the_route() -> None:
     assert smooth_curve([(1.0, 1.0), (1.0, 1.0)]) == ((1.0, 1.0), [])
 
 
+def test_a_long_straight_run_is_one_line_and_its_bends_are_drawn_as_before() -> None:
+    """A skip connection down a column of layers: the run is one line segment, and the
+    curves into and out of it depend only on the points around each bend, so they are
+    the very segments a short run gets."""
+    def route(run: int) -> list[tuple[float, float]]:
+        column = [(40.0, 30.0 + 10.0 * k) for k in range(run)]
+        return [(0.0, 0.0), *column, (40.0 + 25.0, 40.0 + 10.0 * run)]
+
+    start, short = smooth_curve(route(5))
+    long_start, long = smooth_curve(route(200))
+    assert long_start == start and len(long) == len(short) <= 7
+    assert long[:3] == short[:3] and long[-3:] == [
+        tuple((x, y + 1950.0) for x, y in seg) for seg in short[-3:]]
+    c1, c2, end = long[3]  # the run: a line from where the bend's curve ends
+    assert c1 == long[2][2] and c2 == end and c1[0] == end[0] == 40.0
+
+
 def test_arrowhead_points_along_direction() -> None:
     tip, left, right = arrowhead((10.0, 10.0), (0.0, 1.0))
     assert tip == (10.0, 10.0)
@@ -144,7 +161,7 @@ def test_prepare_smooths_long_routes_before_the_first_paint(monkeypatch) -> None
     monkeypatch.setattr(scene_painter, "smooth_curve",
                         lambda pts: smoothed.append(len(pts)) or smooth_curve(pts))
     start, segments = painter.curve(long_ones[0])
-    assert len(segments) >= LONG_ROUTE_POINTS and start == layout.edges[long_ones[0]].points[0]
+    assert segments and start == layout.edges[long_ones[0]].points[0]
     for i in long_ones:
         painter.curve(i)
     assert smoothed == []  # every long route was ready: the paint smooths none of them

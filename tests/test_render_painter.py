@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -38,6 +40,69 @@ def test_image_has_box_colours_on_boxes_and_background_elsewhere(qapp, theme) ->
     for box in layout.boxes:
         cx, _ = box.center
         assert image.pixelColor(int(cx + margin), int(box.y + margin + 3)) != background, box.id
+
+
+def _svg_image(svg: str, width: int, height: int):
+    from PySide6.QtCore import QByteArray
+    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtSvg import QSvgRenderer
+
+    image = QImage(width, height, QImage.Format.Format_ARGB32)
+    image.fill(0)
+    painter = QPainter(image)
+    QSvgRenderer(QByteArray(svg.encode())).render(painter)
+    painter.end()
+    return image
+
+
+def test_svg_stamps_draw_what_the_primitives_draw(qapp) -> None:
+    """Boxes, labels, group titles and edges written once per look and translated must
+    render as every shape written in place: a user sees the same diagram."""
+    from onnxstudio.render.drawing import Surface
+    from onnxstudio.render.svg_surface import SvgSurface
+
+    class InPlace(SvgSurface):
+        stamp = Surface.stamp
+        edges = Surface.edges
+
+    layout = demo_layout()
+    painter = GraphPainter(layout, LIGHT)
+    documents = []
+    for surface in (SvgSurface(), InPlace()):
+        painter.paint(surface, None, 1.0, PaintState(selected=frozenset({layout.boxes[1].id})))
+        documents.append(surface.document(0, 0, layout.width, layout.height, "#ffffff"))
+    stamped, in_place = documents
+    assert stamped.count("transform=") > len(layout.boxes) and "transform=" not in in_place
+    w, h = int(layout.width), int(layout.height)
+    a, b = _svg_image(stamped, w, h), _svg_image(in_place, w, h)
+    differ = sum(1 for y in range(0, h, 2) for x in range(0, w, 2)
+                 if a.pixel(x, y) != b.pixel(x, y))
+    assert differ < w * h / 4 * 0.002  # anti-aliasing of a hundredth's shift, no more
+
+
+def test_svg_boxes_of_one_look_are_written_once_and_placed_by_their_translate() -> None:
+    from onnxstudio.layout.types import Box
+
+    layout = grid_layout(30)
+    for k, count in enumerate((3, 5)):  # two collapsed groups alike but for their counts
+        layout.boxes.append(Box(f"/blk{k}", "group", 900.0, 100.0 * k, 120.0, 44.0, "blk",
+                                f"{count} nodes", category="group", expandable=True))
+    root = ET.fromstring(render_svg(GraphPainter(layout, LIGHT), margin=0.0))
+    nodes = {g.get("data-id"): g for g in root.iter(f"{SVG_NS}g") if g.get("class") == "node"}
+    looks: dict[str, str] = {}
+    for box in layout.boxes[:30]:
+        g = nodes[box.id]
+        x, y = map(float, re.fullmatch(r"translate\((\S+) (\S+)\)", g.get("transform")).groups())
+        assert (x, y) == pytest.approx((box.x, box.y), abs=0.01)
+        body = "".join(ET.tostring(child, encoding="unicode") for child in g
+                       if child.tag != f"{SVG_NS}title")
+        assert looks.setdefault(box.category, body) == body  # same look, same elements
+        rect = g.find(f"{SVG_NS}rect")
+        assert (rect.get("x"), rect.get("y")) == ("0", "0")
+    assert len(looks) > 3
+    groups = [g for g in root.iter(f"{SVG_NS}g") if g.get("class") == "group"]
+    assert [[t.text for t in g.iter(f"{SVG_NS}text")] for g in groups] == [
+        ["blk", "3 nodes"], ["blk", "5 nodes"]]
 
 
 def test_svg_parses_and_has_a_group_per_node_with_op_type() -> None:
@@ -101,10 +166,28 @@ def test_svg_shift_moves_positions_not_sizes_and_numbers_stay_compact() -> None:
                     ' fill="#000000">a&lt;b</text>')
 
 
+def _edge_items(svg_text: str) -> list[tuple[str, list[float], list[str]]]:
+    """Per edge item: its tag without the translate, its numbers (route, then arrowhead)
+    moved by the translate, and its text."""
+    items = []
+    for item in re.findall(r"<g [^>]*>.*?</g>", svg_text, flags=re.S):
+        tag = item[:item.index(">") + 1]
+        at = re.search(r' transform="translate\(([^ ]+) ([^)]+)\)"', tag)
+        dx, dy = (float(at.group(1)), float(at.group(2))) if at else (0.0, 0.0)
+        numbers: list[float] = []
+        for data in re.findall(r' (?:d|points)="([^"]*)"', item):
+            found = [float(v) for v in re.findall(r"-?[\d.]+(?:e[-+]?\d+)?|nan|inf", data)]
+            numbers += [v + (dx if i % 2 == 0 else dy) for i, v in enumerate(found)]
+        items.append((tag.replace(at.group(0), "") if at else tag, numbers, item))
+    return items
+
+
 @pytest.mark.parametrize("shift", [(0.0, 0.0), (24.0, 10.5), (-0.004, 0.1)])
-def test_svg_edge_batch_writes_what_its_primitives_write(shift) -> None:
-    """SvgSurface formats a batch of edges at once; every number must read as the one
-    written by path and polygon: trailing zeros, negative zero, rounding, huge values."""
+def test_svg_edge_batch_draws_what_its_primitives_draw(shift) -> None:
+    """SvgSurface writes a batch of edges as shapes kept once and translated; each must
+    land where path and polygon put it, to the hundredth the file keeps (trailing zeros,
+    negative zero, rounding, huge values; an edge with nan or inf is written as they
+    write it), and repeated shapes are written once."""
     import random
 
     from onnxstudio.render.drawing import Stroke, Surface
@@ -112,7 +195,7 @@ def test_svg_edge_batch_writes_what_its_primitives_write(shift) -> None:
 
     rng = random.Random(7)
     values = [0.0, -0.0, -0.004, 0.005, 0.015, 2.675, 1.1, 12.5, -12.5, 100.0, 0.1 + 0.2,
-              1e7 + 0.125, -3.999, 1e-9, float("nan"), float("inf")]
+              1e7 + 0.125, -3.999, 1e-9, 1e18, float("nan"), float("inf")]
     values += [rng.uniform(-2000, 2000) for _ in range(300)]
     values += [round(rng.uniform(0, 500), rng.choice((0, 1, 2, 3))) for _ in range(300)]
 
@@ -130,13 +213,34 @@ def test_svg_edge_batch_writes_what_its_primitives_write(shift) -> None:
         stroke = Stroke("#888888", 1.2, (4.0, 3.0) if i % 3 == 0 else None)
         batch.append((f"edge{i}", f"v{i}", start, route, stroke, [point(), point(), point()],
                       "#888888"))
+    # one shape in two places, as a hundred layers repeat their edges
+    for i, (x, y) in enumerate([(10.0, 20.0), (310.25, -19.5)], 60):
+        route = [((x, y), (x + 4.0, y + 30.0), (x + 4.0, y + 30.0)),
+                 ((x + 4.0, y + 40.0), (x + 8.0, y + 45.0), (x + 8.0, y + 60.0))]
+        arrow = [(x + 8.0, y + 67.0), (x + 4.5, y + 60.0), (x + 11.5, y + 60.0)]
+        batch.append((f"edge{i}", "same", (x, y), route, Stroke("#888888", 1.2), arrow,
+                      "#888888"))
     bulk, one_by_one = SvgSurface(), SvgSurface()
     for svg in (bulk, one_by_one):
         svg.shift(*shift)
     bulk.edges(batch)
     Surface.edges(one_by_one, batch)
-    assert bulk.parts == one_by_one.parts
-    assert any("L" in part for part in bulk.parts) and any("C" in part for part in bulk.parts)
+    drawn = _edge_items("\n".join(bulk.parts))
+    expected = _edge_items("\n".join(one_by_one.parts))
+    assert len(drawn) == len(expected) == len(batch)
+    odd = 0
+    for (tag, numbers, item), (want_tag, want, want_item) in zip(drawn, expected, strict=True):
+        assert tag == want_tag and len(numbers) == len(want)
+        if not all(math.isfinite(v) and abs(v) < 1e15 for v in want):
+            odd += 1
+            assert item == want_item
+            continue
+        assert numbers == pytest.approx(want, abs=0.0101, rel=0)
+    assert 0 < odd < len(batch)
+    text = "\n".join(bulk.parts)
+    assert "L" in text and "C" in text
+    same = [bulk.parts[i + 1] for i, part in enumerate(bulk.parts) if 'data-name="same"' in part]
+    assert len(same) == 2 and same[0] is same[1]  # kept once, written twice
 
 
 def test_level_of_detail_drops_text_but_keeps_boxes() -> None:

@@ -36,6 +36,7 @@ class WatchSurface(Surface):
         self.rects = inner.rects  # type: ignore[method-assign]
         self.polylines = inner.polylines  # type: ignore[method-assign]
         self.end_item = inner.end_item  # type: ignore[method-assign]
+        self.stamp = inner.stamp  # type: ignore[method-assign]
 
     def check(self) -> None:
         if self.cancel is not None and self.cancel():

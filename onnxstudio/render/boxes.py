@@ -79,6 +79,13 @@ def badge(s: Surface, b: Box, text: str) -> None:
     s.text(x + w / 2, y + baseline(h, BADGE_FONT.size), text, BADGE_FONT, BADGE_TEXT, "middle")
 
 
+def ringed(b: Box, state: PaintState) -> bool:
+    """Whether :func:`halo` draws a ring around ``b``."""
+    i = b.id
+    return (i == state.flash or i == state.hovered or i in state.selected
+            or i in state.highlighted or i in state.related_boxes)
+
+
 def halo(s: Surface, t: Theme, b: Box, state: PaintState) -> None:
     """Rings around a flashed, matched, selected or hovered box."""
     rings: list[tuple[str, float, float]] = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Literal, NamedTuple
 
 Point = tuple[float, float]
@@ -86,6 +86,13 @@ class Surface(ABC):
         self, x: float, y: float, text: str, font: Font, color: str, anchor: Anchor = "start"
     ) -> None:
         """Draw ``text`` with its baseline at ``y``; ``anchor`` says where ``x`` is."""
+
+    def stamp(self, key: Hashable, origin: Point, draw: Callable[[], None]) -> None:
+        """Draw the item just begun: ``draw()`` draws it where it stands, and its look is
+        the same for every item of this ``key`` but for that place (``origin``, its
+        top-left). The default draws; a backend may draw each key once and repeat the
+        drawing, moved (SVG: under the item's translate)."""
+        draw()
 
     def rects(
         self,

@@ -8,7 +8,7 @@ paint, keeps labels identical across scrolled strips, zoom levels and exports.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 
@@ -63,9 +63,15 @@ class EdgeLabels:
     def _draw(self, s: Surface, t: Theme, i: int, x: float, base: float, box: Rect,
               related: frozenset[int]) -> None:
         e = self.layout.edges[i]
+        color = t.hover if i in related else t.edge_label
+
+        def draw() -> None:
+            s.rect(*box, t.edge_label_bg, None)
+            s.text(x, base, e.label, tx.EDGE_LABEL_FONT, color)
+
         s.begin_item(f"label{i}", "edge-label", e.value, "")
-        s.rect(*box, t.edge_label_bg, None)
-        s.text(x, base, e.label, tx.EDGE_LABEL_FONT, t.hover if i in related else t.edge_label)
+        # the backdrop is placed from the text (_label_rect): the label and colours decide
+        s.stamp((id(t), "edge-label", e.label, color), (x, base), draw)
         s.end_item()
 
     def prepare(self) -> None:
@@ -125,8 +131,9 @@ class EdgeLabels:
         tries = [self.candidates(i) for i in labelled]
         spots = [_label_rect(*c) for cs in tries for c in cs]
         check = self.checked
-        blocked = self._blocked(spots) if check else np.zeros(len(spots), dtype=bool)
+        blocked = self._blocked(spots).tolist() if check else [False] * len(spots)
         placed = _RectGrid()
+        hits = placed.hits
         shown: set[tuple[str, str]] = set()
         rows: list[tuple[int, float, float, float, float, float, float]] = []
         k = 0
@@ -138,7 +145,7 @@ class EdgeLabels:
                 continue
             for j, (x, base, _w, _h) in enumerate(cs, first):
                 rect = spots[j]
-                if check and (blocked[j] or placed.hits(rect)):
+                if blocked[j] or (check and hits(rect)):
                     continue
                 placed.add(rect)
                 shown.add(key)
@@ -202,35 +209,26 @@ class _RectGrid:
     def __init__(self) -> None:
         self.cells: dict[tuple[int, int], list[Rect]] = {}
 
-    def _spans(self, r: Rect) -> tuple[range, range]:
-        x, y, w, h = r
-        c = self.CELL
-        return range(int(x // c), int((x + w) // c) + 1), range(int(y // c), int((y + h) // c) + 1)
-
     def add(self, r: Rect) -> None:
         """File ``r`` under every cell it covers."""
-        cells = self.cells
-        columns, rows = self._spans(r)
-        for i in columns:
-            for j in rows:
+        x, y, w, h = r
+        c, cells = self.CELL, self.cells
+        for i in range(int(x // c), int((x + w) // c) + 1):
+            for j in range(int(y // c), int((y + h) // c) + 1):
                 cell = cells.get((i, j))
                 if cell is None:
                     cells[(i, j)] = [r]
                 else:
                     cell.append(r)
 
-    def _near(self, r: Rect) -> Iterator[Rect]:
-        """The rectangles filed in the cells ``r`` covers (one may come more than once)."""
-        cells = self.cells
-        columns, rows = self._spans(r)
-        for i in columns:
-            for j in rows:
-                yield from cells.get((i, j), ())
-
     def hits(self, r: Rect) -> bool:
+        """Whether ``r`` overlaps a rectangle filed under the cells it covers."""
         x, y, w, h = r
         x1, y1 = x + w, y + h
-        for ox, oy, ow, oh in self._near(r):
-            if x < ox + ow and ox < x1 and y < oy + oh and oy < y1:
-                return True
+        c, cells = self.CELL, self.cells
+        for i in range(int(x // c), int(x1 // c) + 1):
+            for j in range(int(y // c), int(y1 // c) + 1):
+                for ox, oy, ow, oh in cells.get((i, j), ()):
+                    if x < ox + ow and ox < x1 and y < oy + oh and oy < y1:
+                        return True
         return False

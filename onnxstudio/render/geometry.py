@@ -31,21 +31,32 @@ def smooth_curve(points: Sequence[Point]) -> tuple[Point, list[Cubic]]:
         a, b = pts
         return a, [(a, b, b)]
     start = pts[0]
-    segs: list[Cubic] = []
     x0, y0 = pts[0]
     x1, y1 = pts[1]
     # lineTo((5*p0 + p1)/6)
-    cur = start
-    first = ((5 * x0 + x1) / 6, (5 * y0 + y1) / 6)
-    segs.append((cur, first, first))
+    at = ((5 * x0 + x1) / 6, (5 * y0 + y1) / 6)
+    segs: list[Cubic] = [(start, at, at)]
+    was = start  # where the last segment starts
+    along = line = False  # the last three points run along an axis; the last segment too
     for x, y in pts[2:]:
-        segs.append(
-            (
-                ((2 * x0 + x1) / 3, (2 * y0 + y1) / 3),
-                ((x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3),
-                ((x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6),
-            )
-        )
+        end = ((x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6)
+        # Four points on one vertical (horizontal) line, onwards: this segment is a piece
+        # of that line. After another such, one line covers both: a skip connection down
+        # a hundred layers is a few segments instead of two hundred (the same drawing).
+        was_along, along = along, ((x0 == x1 == x and (y1 - y0) * (y - y1) > 0)
+                                   or (y0 == y1 == y and (x1 - x0) * (x - x1) > 0))
+        if along and was_along:
+            if line:
+                segs[-1] = (was, end, end)
+            else:
+                segs.append((at, end, end))
+                was, line = at, True
+        else:
+            segs.append(
+                (((2 * x0 + x1) / 3, (2 * y0 + y1) / 3), ((x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3),
+                 end))
+            was, line = at, False
+        at = end
         x0, y0, x1, y1 = x1, y1, x, y
     segs.append(
         (

@@ -85,6 +85,7 @@ class GraphPainter:
         self.labels = EdgeLabels(layout, self.index, self._centre_line)
         self.routes_from: GraphPainter | None = None  # whose routes this one reuses
         self._strokes: dict[tuple[str, float, bool], Stroke] = {}  # edges share a few
+        self._looks = id(theme)  # first in the keys of this painter's stamps, then the kind
 
     @classmethod
     def relabelled(cls, painter: GraphPainter, layout: Layout, theme: Theme) -> GraphPainter:
@@ -239,6 +240,12 @@ class GraphPainter:
     def _group_label(self, s: Surface, g: GroupFrame) -> None:
         """The frame's − marker, name and count, on the frame's own colour: drawn after
         the edges, so an edge entering the frame passes under its title, never across."""
+        s.begin_item(g.id + "#title", "group-title", g.label, "")
+        s.stamp((self._looks, "group-title", g.label, g.node_count, g.width, g.depth), (g.x, g.y),
+                lambda: self._group_title(s, g))
+        s.end_item()
+
+    def _group_title(self, s: Surface, g: GroupFrame) -> None:
         t = self.theme
         base = g.y + GROUP_LABEL_HEIGHT / 2 + 4.0
         x = g.x + PAD_X
@@ -251,7 +258,6 @@ class GraphPainter:
         label = g.label if with_count else tx.elide(g.label, tx.GROUP_LABEL_FONT, avail)
         used = MARKER_SIZE + 5.0 + (label_w + count_w if with_count else
                                     tx.text_width(label, tx.GROUP_LABEL_FONT)) + 4.0
-        s.begin_item(g.id + "#title", "group-title", g.label, "")
         s.rect(g.x + 1.0, g.y + 1.0, min(used + PAD_X, g.width - 2.0), GROUP_LABEL_HEIGHT - 2.0,
                t.group_fill(g.depth), None)
         bx.marker(s, x, g.y + (GROUP_LABEL_HEIGHT - MARKER_SIZE) / 2, False, t.group_label)
@@ -260,7 +266,6 @@ class GraphPainter:
             s.text(x, base, label, tx.GROUP_LABEL_FONT, t.group_label)
         if with_count:
             s.text(x + label_w + 8.0, base, count, tx.GROUP_COUNT_FONT, t.group_count)
-        s.end_item()
 
     # -- edges --------------------------------------------------------------------------
 
@@ -359,13 +364,23 @@ class GraphPainter:
             style = NodeStyle(fill, text_on(fill), style.border)
         op = b.title if b.kind in ("node", "function") else ""
         s.begin_item(b.id, b.kind, b.subtitle if b.kind != "group" else b.title, op)
-        bx.halo(s, t, b, state)
+        if bx.ringed(b, state) or (overlay is not None and b.id in overlay.badges):
+            bx.halo(s, t, b, state)
+            self._look(s, b, style, state, titles, details)
+            if overlay is not None and titles and b.id in overlay.badges:
+                bx.badge(s, b, overlay.badges[b.id])
+        else:  # looks like every box of the same kind, text and size
+            sub = b.subtitle if state.show_names or b.kind == "group" else ""
+            key = (self._looks, b.kind, style.fill, style.text, style.border, b.title, sub,
+                   b.width, b.height, b.expandable, titles, details, *b.details)
+            s.stamp(key, (b.x, b.y), lambda: self._look(s, b, style, state, titles, details))
+        s.end_item()
+
+    def _look(self, s: Surface, b: Box, style: NodeStyle, state: PaintState, titles: bool,
+              details: bool) -> None:
         if b.kind in ("input", "output"):
             bx.io_box(s, b, style, titles, details)
         elif b.kind == "group":
             bx.group_box(s, b, style, titles)
         else:
-            bx.op_box(s, t, b, style, state, titles, details)
-        if overlay is not None and titles and b.id in overlay.badges:
-            bx.badge(s, b, overlay.badges[b.id])
-        s.end_item()
+            bx.op_box(s, self.theme, b, style, state, titles, details)
