@@ -33,6 +33,27 @@ def test_forked_work_that_raises_has_no_result() -> None:
 
 
 @needs_fork
+def test_a_result_cut_short_is_no_result_and_delivered_forks_are_reaped(monkeypatch) -> None:
+    from onnxstudio import forked
+
+    done = Forked(lambda: "whole")
+    assert done.result() == "whole"
+    for _ in range(500):  # its exit, after the result, is reaped on a later call
+        forked._reap()
+        if not forked._EXITING:
+            break
+        time.sleep(0.01)
+    assert not forked._EXITING
+
+    def half(fd: int, data: bytes) -> None:  # the fork dies halfway through its result
+        os.write(fd, data[:len(data) // 2])
+        os._exit(0)
+
+    monkeypatch.setattr(forked, "_write_all", half)
+    with pytest.raises(ForkFailed):
+        Forked(lambda: list(range(1000))).result()
+
+
 def test_cancelled_forked_work_has_no_result() -> None:
     work = Forked(lambda: time.sleep(60))
     work.cancel()
