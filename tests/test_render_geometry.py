@@ -38,6 +38,18 @@ def test_a_long_straight_run_is_one_line_and_its_bends_are_drawn_as_before() -> 
     assert c1 == long[2][2] and c2 == end and c1[0] == end[0] == 40.0
 
 
+def test_a_label_sits_halfway_along_its_route_whatever_repeats_in_it() -> None:
+    from onnxstudio.render.geometry import polyline_midpoint
+
+    assert polyline_midpoint([(0, 0), (0, 10)]) == ((0.0, 5.0), (0.0, 1.0))
+    bent = [(0.0, 0.0), (0.0, 30.0), (40.0, 30.0)]  # 70 long: halfway is 5 into the run
+    assert polyline_midpoint(bent) == ((5.0, 30.0), (1.0, 0.0))
+    repeated = [(0.0, 0.0), (0.0, 30.0), (1e-7, 30.0), (0.0, 30.0 + 1e-7), (40.0, 30.0)]
+    assert polyline_midpoint(repeated) == polyline_midpoint(bent)
+    assert polyline_midpoint([(3.0, 4.0), (3.0, 4.0)]) == ((3.0, 4.0), (0.0, 1.0))
+    assert polyline_midpoint([]) == ((0.0, 0.0), (0.0, 1.0))
+
+
 def test_arrowhead_points_along_direction() -> None:
     tip, left, right = arrowhead((10.0, 10.0), (0.0, 1.0))
     assert tip == (10.0, 10.0)

@@ -118,7 +118,7 @@ class _TwoHalves:
         stream.write("\n".join(parts).encode())
         stream.flush()
         offset = stream.tell()
-        os.fsync(stream.fileno())  # meanwhile: the final fsync waits for half as much
+        _start_writeback(stream.fileno())  # the final fsync then waits for half as much
         if self.meanwhile is not None:
             self.meanwhile()
         graph.paint_boxes_from(svg, rect, 1.0, state, self._cut(offset, lower > 0))
@@ -196,6 +196,14 @@ class _TwoHalves:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.ask = self.told = -1
+
+
+def _start_writeback(fd: int) -> None:
+    """Have what was written so far go to disk without waiting for it (Linux starts the
+    writeback of dirty pages at this advice; an fsync here stalled the paint 12 ms)."""
+    if hasattr(os, "posix_fadvise"):
+        with contextlib.suppress(OSError):
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
