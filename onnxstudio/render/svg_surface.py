@@ -310,24 +310,27 @@ class SvgSurface(Surface):
             (origins / 100.0).ravel().tolist())).split(" ")
         raw, ends = relative.tobytes(), [*firsts[1:], len(cents)]
         kept = self._stamps
-        keys: list[_EdgeShape] = []
+        keys: list[_EdgeShape | None] = []
         new: dict[_EdgeShape, tuple[int, int]] = {}  # shapes not kept yet: their rows
         for k, (_, _, _, _, stroke, _, fill) in enumerate(batch):
-            key = (forms[k], stroke, fill, raw[16 * firsts[k]:16 * ends[k]])
-            if key not in kept and key not in new:
+            key = None if odd_edges[k] else (forms[k], stroke, fill,
+                                             raw[16 * firsts[k]:16 * ends[k]])
+            if key is not None and key not in kept and key not in new:
                 new[key] = (firsts[k], ends[k])
             keys.append(key)
         if new:
             self._edge_shapes(new, relative)
         parts = self.parts
         for k, edge in enumerate(batch):
-            if odd_edges[k]:
+            key = keys[k]
+            if key is None:
                 Surface.edges(self, [edge])
                 continue
-            self.begin_item(edge[0], "edge", edge[1], "")
+            item_id, name = edge[0], edge[1]
+            self.begin_item(item_id, "edge", name, "")
             parts[-1] = f'<g transform="translate({moves[2 * k]} {moves[2 * k + 1]})"' \
                 + parts[-1][2:]
-            parts.append(kept[keys[k]])
+            parts.append(kept[key])
             self.end_item()
 
     def _edge_shapes(self, new: dict[_EdgeShape, tuple[int, int]], relative: np.ndarray
