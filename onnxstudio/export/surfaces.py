@@ -37,6 +37,7 @@ class WatchSurface(Surface):
         self.polylines = inner.polylines  # type: ignore[method-assign]
         self.end_item = inner.end_item  # type: ignore[method-assign]
         self.stamp = inner.stamp  # type: ignore[method-assign]
+        self.keeps_looks = inner.keeps_looks
 
     def check(self) -> None:
         if self.cancel is not None and self.cancel():

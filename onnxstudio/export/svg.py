@@ -82,8 +82,8 @@ class _TwoHalves:
     painted by a fork while this process paints the lower one (frames, edges) and writes
     it out. The painter is made before the fork, so the fork starts with its index.
 
-    The halves are rarely equal (BERT-96's upper is a fifth longer, dag100k's twice the
-    lower): once this process is done, it asks the fork to stop halfway through the
+    The halves are rarely equal (the upper places every edge label first): once this
+    process is done, it asks the fork to stop halfway through the
     boxes it has left (pipes; the fork looks every BOX_RUN boxes) and paints the rest.
     The ask carries where the fork's part goes in the file, which the fork writes
     itself: its 5 MB of BERT-96 never pass through a pipe.

@@ -37,12 +37,8 @@ def dismantle(*parts: object) -> None:
     the pieces and other threads get their turns."""
     for part in parts:
         for value in (vars(part).values() if hasattr(part, "__dict__") else (part,)):
-            if isinstance(value, dict):  # its keys and values kept here, freed below
-                rest = [*value, *value.values()]
-                value.clear()
-                value = rest
-            elif isinstance(value, set):
-                rest = list(value)
+            if isinstance(value, dict | set):  # its contents kept here, freed below
+                rest = [*value, *value.values()] if isinstance(value, dict) else [*value]
                 value.clear()
                 value = rest
             if isinstance(value, list):

@@ -49,6 +49,8 @@ EdgeDraw = tuple[str, str, Point, Sequence[Cubic], Stroke, Sequence[Point], str]
 class Surface(ABC):
     """Where a graph is drawn. Coordinates are layout units; y grows downwards."""
 
+    keeps_looks = False  # whether :meth:`stamp` reuses drawings: only then are keys made
+
     def begin_item(  # noqa: B027 - optional hook, most backends ignore items
         self, item_id: str, kind: str, name: str = "", op_type: str = ""
     ) -> None:
@@ -90,8 +92,9 @@ class Surface(ABC):
     def stamp(self, key: Hashable, origin: Point, draw: Callable[[], None]) -> None:
         """Draw the item just begun: ``draw()`` draws it where it stands, and its look is
         the same for every item of this ``key`` but for that place (``origin``, its
-        top-left). The default draws; a backend may draw each key once and repeat the
-        drawing, moved (SVG: under the item's translate)."""
+        top-left). The default draws; a backend that ``keeps_looks`` draws each key once
+        and repeats the drawing, moved (SVG: under the item's translate). Painters call
+        it only for such a backend: the screen's paint makes no keys."""
         draw()
 
     def rects(

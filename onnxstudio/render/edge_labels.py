@@ -70,8 +70,11 @@ class EdgeLabels:
             s.text(x, base, e.label, tx.EDGE_LABEL_FONT, color)
 
         s.begin_item(f"label{i}", "edge-label", e.value, "")
-        # the backdrop is placed from the text (_label_rect): the label and colours decide
-        s.stamp((id(t), "edge-label", e.label, color), (x, base), draw)
+        if s.keeps_looks:
+            # the backdrop is placed from the text (_label_rect): label and colours decide
+            s.stamp((id(t), "edge-label", e.label, color), (x, base), draw)
+        else:
+            draw()
         s.end_item()
 
     def prepare(self) -> None:

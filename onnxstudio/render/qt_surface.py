@@ -103,7 +103,6 @@ def prebuilt_paths(routes: Sequence[tuple[Point, Sequence[Cubic]]]) -> Paths:
     return paths
 
 
-
 class QtSurface(Surface):
     """Draws onto an active QPainter (already transformed to layout units)."""
 

@@ -241,8 +241,11 @@ class GraphPainter:
         """The frame's − marker, name and count, on the frame's own colour: drawn after
         the edges, so an edge entering the frame passes under its title, never across."""
         s.begin_item(g.id + "#title", "group-title", g.label, "")
-        s.stamp((self._looks, "group-title", g.label, g.node_count, g.width, g.depth), (g.x, g.y),
-                lambda: self._group_title(s, g))
+        if s.keeps_looks:
+            s.stamp((self._looks, "group-title", g.label, g.node_count, g.width, g.depth),
+                    (g.x, g.y), lambda: self._group_title(s, g))
+        else:
+            self._group_title(s, g)
         s.end_item()
 
     def _group_title(self, s: Surface, g: GroupFrame) -> None:
@@ -364,16 +367,18 @@ class GraphPainter:
             style = NodeStyle(fill, text_on(fill), style.border)
         op = b.title if b.kind in ("node", "function") else ""
         s.begin_item(b.id, b.kind, b.subtitle if b.kind != "group" else b.title, op)
-        if bx.ringed(b, state) or (overlay is not None and b.id in overlay.badges):
-            bx.halo(s, t, b, state)
-            self._look(s, b, style, state, titles, details)
-            if overlay is not None and titles and b.id in overlay.badges:
-                bx.badge(s, b, overlay.badges[b.id])
-        else:  # looks like every box of the same kind, text and size
+        badge = overlay.badges.get(b.id) if overlay is not None else None
+        if s.keeps_looks and badge is None and not bx.ringed(b, state):
+            # it looks like every box of the same kind, text and size
             sub = b.subtitle if state.show_names or b.kind == "group" else ""
             key = (self._looks, b.kind, style.fill, style.text, style.border, b.title, sub,
                    b.width, b.height, b.expandable, titles, details, *b.details)
             s.stamp(key, (b.x, b.y), lambda: self._look(s, b, style, state, titles, details))
+        else:
+            bx.halo(s, t, b, state)
+            self._look(s, b, style, state, titles, details)
+            if badge is not None and titles:
+                bx.badge(s, b, badge)
         s.end_item()
 
     def _look(self, s: Surface, b: Box, style: NodeStyle, state: PaintState, titles: bool,

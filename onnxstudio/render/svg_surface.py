@@ -81,6 +81,11 @@ def _edge_numbers(batch: Sequence[EdgeDraw]) -> tuple[list[str], list[float], li
     return forms, values, firsts
 
 
+def _moved(tag: str, x: str, y: str) -> str:
+    """An item's ``<g ...>`` tag, translated to (x, y)."""
+    return f'<g transform="translate({x} {y})"{tag[2:]}'
+
+
 def _compact(text: str) -> str:
     """``text`` formatted from _NUMs, each number as _n writes it."""
     for old, new in _ZEROS:
@@ -163,6 +168,8 @@ class SvgSurface(Surface):
     is written (where the diagram sits on an export's sheet).
     """
 
+    keeps_looks = True
+
     def __init__(self) -> None:
         self.parts: list[str] = []
         self._depth = 0
@@ -235,7 +242,7 @@ class SvgSurface(Surface):
             return
         x, y = origin
         n = self._num
-        parts[tag] = f'<g transform="translate({n[x + self.dx]} {n[y + self.dy]})"{parts[tag][2:]}'
+        parts[tag] = _moved(parts[tag], n[x + self.dx], n[y + self.dy])
         kept = self._stamps.get(key)
         if kept is None:
             shift = self.dx, self.dy
@@ -328,8 +335,7 @@ class SvgSurface(Surface):
                 continue
             item_id, name = edge[0], edge[1]
             self.begin_item(item_id, "edge", name, "")
-            parts[-1] = f'<g transform="translate({moves[2 * k]} {moves[2 * k + 1]})"' \
-                + parts[-1][2:]
+            parts[-1] = _moved(parts[-1], moves[2 * k], moves[2 * k + 1])
             parts.append(kept[key])
             self.end_item()
 
