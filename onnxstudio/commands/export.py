@@ -54,7 +54,7 @@ def _options(args: argparse.Namespace) -> ExportOptions:
 
 def _export(args: argparse.Namespace) -> int:
     from onnxstudio.export.atomic import check_destination
-    from onnxstudio.export.formats import export_layout, format_for_path, needs_qt
+    from onnxstudio.export.formats import export_layout, format_for_path, import_writer, needs_qt
 
     model_path, out = Path(args.model), Path(args.out)
     options = _options(args)
@@ -63,7 +63,8 @@ def _export(args: argparse.Namespace) -> int:
     options.format = fmt
     check_destination(out, [model_path])  # before the (possibly slow) load
     inferring = None
-    if needs_qt(fmt):
+    forks = not needs_qt(fmt)  # Qt's threads do not survive a fork
+    if not forks:
         from onnxstudio.export.qtapp import ensure_gui_app
 
         ensure_gui_app()  # sets the offscreen platform first when there is no display
@@ -87,7 +88,8 @@ def _export(args: argparse.Namespace) -> int:
         finally:
             if inferring is not None:
                 inferring.cancel()  # collected by now, unless the load failed
-        layout = layout_for_export(model, options)
+        layout = layout_for_export(model, options, parallel=forks,
+                                   meanwhile=lambda: import_writer(fmt))
 
     def keep_layouts() -> None:
         for keep in stores:

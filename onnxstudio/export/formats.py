@@ -61,6 +61,13 @@ def needs_qt(fmt: Format) -> bool:
     return fmt in QT_FORMATS
 
 
+def import_writer(fmt: Format) -> None:
+    """Import what writing ``fmt`` takes (SVG: the painter, 15 ms), ahead of the write:
+    the CLI does it while its layout waits for a fork."""
+    if fmt == "svg":
+        import onnxstudio.export.svg  # noqa: F401
+
+
 def _check_cancel(cancel: CancelFn | None) -> None:
     if cancel is not None and cancel():
         raise ExportCancelled()

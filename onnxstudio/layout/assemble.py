@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from onnxstudio.layout.types import Box, Direction, Edge, GroupFrame, Layout, Point
+from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout, Point
 from onnxstudio.layout.units import Piece, Unit
 
 
-def assemble(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit,
-             pieces: Iterable[Piece], direction: Direction) -> Layout:
-    """Place every unit's items at absolute positions (each unit was laid out at its own
-    origin) and join each edge's pieces, unit by unit, into one polyline."""
+def place_items(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit
+                ) -> tuple[list[Box], list[GroupFrame], dict[str, Point]]:
+    """Boxes at their absolute positions, the frames of the expanded units (by depth,
+    then place), and each unit's origin."""
     origin: dict[str, Point] = {root.id: (0.0, 0.0)}
     frames: list[GroupFrame] = []
     stack = [root]
@@ -33,6 +33,12 @@ def assemble(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit,
                 box = boxes_by_id[item]
                 box.x, box.y = ox + px, oy + py
                 boxes.append(box)
+    frames.sort(key=lambda f: (f.depth, f.y, f.x))
+    return boxes, frames, origin
+
+
+def join_edges(pieces: Iterable[Piece], origin: dict[str, Point]) -> list[Edge]:
+    """Each edge's polyline: its pieces' routes, offset by their units' origins."""
     edges: list[Edge] = []
     for s, d, value, label, path in pieces:
         pts: list[Point] = []
@@ -49,9 +55,7 @@ def assemble(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit,
                     pts.append((x, y))
                     lx, ly = x, y
         edges.append(Edge(s, d, value, label, pts, back))
-    width, height = root.width, root.height
-    frames.sort(key=lambda f: (f.depth, f.y, f.x))
-    return Layout(direction, width, height, boxes, frames, edges)
+    return edges
 
 
 def transpose(layout: Layout) -> Layout:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from itertools import repeat
 from operator import attrgetter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -174,38 +175,55 @@ def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
                      for name in ("x", "y", "width", "height")], axis=1).reshape(-1, 4)
 
 
+class SideMoves(NamedTuple):
+    """What place_side_sources does to a layout, decided apart from doing it (in a fork,
+    while the edges are joined): boxes moved (index, new x, their edges), how far right
+    everything then shifts, the refitted width."""
+
+    moves: list[tuple[int, float, list[int]]]
+    shift: float
+    width: float
+
+
 def place_side_sources(layout: Layout) -> None:
     """Shift qualifying top-level boxes sideways in place (edges re-attached)."""
-    if len(layout.edges) < 8:
-        return
-    members = {m for g in layout.groups for m in g.members}
-    boxes = {b.id: b for b in layout.boxes}
-    at = {b.id: i for i, b in enumerate(layout.boxes)}
-    n = len(layout.edges)
-    src = fromiter_in_runs(map(at.get, map(attrgetter("source"), layout.edges), repeat(-1)),
-                           np.int64, n)
-    dst = fromiter_in_runs(map(at.get, map(attrgetter("target"), layout.edges), repeat(-1)),
-                           np.int64, n)
-    geo = _geometry(layout.boxes)
+    ends = [e.source for e in layout.edges], [e.target for e in layout.edges]
+    apply_side_moves(layout, side_moves(layout.boxes, layout.groups, *ends))
+
+
+def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
+               targets: list[str]) -> SideMoves | None:
+    """The side sources' moves for placed ``boxes`` and ``groups`` and the edges between
+    ``sources`` and ``targets`` (no routes needed). None: nothing changes."""
+    if len(sources) < 8:
+        return None
+    members = {m for g in groups for m in g.members}
+    by_id = {b.id: b for b in boxes}
+    at = {b.id: i for i, b in enumerate(boxes)}
+    n = len(sources)
+    src = fromiter_in_runs(map(at.get, sources, repeat(-1)), np.int64, n)
+    dst = fromiter_in_runs(map(at.get, targets, repeat(-1)), np.int64, n)
+    geo = _geometry(boxes)
     both = (src >= 0) & (dst >= 0)
     spans = np.sort(np.abs(geo[dst[both], 1] - geo[src[both], 1]))
     typical = float(spans[len(spans) // 2]) if len(spans) else 0.0
     if typical <= 0:
-        return
+        return None
     outs: dict[str, list[int]] = {}
-    for i, e in enumerate(layout.edges):
-        outs.setdefault(e.source, []).append(i)
-    fanouts = sorted(((-len({layout.edges[i].target for i in idx}), bid) for bid, idx
+    for i, source in enumerate(sources):
+        outs.setdefault(source, []).append(i)
+    fanouts = sorted(((-len({targets[i] for i in idx}), bid) for bid, idx
                       in outs.items() if bid not in members), key=lambda t: t)
-    frames = _geometry(layout.groups)
-    free = ~np.array([b.id in members for b in layout.boxes]
-                     + [g.id in members for g in layout.groups], dtype=bool)
+    frames = _geometry(groups)
+    free = ~np.array([b.id in members for b in boxes]
+                     + [g.id in members for g in groups], dtype=bool)
+    moves: list[tuple[int, float, list[int]]] = []
     for negative, bid in fanouts[:MAX_MOVED]:
         idx = outs[bid]
-        box = boxes.get(bid)
+        box = by_id.get(bid)
         if box is None or -negative < MIN_FANOUT:
             continue
-        reach = sorted(boxes[layout.edges[i].target].y - box.y for i in idx)
+        reach = sorted(by_id[targets[i]].y - box.y for i in idx)
         if reach[len(reach) // 2] < REACH * typical:
             continue
         b = at[bid]
@@ -231,10 +249,33 @@ def place_side_sources(layout: Layout) -> None:
         if scored[0][2] <= floor * SLACK + 2:
             best_x = box.x
         if best_x != box.x:
-            _move(layout, box, best_x, [int(i) for i in mine])
-            geo[b, 0] = box.x
-    _shift_right(layout, geo, frames)
-    dismantle(outs, fanouts, at, boxes, members)  # 100k entries each: freed at once, 24 ms
+            moves.append((b, best_x, [int(i) for i in mine]))
+            geo[b, 0] = best_x
+    xs = np.concatenate([geo[:, 0], frames[:, 0]])
+    x0 = float(xs.min()) if len(xs) else 0.0
+    shift = -x0 if x0 < 0 else 0.0
+    widths = np.concatenate([geo[:, 2], frames[:, 2]])
+    width = max(float((xs + shift + widths).max()) if len(xs) else 0.0, 0.0)
+    dismantle(outs, fanouts, at, by_id, members)  # 100k entries each: freed at once, 24 ms
+    return SideMoves(moves, shift, width)
+
+
+def apply_side_moves(layout: Layout, sides: SideMoves | None) -> None:
+    """Move the boxes ``side_moves`` chose (edges re-attached), then shift everything
+    right if one went past the left edge, and refit the width."""
+    if sides is None:
+        return
+    for b, x, mine in sides.moves:
+        _move(layout, layout.boxes[b], x, mine)
+    x0 = -sides.shift
+    if x0 < 0:
+        for box in layout.boxes:
+            box.x -= x0
+        for g in layout.groups:
+            g.x -= x0
+        for e in layout.edges:
+            e.points = [(px - x0, py) for px, py in e.points]
+    layout.width = sides.width
 
 
 def _band(box: Box, b: int, rects: np.ndarray, free: np.ndarray) -> tuple[float, float]:
@@ -258,19 +299,3 @@ def _move(layout: Layout, box: Box, x: float, mine: list[int]) -> None:
             e.points[0] = (e.points[0][0] + dx, e.points[0][1])
         if e.target == box.id and e.points:
             e.points[-1] = (e.points[-1][0] + dx, e.points[-1][1])
-
-
-def _shift_right(layout: Layout, geo: np.ndarray, frames: np.ndarray) -> None:
-    """Move everything right if a box went past the left edge; refit the width."""
-    xs = np.concatenate([geo[:, 0], frames[:, 0]])
-    x0 = float(xs.min()) if len(xs) else 0.0
-    if x0 < 0:
-        for b in layout.boxes:
-            b.x -= x0
-        for g in layout.groups:
-            g.x -= x0
-        for e in layout.edges:
-            e.points = [(px - x0, py) for px, py in e.points]
-        xs = xs - x0
-    widths = np.concatenate([geo[:, 2], frames[:, 2]])
-    layout.width = max(float((xs + widths).max()) if len(xs) else 0.0, 0.0)
