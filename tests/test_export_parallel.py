@@ -234,3 +234,50 @@ def test_without_fork_the_parallel_export_paints_in_one_process(
     assert _svg_bytes(tmp_path, layout, None, True, "nofork") == one
     overlapped = load_model(path, overlap=True)
     assert _types(overlapped) == _types(alone) and overlapped.warnings == alone.warnings
+
+
+def test_the_split_leaves_the_fork_room_to_write_its_part() -> None:
+    from onnxstudio.export.svg import _share
+
+    assert _share(1000, 0.0, 0.0) == 500  # its pace not known yet: half each
+    assert _share(1000, 0.01, 1e-4) == 450  # 10 ms of writing left: 100 boxes' time
+    assert _share(1000, 1.0, 1e-4) == 0  # the writing outlasts every box left
+    assert _share(7, 0.0, 1e-4) == 3
+
+
+@needs_fork
+def test_side_sources_decided_in_a_fork_give_the_same_layout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """build_layout(parallel=True) decides where the far-reaching side inputs go in a
+    fork while it joins the edges (and runs ``meanwhile``): the same layout as one
+    process makes, also when the fork fails."""
+    from onnxstudio.layout import build, build_layout, default_state
+    from onnxstudio.layout.serialize import layout_to_dict
+    from tests.benchmarks import ladder
+
+    model = load_model(save(ladder.bert(4), tmp_path / "bert4.onnx"))
+    state = default_state(model.graph)
+    one = layout_to_dict(build_layout(model, state))
+    monkeypatch.setattr(build, "SIDE_SOURCES", False)
+    assert layout_to_dict(build_layout(model, state)) != one  # the mask did move aside
+    monkeypatch.setattr(build, "SIDE_SOURCES", True)
+    forks: list[bool] = []
+
+    class Counted(Forked):
+        def __init__(self, work) -> None:
+            super().__init__(work)
+            forks.append(self.running)
+
+    monkeypatch.setattr(build, "Forked", Counted)
+    meanwhile: list[int] = []
+    parallel = build_layout(model, state, parallel=True, meanwhile=lambda: meanwhile.append(1))
+    assert layout_to_dict(parallel) == one and forks == [True] and meanwhile == [1]
+    parent, moves = os.getpid(), build.side_moves
+
+    def dies_in_the_fork(*args):
+        if os.getpid() != parent:
+            os._exit(3)
+        return moves(*args)
+
+    monkeypatch.setattr(build, "side_moves", dies_in_the_fork)
+    assert layout_to_dict(build_layout(model, state, parallel=True)) == one

@@ -70,9 +70,9 @@ def _export(args: argparse.Namespace) -> int:
         ensure_gui_app()  # sets the offscreen platform first when there is no display
     else:
         # Shapes are inferred in a fork (not beside Qt: a fork keeps one thread), started
-        # once onnx is loaded: it reads the model while this process imports the rest.
-        import onnx  # noqa: F401
-
+        # once onnx's core is loaded: it reads the model while this process imports the
+        # rest (never the whole onnx package: see onnx_core).
+        import onnxstudio.model.onnx_core  # noqa: F401
         from onnxstudio.model.infer_child import ForkedInference
 
         inferring = ForkedInference(model_path)

@@ -35,7 +35,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from importlib import metadata
 from pathlib import Path
 from typing import TypeVar
 
@@ -177,6 +176,8 @@ def code_fingerprint() -> str | None:
 
 
 def _versions(*names: str) -> Iterator[str]:
+    from importlib import metadata  # 10 ms of imports: only when the cache is on
+
     for name in names:
         try:
             yield f"{name}={metadata.version(name)}"

@@ -176,19 +176,13 @@ def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
 
 
 class SideMoves(NamedTuple):
-    """What place_side_sources does to a layout, decided apart from doing it (in a fork,
-    while the edges are joined): boxes moved (index, new x, their edges), how far right
-    everything then shifts, the refitted width."""
+    """What moving the side sources does to a layout, decided before the edges' routes
+    exist (build_layout: in a fork, while they are joined): boxes moved (index, new x,
+    their edges), how far right everything then shifts, the refitted width."""
 
     moves: list[tuple[int, float, list[int]]]
     shift: float
     width: float
-
-
-def place_side_sources(layout: Layout) -> None:
-    """Shift qualifying top-level boxes sideways in place (edges re-attached)."""
-    ends = [e.source for e in layout.edges], [e.target for e in layout.edges]
-    apply_side_moves(layout, side_moves(layout.boxes, layout.groups, *ends))
 
 
 def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],

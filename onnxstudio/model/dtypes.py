@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from onnx import TensorProto
+from onnxstudio.model.onnx_core import TensorProto
 
 _NAMES: dict[int, str] = {
     TensorProto.FLOAT: "float32",

@@ -14,10 +14,13 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-
-import onnx
+from typing import TYPE_CHECKING
 
 from onnxstudio.errors import ModelLoadError
+from onnxstudio.model.onnx_core import TensorProto
+
+if TYPE_CHECKING:
+    import onnx
 
 # onnxruntime reads "offset" bytes of its own memory for this location: never from a file.
 ORT_MEMORY_TAG = "*/_ORT_MEM_ADDR_/*"
@@ -129,7 +132,7 @@ def check_external_data(proto: onnx.ModelProto, path: str | Path) -> bool:
     folder = model_folder(path)
     found = False
     for where, tensor in all_tensors(proto):
-        if tensor.data_location == onnx.TensorProto.EXTERNAL or len(tensor.external_data):
+        if tensor.data_location == TensorProto.EXTERNAL or len(tensor.external_data):
             found = True
             check_tensor(path, folder, where, tensor)
     return found

@@ -8,7 +8,12 @@ check finds such names first so inference is skipped with a warning instead.
 
 from __future__ import annotations
 
-import onnx
+from typing import TYPE_CHECKING
+
+from onnxstudio.model.onnx_core import AttributeProto
+
+if TYPE_CHECKING:
+    import onnx
 
 # Above this many nodes the Python walk costs more than it is worth on every open; the
 # window infers such graphs in a child process anyway (see infer_child).
@@ -18,9 +23,9 @@ GUARD_NODES = 20_000
 def _bodies(node: onnx.NodeProto) -> list[onnx.GraphProto]:
     out: list[onnx.GraphProto] = []
     for attr in node.attribute:
-        if attr.type == onnx.AttributeProto.GRAPH:
+        if attr.type == AttributeProto.GRAPH:
             out.append(attr.g)
-        elif attr.type == onnx.AttributeProto.GRAPHS:
+        elif attr.type == AttributeProto.GRAPHS:
             out.extend(attr.graphs)
     return out
 

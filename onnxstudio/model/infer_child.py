@@ -59,9 +59,9 @@ class ChildInference:
             problem = report.get("problem")
             if not report.get("ok") or not self._out.exists():
                 return None, problem or "shape inference failed"
-            import onnx
+            from onnxstudio.model.onnx_core import ModelProto
 
-            types = onnx.ModelProto()
+            types = ModelProto()
             types.ParseFromString(self._out.read_bytes())
             return types, problem
         finally:
@@ -89,7 +89,7 @@ class ForkedInference:
 
     def __init__(self, model: onnx.ModelProto | Path) -> None:
         """``model``: parsed, or its file, which the fork then reads itself. The CLI
-        export starts the fork once onnx is imported, ahead of its other imports and of
+        export starts the fork once onnx_core is loaded, ahead of its other imports and of
         its own read, so the types are back before the graph is built (BERT-96: 40 ms
         sooner)."""
         if isinstance(model, Path):
@@ -121,11 +121,10 @@ def _inferred_types(proto: onnx.ModelProto
 
 def types_only(inferred: onnx.ModelProto) -> onnx.ModelProto:
     """Every ValueInfoProto of the main graph and nested bodies, in one flat graph."""
-    import onnx
-
     from onnxstudio.model.inferred import value_infos
+    from onnxstudio.model.onnx_core import ModelProto
 
-    out = onnx.ModelProto()
+    out = ModelProto()
     out.graph.value_info.extend(value_infos(inferred.graph))
     return out
 

@@ -4,9 +4,13 @@ point and the cut/split writers use it without importing the loader."""
 
 from __future__ import annotations
 
-import onnx
+from typing import TYPE_CHECKING
 
+from onnxstudio.model import onnx_core
 from onnxstudio.model.guard import unsafe_for_inference
+
+if TYPE_CHECKING:
+    import onnx
 
 
 def infer_shapes(proto: onnx.ModelProto, guarded: bool = True
@@ -23,11 +27,11 @@ def infer_shapes(proto: onnx.ModelProto, guarded: bool = True
     if unsafe:
         return None, unsafe
     try:
-        return onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True), None
+        return onnx_core.infer_shapes(proto, check_type=True, strict_mode=True), None
     except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError...)
         lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
         problem = f"shape inference failed: {lines[0] if lines else type(exc).__name__}"
     try:
-        return onnx.shape_inference.infer_shapes(proto, strict_mode=False), problem
+        return onnx_core.infer_shapes(proto, strict_mode=False), problem
     except Exception:
         return None, problem

@@ -7,12 +7,14 @@ later (from a child process for large graphs) and only ``Value.type`` changes.
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-import onnx
-from onnx import AttributeProto
+from typing import TYPE_CHECKING
 
 from onnxstudio.model.graph import Graph, Model, TensorType
+from onnxstudio.model.onnx_core import AttributeProto
 from onnxstudio.model.typeproto import UNKNOWN, tensor_type
+
+if TYPE_CHECKING:
+    import onnx
 
 
 def value_infos(graph: onnx.GraphProto, nested: bool = True) -> Iterator[onnx.ValueInfoProto]:

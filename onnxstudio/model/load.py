@@ -14,12 +14,13 @@ import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import onnx
 from google.protobuf.message import DecodeError
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.external import check_external_data, may_use_external_data
+from onnxstudio.model.onnx_core import ModelProto
 from onnxstudio.model.pieces import Pieces, merge_pieces, model_pieces
 from onnxstudio.model.wire import (
     PROTOBUF_DEPTH,
@@ -28,6 +29,9 @@ from onnxstudio.model.wire import (
     repair_utf8,
     scan_wire_format,
 )
+
+if TYPE_CHECKING:
+    import onnx
 
 TEXT_SUFFIXES = {".onnxtxt", ".onnxtext", ".txt"}
 PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a single message beyond 2 GB
@@ -78,7 +82,7 @@ def read_checked(path: str | Path) -> CheckedModel:
 def checked_copy(path: str | Path, data: bytes) -> CheckedModel:
     """Parse an in-memory copy of the model at ``path`` (e.g. edited); its external data
     must pass the same checks as the file's."""
-    proto = onnx.ModelProto()
+    proto = ModelProto()
     try:
         proto.ParseFromString(data)
     except DecodeError as exc:
@@ -142,6 +146,8 @@ def _looks_like_text(data: bytes) -> bool:
 
 
 def _parse_text(path: Path, data: bytes) -> onnx.ModelProto:
+    import onnx.parser
+
     try:
         return onnx.parser.parse_model(data.decode("utf-8"))
     except (UnicodeDecodeError, onnx.parser.ParseError, Exception) as exc:
@@ -155,13 +161,13 @@ def _parse_binary(path: Path, data: bytes, pieces: Pieces | None
     problem = scan_wire_format(data)
     if problem:
         raise ModelLoadError(path, problem)
-    proto = onnx.ModelProto()
+    proto = ModelProto()
     try:
         if pieces is not None:
             try:
                 merge_pieces(proto, data, pieces)
             except DecodeError:  # a missed cut or a damaged file: whole, as protobuf says
-                proto, pieces = onnx.ModelProto(), None
+                proto, pieces = ModelProto(), None
                 proto.ParseFromString(data)
         else:
             proto.ParseFromString(data)

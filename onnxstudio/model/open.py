@@ -10,9 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import onnx
-from onnx import external_data_helper
+from typing import TYPE_CHECKING
 
 from onnxstudio.errors import ModelLoadError
 from onnxstudio.model.graph import Model
@@ -23,6 +21,9 @@ from onnxstudio.model.inferred import apply_inferred_types, apply_types
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.reader import build_model
 from onnxstudio.model.source import Shapes, file_stamp, mark_read_from
+
+if TYPE_CHECKING:
+    import onnx
 
 Progress = Callable[[str, float], None]
 
@@ -152,6 +153,8 @@ def open_model(path: str | Path, *, progress: Progress | None = None
 def model_from_proto(proto: onnx.ModelProto, path: str | Path) -> Model:
     """The Model of an in-memory proto (an edited copy of ``path``), shapes inferred."""
     path = Path(path)
+    from onnx import external_data_helper
+
     inferred, problem = infer_shapes(proto)
     external = any(external_data_helper.uses_external_data(t)
                    for t in external_data_helper._get_all_tensors(proto))

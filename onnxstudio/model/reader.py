@@ -15,9 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import onnx
-from onnx import AttributeProto
+from typing import TYPE_CHECKING
 
 from onnxstudio.model.graph import (
     Attribute,
@@ -31,9 +29,13 @@ from onnxstudio.model.graph import (
     Value,
 )
 from onnxstudio.model.inferred import apply_inferred_types
+from onnxstudio.model.onnx_core import AttributeProto
 from onnxstudio.model.schemas import normalize_domain, resolve_schema
 from onnxstudio.model.typeproto import UNKNOWN as _UNKNOWN
 from onnxstudio.model.typeproto import initializer_info, tensor_summary, tensor_type
+
+if TYPE_CHECKING:
+    import onnx
 
 _ATTR_TYPE_NAMES = {v: k for k, v in AttributeProto.AttributeType.items()}
 _SUMMARY_KEY_BYTES = 1024
@@ -104,6 +106,8 @@ def _attribute(attr: onnx.AttributeProto, ctx: _Context) -> Attribute:
     elif t == AttributeProto.TYPE_PROTO:
         value = tensor_type(attr.tp).describe()
     else:
+        import onnx.helper  # the rare kinds (sparse tensors, type protos): all of onnx
+
         value = str(onnx.helper.get_attribute_value(attr))
     return Attribute(attr.name, kind, value)
 

@@ -10,9 +10,8 @@ from collections.abc import Sequence
 from functools import cache, lru_cache
 from typing import Any
 
-import onnx.defs
-
 from onnxstudio.model.graph import SchemaInfo
+from onnxstudio.model.onnx_core import SchemaError, defs
 from onnxstudio.model.ort_schemas import ort_schema
 
 # Domains whose operators onnx itself defines; anything else is a custom domain.
@@ -34,15 +33,15 @@ def resolve_schema(op_type: str, domain: str, opset: int | None) -> SchemaInfo:
     domain = normalize_domain(domain)
     custom = domain not in ONNX_DOMAINS
     try:
-        latest = onnx.defs.get_schema(op_type, domain=domain)
-    except onnx.defs.SchemaError:
+        latest = defs.get_schema(op_type, domain=domain)
+    except SchemaError:
         return SchemaInfo(known=False, custom_domain=custom)
     if opset is None:
         schema = latest
     else:
         try:
-            schema = onnx.defs.get_schema(op_type, max_inclusive_version=opset, domain=domain)
-        except onnx.defs.SchemaError:
+            schema = defs.get_schema(op_type, max_inclusive_version=opset, domain=domain)
+        except SchemaError:
             # The op exists, but only from a later opset than the model imports.
             return SchemaInfo(
                 known=True, since_version=None, latest_version=latest.since_version,
@@ -64,9 +63,9 @@ def operator_schema(op_type: str, domain: str, opset: int | None) -> Any | None:
     domain = normalize_domain(domain)
     try:
         if opset is None:
-            return onnx.defs.get_schema(op_type, domain=domain)
-        return onnx.defs.get_schema(op_type, max_inclusive_version=opset, domain=domain)
-    except onnx.defs.SchemaError:
+            return defs.get_schema(op_type, domain=domain)
+        return defs.get_schema(op_type, max_inclusive_version=opset, domain=domain)
+    except SchemaError:
         pass
     if domain in ONNX_DOMAINS:
         return None
@@ -104,6 +103,8 @@ def slot_names(names: Sequence[str], count: int, variadic_last: bool) -> list[st
 def newest_opset(domain: str = "") -> int:
     """The newest opset version onnx knows for ``domain`` (listing every schema takes
     12 ms, and the opset panel asks each time a model is shown)."""
+    import onnx.defs
+
     domain = normalize_domain(domain)
     if domain == "":
         return onnx.defs.onnx_opset_version()

@@ -4,13 +4,16 @@ read): TensorType from a TypeProto, InitializerInfo and TensorSummary from a Ten
 from __future__ import annotations
 
 from math import prod
+from typing import TYPE_CHECKING
 
 import numpy as np
-import onnx
-from onnx import numpy_helper
 
 from onnxstudio.model.dtypes import dtype_name, nbytes
 from onnxstudio.model.graph import InitializerInfo, TensorSummary, TensorType
+from onnxstudio.model.onnx_core import TensorProto
+
+if TYPE_CHECKING:
+    import onnx
 
 UNKNOWN = TensorType()
 """The type of a value nothing declares: no dtype, unknown rank."""
@@ -50,7 +53,7 @@ def initializer_info(tensor: onnx.TensorProto) -> InitializerInfo:
     if dtype == "string":
         size = sum(len(s) for s in tensor.string_data)
     location = None
-    if tensor.data_location == onnx.TensorProto.EXTERNAL:
+    if tensor.data_location == TensorProto.EXTERNAL:
         location = next((e.value for e in tensor.external_data if e.key == "location"), None)
     return InitializerInfo(tensor.name, dtype, shape, elements, size, location)
 
@@ -60,10 +63,44 @@ def tensor_summary(tensor: onnx.TensorProto) -> TensorSummary:
     preview = ""
     if info.external_location is None and info.elements <= 4096:
         try:
-            arr = numpy_helper.to_array(tensor)
+            arr = _values(tensor, info)
             flat = np.asarray(arr).ravel()
             text = ", ".join(str(x) for x in flat[:8].tolist())
             preview = f"[{text}{', …' if flat.size > 8 else ''}]"
         except Exception:  # exotic dtypes numpy cannot hold: keep the summary
             preview = ""
     return TensorSummary(info.dtype, info.shape, preview)
+
+
+# Where a plain tensor keeps its values when not in raw_data, by data type; the dtype
+# raw_data holds them in (little-endian, as onnx writes them).
+_FIELDS = {
+    TensorProto.FLOAT: ("float_data", np.float32),
+    TensorProto.DOUBLE: ("double_data", np.float64),
+    TensorProto.INT64: ("int64_data", np.int64),
+    TensorProto.INT32: ("int32_data", np.int32),
+    TensorProto.INT16: ("int32_data", np.int16),
+    TensorProto.INT8: ("int32_data", np.int8),
+    TensorProto.UINT16: ("int32_data", np.uint16),
+    TensorProto.UINT8: ("int32_data", np.uint8),
+    TensorProto.BOOL: ("int32_data", np.bool_),
+    TensorProto.UINT32: ("uint64_data", np.uint32),
+    TensorProto.UINT64: ("uint64_data", np.uint64),
+}
+
+
+def _values(tensor: onnx.TensorProto, info: InitializerInfo) -> np.ndarray:
+    """A small tensor's values, as onnx.numpy_helper.to_array gives them, read here for
+    the plain numeric types (numpy_helper would import all of onnx: see onnx_core);
+    other types go to numpy_helper."""
+    known = _FIELDS.get(tensor.data_type)
+    if known is None or tensor.HasField("segment"):
+        from onnx import numpy_helper
+
+        return numpy_helper.to_array(tensor)
+    name, dtype = known
+    if tensor.HasField("raw_data"):
+        values = np.frombuffer(tensor.raw_data, dtype=np.dtype(dtype).newbyteorder("<"))
+    else:
+        values = np.asarray(getattr(tensor, name), dtype=dtype)
+    return values.astype(dtype, copy=False).reshape(info.shape)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-import onnx
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
+
+from onnxstudio.model.onnx_core import ModelProto
 
 if TYPE_CHECKING:
     from onnxstudio.model.pieces import Pieces
@@ -125,7 +126,7 @@ def _strict_classes() -> tuple[Any, Any]:
     type or metadata string is not UTF-8: the cheap test before the slow repair.
     """
     fdp = descriptor_pb2.FileDescriptorProto()
-    onnx.ModelProto.DESCRIPTOR.file.CopyToProto(fdp)
+    ModelProto.DESCRIPTOR.file.CopyToProto(fdp)
     fdp.syntax = "editions"
     fdp.edition = descriptor_pb2.EDITION_2023
     features = fdp.options.features

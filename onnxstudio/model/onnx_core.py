@@ -1,0 +1,78 @@
+"""onnx's protobuf messages and C++ core (schemas, shape inference) without ``import onnx``.
+
+The onnx package's ``__init__`` imports its whole Python API (helper, numpy_helper,
+compose, protobuf's JSON and text formats, ml_dtypes, and importlib.metadata for its
+own version): 75 ms of a CLI export's start, before the model's first byte is read,
+for nothing that reading, building, inferring or laying out uses. This module loads
+just the two pieces they use, onnx's generated protobuf module and its C++ extension,
+each under its own module name, so a later ``import onnx`` finds them loaded and shares
+their classes (``onnx.ModelProto is ModelProto``). Where onnx is imported already, or
+its files are not laid out as expected, this is plain ``import onnx``.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import sys
+from types import ModuleType
+from typing import Any
+
+
+def _submodule(folder: str, name: str) -> ModuleType:
+    """``onnx.<name>`` from onnx's folder, loaded (and registered) without its package."""
+    full = f"onnx.{name}"
+    loaded = sys.modules.get(full)
+    if loaded is not None:
+        return loaded
+    spec = importlib.machinery.PathFinder.find_spec(full, [folder])
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{full} is not in {folder}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[full] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[full]
+        raise
+    return module
+
+
+def _load() -> tuple[Any, Any]:
+    """(onnx's C++ extension, its protobuf module)."""
+    if "onnx" not in sys.modules:
+        try:
+            spec = importlib.util.find_spec("onnx")  # finds the package, runs none of it
+            folders = list(spec.submodule_search_locations or []) if spec else []
+            if folders:
+                core = _submodule(folders[0], "onnx_cpp2py_export")
+                protos = _submodule(folders[0], "onnx_ml_pb2" if core.ONNX_ML else "onnx_pb2")
+                return core, protos
+        except Exception:  # another layout of onnx's files: the package as usual
+            pass
+    import onnx
+    import onnx.onnx_cpp2py_export
+
+    return onnx.onnx_cpp2py_export, onnx
+
+
+_core, _protos = _load()
+
+AttributeProto: Any = _protos.AttributeProto
+FunctionProto: Any = _protos.FunctionProto
+GraphProto: Any = _protos.GraphProto
+ModelProto: Any = _protos.ModelProto
+NodeProto: Any = _protos.NodeProto
+TensorProto: Any = _protos.TensorProto
+TypeProto: Any = _protos.TypeProto
+ValueInfoProto: Any = _protos.ValueInfoProto
+
+defs: Any = _core.defs  # what onnx.defs' get_schema and SchemaError are
+SchemaError: Any = _core.defs.SchemaError
+
+
+def infer_shapes(model: Any, check_type: bool = False, strict_mode: bool = False) -> Any:
+    """``onnx.shape_inference.infer_shapes`` of a ModelProto: the same C++ call."""
+    inferred = _core.shape_inference.infer_shapes(model.SerializeToString(), check_type,
+                                                  strict_mode, False)
+    return ModelProto.FromString(inferred)
