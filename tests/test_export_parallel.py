@@ -281,3 +281,29 @@ def test_side_sources_decided_in_a_fork_give_the_same_layout(
 
     monkeypatch.setattr(build, "side_moves", dies_in_the_fork)
     assert layout_to_dict(build_layout(model, state, parallel=True)) == one
+
+
+@needs_fork
+def test_the_forks_byte_checks_count_only_for_the_file_this_process_read(
+        tmp_path: Path) -> None:
+    """The inference fork reads the file first and answers the loader's byte checks
+    (is every name UTF-8?); a file replaced since is checked again here."""
+    import select
+
+    from onnxstudio.model.infer_child import ForkedInference
+
+    path = tmp_path / "m.onnx"
+    model = tiny_mlp()
+    save(model, path)
+    model.graph.node[0].name = "NODEXNAME"
+    broken = model.SerializeToString().replace(b"NODEXNAME", b"NODE\xffNAME")
+    for replaced in (False, True):
+        if not replaced:
+            path.write_bytes(broken)
+        inferring = ForkedInference(path)
+        assert select.select([inferring._said], [], [], 10)[0]  # the fork has spoken
+        if replaced:
+            path.write_bytes(broken)  # what the fork checked was the clean file
+        loaded = load_model(path, inferring=inferring)
+        assert "NODE\ufffdNAME" in [n.name for n in loaded.graph.nodes], replaced
+        save(model, path)

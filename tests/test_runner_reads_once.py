@@ -29,12 +29,12 @@ JOBS: dict[str, Callable[[RunRequest], object]] = {
 @pytest.mark.parametrize("job", list(JOBS))
 def test_each_job_reads_the_model_file_once(job: str, monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[Path] = []
-    read_bytes = load._read_bytes
+    read_bytes = load.read_bytes
 
     def counted(path: Path) -> bytes:
         reads.append(path)
         return read_bytes(path)
 
-    monkeypatch.setattr(load, "_read_bytes", counted)
+    monkeypatch.setattr(load, "read_bytes", counted)
     JOBS[job](RunRequest(MODEL, random=True))
     assert reads == [MODEL]

@@ -6,19 +6,26 @@ weights panel, the profile table and its summary line, ``info`` and the Model pa
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-
-import numpy as np
+from typing import SupportsFloat, TypeGuard
 
 
 def format_number(value: object, digits: int = 6) -> str:
     """A cell value: floats to ``digits`` significant digits (inf/nan spelled out),
     bytes decoded, anything else as ``str``."""
-    if isinstance(value, float | np.floating):
+    if isinstance(value, float) or _numpy_float(value):
         return f"{float(value):.{digits}g}"
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return str(value)
+
+
+def _numpy_float(value: object) -> TypeGuard[SupportsFloat]:
+    """Whether ``value`` is a numpy float; numpy is not imported for the question (a
+    one-shot command forks before it is: see commands/export.py)."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.floating)
 
 
 def format_ms(ms: float) -> str:

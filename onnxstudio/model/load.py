@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,12 +39,25 @@ PROTOBUF_LIMIT = 2**31 - 1  # protobuf cannot parse a single message beyond 2 GB
 OPSET_LIMIT = 2**31 - 1  # onnx and onnxruntime keep opset versions in a C int
 
 
-def read_model_proto(path: str | Path) -> tuple[onnx.ModelProto, bool]:
+def byte_checks(data: bytes, pieces: Pieces | None = None) -> tuple[bool, bool]:
+    """What the loader asks of a binary model's bytes besides parsing them: whether some
+    string is not UTF-8 (parsed in ``pieces`` when given), and whether a tensor may name
+    an external file."""
+    return has_invalid_utf8(data, pieces), may_use_external_data(data)
+
+
+# byte_checks, or who answers them for this file (a CLI export's inference fork, which
+# reads the file too: BERT-96's 24 ms of them off this process' path).
+ByteChecks = Callable[[bytes, "Pieces | None"], tuple[bool, bool]]
+
+
+def read_model_proto(path: str | Path, checks: ByteChecks = byte_checks
+                     ) -> tuple[onnx.ModelProto, bool]:
     """Parse ``path`` (binary or ONNX text format) without loading external weights.
 
     Returns the proto and whether it keeps any tensor in external data.
     """
-    checked = read_checked(path)
+    checked = read_checked(path, checks)
     return checked.proto, checked.external
 
 
@@ -60,23 +74,36 @@ class CheckedModel:
         return self.proto.SerializeToString()
 
 
-def read_checked(path: str | Path) -> CheckedModel:
+def read_checked(path: str | Path, checks: ByteChecks = byte_checks) -> CheckedModel:
     """The one loader: read, parse, repair names, check opsets and external data."""
     path = Path(path)
-    data = _read_bytes(path)
-    if path.suffix.lower() in TEXT_SUFFIXES or _looks_like_text(data):
-        proto = _parse_text(path, data)
+    data = read_bytes(path)
+    if is_text(path, data):
+        proto = _parse_text(path, data)  # decoded as UTF-8 on the way
+        external = may_use_external_data(data)
     else:
-        # In pieces only off the main thread: a worker's long GIL holds freeze the window,
-        # while on the main thread (the CLI, a child process) finding them is pure cost.
-        pieces = None if threading.current_thread() is threading.main_thread() \
-            else model_pieces(data)
-        proto, pieces = _parse_binary(path, data, pieces)
-        if has_invalid_utf8(data, pieces):
+        proto, pieces = parse_binary(path, data)
+        invalid, external = checks(data, pieces)
+        if invalid:
             repair_utf8(proto)
     _check_opsets(path, proto)
-    external = may_use_external_data(data) and check_external_data(proto, path)
+    external = external and check_external_data(proto, path)
     return CheckedModel(path, proto, external)
+
+
+def is_text(path: Path, data: bytes) -> bool:
+    """Whether the file is ONNX text format (by its name or its first bytes)."""
+    return path.suffix.lower() in TEXT_SUFFIXES or _looks_like_text(data)
+
+
+def parse_binary(path: Path, data: bytes) -> tuple[onnx.ModelProto, Pieces | None]:
+    """The binary model in ``data`` (names not yet repaired), and the pieces it was
+    parsed in (None: whole)."""
+    # In pieces only off the main thread: a worker's long GIL holds freeze the window,
+    # while on the main thread (the CLI, a child process) finding them is pure cost.
+    pieces = None if threading.current_thread() is threading.main_thread() \
+        else model_pieces(data)
+    return _parse_binary(path, data, pieces)
 
 
 def checked_copy(path: str | Path, data: bytes) -> CheckedModel:
@@ -109,7 +136,7 @@ def _check_opsets(path: Path, proto: onnx.ModelProto) -> None:
                                  f"{where} is out of range (0 to {OPSET_LIMIT})")
 
 
-def _read_bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
     try:
         st = path.stat()
     except FileNotFoundError as exc:

@@ -56,7 +56,8 @@ def load_model(
     report = progress or (lambda _stage, _fraction: None)
     report("Reading", 0.0)
     stamp = file_stamp(path)
-    proto, external = read_model_proto(path)
+    proto, external = read_model_proto(path, inferring.checks) if inferring is not None \
+        else read_model_proto(path)
     warnings: list[str] = []
     inferred = None
     forked = inferring or (ForkedInference(proto) if shape_inference and overlap else None)

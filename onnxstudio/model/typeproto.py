@@ -6,13 +6,12 @@ from __future__ import annotations
 from math import prod
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from onnxstudio.model.dtypes import dtype_name, nbytes
 from onnxstudio.model.graph import InitializerInfo, TensorSummary, TensorType
 from onnxstudio.model.onnx_core import TensorProto
 
 if TYPE_CHECKING:
+    import numpy as np
     import onnx
 
 UNKNOWN = TensorType()
@@ -63,8 +62,7 @@ def tensor_summary(tensor: onnx.TensorProto) -> TensorSummary:
     preview = ""
     if info.external_location is None and info.elements <= 4096:
         try:
-            arr = _values(tensor, info)
-            flat = np.asarray(arr).ravel()
+            flat = _values(tensor, info).ravel()
             text = ", ".join(str(x) for x in flat[:8].tolist())
             preview = f"[{text}{', …' if flat.size > 8 else ''}]"
         except Exception:  # exotic dtypes numpy cannot hold: keep the summary
@@ -75,17 +73,17 @@ def tensor_summary(tensor: onnx.TensorProto) -> TensorSummary:
 # Where a plain tensor keeps its values when not in raw_data, by data type; the dtype
 # raw_data holds them in (little-endian, as onnx writes them).
 _FIELDS = {
-    TensorProto.FLOAT: ("float_data", np.float32),
-    TensorProto.DOUBLE: ("double_data", np.float64),
-    TensorProto.INT64: ("int64_data", np.int64),
-    TensorProto.INT32: ("int32_data", np.int32),
-    TensorProto.INT16: ("int32_data", np.int16),
-    TensorProto.INT8: ("int32_data", np.int8),
-    TensorProto.UINT16: ("int32_data", np.uint16),
-    TensorProto.UINT8: ("int32_data", np.uint8),
-    TensorProto.BOOL: ("int32_data", np.bool_),
-    TensorProto.UINT32: ("uint64_data", np.uint32),
-    TensorProto.UINT64: ("uint64_data", np.uint64),
+    TensorProto.FLOAT: ("float_data", "float32"),
+    TensorProto.DOUBLE: ("double_data", "float64"),
+    TensorProto.INT64: ("int64_data", "int64"),
+    TensorProto.INT32: ("int32_data", "int32"),
+    TensorProto.INT16: ("int32_data", "int16"),
+    TensorProto.INT8: ("int32_data", "int8"),
+    TensorProto.UINT16: ("int32_data", "uint16"),
+    TensorProto.UINT8: ("int32_data", "uint8"),
+    TensorProto.BOOL: ("int32_data", "bool"),
+    TensorProto.UINT32: ("uint64_data", "uint32"),
+    TensorProto.UINT64: ("uint64_data", "uint64"),
 }
 
 
@@ -93,6 +91,8 @@ def _values(tensor: onnx.TensorProto, info: InitializerInfo) -> np.ndarray:
     """A small tensor's values, as onnx.numpy_helper.to_array gives them, read here for
     the plain numeric types (numpy_helper would import all of onnx: see onnx_core);
     other types go to numpy_helper."""
+    import numpy as np
+
     known = _FIELDS.get(tensor.data_type)
     if known is None or tensor.HasField("segment"):
         from onnx import numpy_helper
