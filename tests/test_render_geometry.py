@@ -38,6 +38,41 @@ def test_a_long_straight_run_is_one_line_and_its_bends_are_drawn_as_before() -> 
     assert c1 == long[2][2] and c2 == end and c1[0] == end[0] == 40.0
 
 
+def test_long_routes_are_smoothed_from_their_runs_ends_to_the_same_curve(monkeypatch) -> None:
+    """The middle of a straight run along an axis is left out before smoothing (a skip
+    connection's 200 points become a few): on random routes of runs, bends, repeats
+    and near-repeats, the curve is exactly the one smoothed from every point."""
+    import random
+
+    from onnxstudio.render import geometry
+
+    rng = random.Random(7)
+
+    def route() -> list[tuple[float, float]]:
+        x, y = rng.choice([0.0, 10.5]), rng.choice([0.0, 3.3])
+        pts = [(x, y)]
+        while len(pts) < geometry.THIN_FROM + 20:
+            n, kind = rng.choice([1, 2, 3, 4, 7, 8, 9, 30]), rng.random()
+            for _ in range(n):
+                if kind < 0.4:
+                    y += rng.choice([1, -1]) * rng.choice([1.0, 7.5]) if n < 3 else 2.5
+                elif kind < 0.8:
+                    x += 1.5 if n > 2 else rng.uniform(-3, 3)
+                elif kind < 0.9:
+                    x += 1e-8  # within the repeat tolerance
+                else:
+                    x, y = x + rng.uniform(-5, 5), y + rng.uniform(-5, 5)
+                pts.append((x, y))
+        return pts
+
+    routes = [route() for _ in range(3000)]
+    thinned = [smooth_curve(r) for r in routes]
+    monkeypatch.setattr(geometry, "THIN_FROM", 10**9)
+    assert [smooth_curve(r) for r in routes] == thinned
+    column = [(0.0, 0.0), *((40.0, 30.0 + 10.0 * k) for k in range(200)), (65.0, 2050.0)]
+    assert len(geometry._thinned(column)) == 9  # its bend in, 4 + 3 of the run, its bend out
+
+
 def test_a_label_sits_halfway_along_its_route_whatever_repeats_in_it() -> None:
     from onnxstudio.render.geometry import polyline_midpoint
 

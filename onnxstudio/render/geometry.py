@@ -24,6 +24,8 @@ def smooth_curve(points: Sequence[Point]) -> tuple[Point, list[Cubic]]:
     the first and last point, where the edge meets its boxes.
     """
     pts = _dedupe(points)
+    if len(pts) >= THIN_FROM:
+        pts = _thinned(pts)
     if len(pts) < 2:
         p = pts[0] if pts else (0.0, 0.0)
         return p, []
@@ -69,6 +71,44 @@ def smooth_curve(points: Sequence[Point]) -> tuple[Point, list[Cubic]]:
     last = segs[-1][2]
     segs.append((last, end, end))
     return start, segs
+
+
+# The points of a straight run the curve needs: the first four and the last three.
+_RUN_KEPT = 8
+THIN_FROM = 48  # points: shorter routes are smoothed as they are (thinning costs a pass)
+
+
+def _thinned(pts: list[Point]) -> list[Point]:
+    """``pts`` less the middle of every run of steps in one direction along an axis:
+    the curve is one line segment there, fixed by the run's first four points and its
+    last three (see smooth_curve), so it comes out the same from fewer points. A skip
+    connection down a hundred layers: 200 points to smooth, then 10."""
+    out: list[Point] = []
+    run: list[Point] = []  # the current run's points, its first one included
+    way = 0
+    px, py = pts[0]
+    for x, y in itertools.islice(pts, 1, None):
+        step = (1 if y > py else 2) if x == px and y != py else \
+            (3 if x > px else 4) if y == py and x != px else 0
+        if step and step == way:
+            run.append((x, y))
+        else:
+            _flush(out, run)
+            run = [(px, py), (x, y)]
+            way = step
+        px, py = x, y
+    _flush(out, run)
+    return out
+
+
+def _flush(out: list[Point], run: list[Point]) -> None:
+    """Append a run's points to ``out`` (its first one unless ``out`` ends with it),
+    the middle left out of a long one."""
+    if not run:
+        return
+    if len(run) >= _RUN_KEPT:
+        run = [*run[:4], *run[-3:]]
+    out.extend(run[1:] if out else run)
 
 
 def _dedupe(points: Sequence[Point]) -> list[Point]:
