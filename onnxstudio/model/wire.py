@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
 from onnxstudio.model.onnx_core import ModelProto
@@ -125,6 +124,9 @@ def _strict_classes() -> tuple[Any, Any]:
     Parsing with it costs what one normal parse costs and fails exactly when some name,
     type or metadata string is not UTF-8: the cheap test before the slow repair.
     """
+    # imported here: a CLI export's inference fork asks this, not the export itself
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
     fdp = descriptor_pb2.FileDescriptorProto()
     ModelProto.DESCRIPTOR.file.CopyToProto(fdp)
     fdp.syntax = "editions"
