@@ -71,19 +71,15 @@ def layout_model(model: Model, state: ExpandState, direction: Direction = "TB",
     def build() -> Layout:
         functions = {f.key: f.body for f in model.functions}
         return build_layout(model.graph, state, direction, cancel, progress,
-                            functions=functions, parallel=parallel, meanwhile=once)
-
-    pending = [meanwhile] if meanwhile is not None else []
-
-    def once() -> None:
-        while pending:
-            pending.pop()()
+                            functions=functions, parallel=parallel, meanwhile=meanwhile)
 
     layout, cached = _through_cache(model, _state_key(state, direction), "layout", build,
                                     encode_layout, decode_layout, cancel)
-    once()
-    if cached and progress is not None:
-        progress(1.0)
+    if cached:
+        if meanwhile is not None:
+            meanwhile()
+        if progress is not None:
+            progress(1.0)
     return layout
 
 

@@ -59,13 +59,8 @@ def _load() -> tuple[Any, Any]:
 _core, _protos = _load()
 
 AttributeProto: Any = _protos.AttributeProto
-FunctionProto: Any = _protos.FunctionProto
-GraphProto: Any = _protos.GraphProto
 ModelProto: Any = _protos.ModelProto
-NodeProto: Any = _protos.NodeProto
 TensorProto: Any = _protos.TensorProto
-TypeProto: Any = _protos.TypeProto
-ValueInfoProto: Any = _protos.ValueInfoProto
 
 defs: Any = _core.defs  # what onnx.defs' get_schema and SchemaError are
 SchemaError: Any = _core.defs.SchemaError

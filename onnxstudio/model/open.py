@@ -18,7 +18,7 @@ from onnxstudio.model.guard import unsafe_for_inference
 from onnxstudio.model.infer_child import FORK_FAILED, ChildInference, ForkedInference
 from onnxstudio.model.inference import infer_shapes
 from onnxstudio.model.inferred import apply_inferred_types, apply_types
-from onnxstudio.model.load import read_model_proto
+from onnxstudio.model.load import byte_checks, read_model_proto
 from onnxstudio.model.reader import build_model
 from onnxstudio.model.source import Shapes, file_stamp, mark_read_from
 
@@ -56,8 +56,8 @@ def load_model(
     report = progress or (lambda _stage, _fraction: None)
     report("Reading", 0.0)
     stamp = file_stamp(path)
-    proto, external = read_model_proto(path, inferring.checks) if inferring is not None \
-        else read_model_proto(path)
+    proto, external = read_model_proto(path, byte_checks if inferring is None
+                                       else inferring.checks)
     warnings: list[str] = []
     inferred = None
     forked = inferring or (ForkedInference(proto) if shape_inference and overlap else None)

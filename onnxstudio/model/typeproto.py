@@ -70,20 +70,20 @@ def tensor_summary(tensor: onnx.TensorProto) -> TensorSummary:
     return TensorSummary(info.dtype, info.shape, preview)
 
 
-# Where a plain tensor keeps its values when not in raw_data, by data type; the dtype
-# raw_data holds them in (little-endian, as onnx writes them).
+# Where a plain tensor keeps its values when not in raw_data, by data type (raw_data
+# holds them little-endian, as onnx writes them, in the dtype dtypes.py names).
 _FIELDS = {
-    TensorProto.FLOAT: ("float_data", "float32"),
-    TensorProto.DOUBLE: ("double_data", "float64"),
-    TensorProto.INT64: ("int64_data", "int64"),
-    TensorProto.INT32: ("int32_data", "int32"),
-    TensorProto.INT16: ("int32_data", "int16"),
-    TensorProto.INT8: ("int32_data", "int8"),
-    TensorProto.UINT16: ("int32_data", "uint16"),
-    TensorProto.UINT8: ("int32_data", "uint8"),
-    TensorProto.BOOL: ("int32_data", "bool"),
-    TensorProto.UINT32: ("uint64_data", "uint32"),
-    TensorProto.UINT64: ("uint64_data", "uint64"),
+    TensorProto.FLOAT: "float_data",
+    TensorProto.DOUBLE: "double_data",
+    TensorProto.INT64: "int64_data",
+    TensorProto.INT32: "int32_data",
+    TensorProto.INT16: "int32_data",
+    TensorProto.INT8: "int32_data",
+    TensorProto.UINT16: "int32_data",
+    TensorProto.UINT8: "int32_data",
+    TensorProto.BOOL: "int32_data",
+    TensorProto.UINT32: "uint64_data",
+    TensorProto.UINT64: "uint64_data",
 }
 
 
@@ -93,12 +93,12 @@ def _values(tensor: onnx.TensorProto, info: InitializerInfo) -> np.ndarray:
     other types go to numpy_helper."""
     import numpy as np
 
-    known = _FIELDS.get(tensor.data_type)
-    if known is None or tensor.HasField("segment"):
+    name = _FIELDS.get(tensor.data_type)
+    if name is None or tensor.HasField("segment"):
         from onnx import numpy_helper
 
         return numpy_helper.to_array(tensor)
-    name, dtype = known
+    dtype = info.dtype
     if tensor.HasField("raw_data"):
         values = np.frombuffer(tensor.raw_data, dtype=np.dtype(dtype).newbyteorder("<"))
     else:
