@@ -120,12 +120,14 @@ def test_table_rows_name_what_fused_kernels_cover_and_are_built_once() -> None:
 
     path = shared_model("zoo/mnist/mnist.onnx")
     result = profile(_request(path, shared_model("images/digit_3.jpg"), "all"))
-    nodes, ops = table_rows(result, load_model(path))
+    nodes, ops, node_peak, op_peak = table_rows(result, load_model(path))
     conv = next(r for r in nodes if r.label == "Convolution28")
     assert conv.fused == "Plus30, ReLU32" and "Also covers: Plus30, ReLU32" in conv.tooltip
     assert sum(o.share for o in ops) == pytest.approx(1.0)
     # the profile task builds them on its worker; the panel gets the same rows back
-    assert table_rows(result, None) == (nodes, ops) and table_rows(result, None)[0] is nodes
+    assert node_peak == max(r.share for r in nodes) and op_peak == max(o.share for o in ops)
+    assert table_rows(result, None) == (nodes, ops, node_peak, op_peak)
+    assert table_rows(result, None).nodes is nodes
     bare = profile(_request(path, shared_model("images/digit_3.jpg"), "all"))
     assert next(r for r in table_rows(bare, None)[0] if r.label == "Convolution28").fused \
         == ", ".join(f"n{i}" for i in next(n for n in bare.nodes

@@ -1,8 +1,10 @@
 """The window profiles in a child process (runner/profile_child.py): the same result as
-profiling in-process, and a failure comes back as the same one line."""
+profiling in-process, a failure comes back as the same one line, and a large result in
+pieces."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,13 @@ from onnx import TensorProto, helper
 
 from onnxstudio.errors import RunError
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.runner.profile import profile
-from onnxstudio.runner.profile_child import profile_isolated
+from onnxstudio.runner.profile import KernelTime, NodeTime, ProfileResult, profile
+from onnxstudio.runner.profile_child import (
+    NODES_PER_PIECE,
+    _read_answer,
+    _write_answer,
+    profile_isolated,
+)
 from tests.builders import make_model, save
 from tests.conftest import REPO
 
@@ -41,3 +48,31 @@ def test_a_model_onnxruntime_refuses_is_one_line_naming_it(tmp_path: Path) -> No
         profile(RunRequest(path, random=True), runs=1)
     assert str(isolated.value) == str(here.value)
     assert str(isolated.value).startswith("custom.onnx: ")
+
+
+def test_a_large_result_comes_back_whole_in_pieces_the_window_can_wait_between(
+        tmp_path: Path) -> None:
+    """One ``pickle.load`` of dag100k's 100k node times held the GIL, and froze the
+    window, for 310 ms: the child writes them in pieces, read one at a time."""
+    count = 2 * NODES_PER_PIECE + 7
+    nodes = [NodeTime(i, f"node{i}", "Relu", 0.001 * i, [f"k{i}"], [i + 1])
+             for i in range(count)]
+    result = ProfileResult(SAMPLE, "random inputs", "all", "CPUExecutionProvider", 1,
+                           5.0, nodes, [KernelTime("copy", "MemcpyToHost", 0.5)], {1: 0})
+    path = tmp_path / "result.pickle"
+    with path.open("wb") as stream:
+        _write_answer(result, stream)
+    with path.open("rb") as stream:
+        head, total = pickle.load(stream)
+        pieces = []
+        while stream.peek(1):
+            pieces.append(pickle.load(stream))
+    assert head.nodes == [] and total == count
+    assert [len(p) for p in pieces] == [NODES_PER_PIECE, NODES_PER_PIECE, 7]
+    with path.open("rb") as stream:
+        back = _read_answer(stream)
+    assert back == result and back.kernel_ms == pytest.approx(result.kernel_ms)
+    with path.open("wb") as stream:
+        _write_answer("model.onnx: onnxruntime refused it", stream)
+    with path.open("rb") as stream:
+        assert _read_answer(stream) == "model.onnx: onnxruntime refused it"

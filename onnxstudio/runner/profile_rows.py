@@ -4,6 +4,7 @@ operator type, and the one-glance summary. Qt-free: the profile panel shows thes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from onnxstudio.model.formatting import format_ms, plural
 from onnxstudio.model.graph import Model
@@ -65,16 +66,29 @@ def covered_names(result: ProfileResult, model: Model | None) -> dict[int, str]:
     return {i: nodes[i].name for i in wanted if i < len(nodes)}
 
 
-def table_rows(result: ProfileResult, model: Model | None) -> tuple[list[NodeRow], list[OpRow]]:
-    """The panel's node and op-type rows, built once per result: the profile task builds
-    them on its worker (thousands of rows, tens of ms) so the panel only shows them."""
-    def build() -> tuple[list[NodeRow], list[OpRow]]:
+class ProfileTables(NamedTuple):
+    """The panel's rows, and each table's largest share (its bars' full length)."""
+
+    nodes: list[NodeRow]
+    ops: list[OpRow]
+    node_peak: float
+    op_peak: float
+
+
+def table_rows(result: ProfileResult, model: Model | None) -> ProfileTables:
+    """The panel's tables, built once per result: the profile task builds them on its
+    worker (dag100k: 100k rows, and 25 ms more for the peaks and the kernel sum alone)
+    so the panel only shows them."""
+    def build() -> ProfileTables:
         ops = [OpRow(o.op_type, o.count, o.time_ms, o.share) for o in result.op_types()]
-        return node_rows(result, covered_names(result, model)), ops
+        nodes = node_rows(result, covered_names(result, model))
+        return ProfileTables(nodes, ops, max((r.share for r in nodes), default=1.0) or 1.0,
+                             max((o.share for o in ops), default=1.0) or 1.0)
 
     if "table_rows" not in result.derived:
         result.derived["table_rows"] = build()
-    return result.derived["table_rows"]
+    tables: ProfileTables = result.derived["table_rows"]
+    return tables
 
 
 NBSP = "\u00a0"

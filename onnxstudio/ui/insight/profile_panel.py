@@ -131,12 +131,11 @@ class ProfilePanel(JobPanel):
             self.stack.setCurrentIndex(0)
         else:
             self.banner.hide()
-            rows, ops = table_rows(result, self._model)
+            tables = table_rows(result, self._model)  # built by the profile task
             slowest_first = (2, Qt.SortOrder.DescendingOrder)  # as the task built them
-            self.node_model.reset(rows, slowest_first)
-            self.op_model.reset(ops, slowest_first)
-            self.node_bars.peak = max((r.share for r in rows), default=1.0) or 1.0
-            self.op_bars.peak = max((o.share for o in ops), default=1.0) or 1.0
+            self.node_model.reset(tables.nodes, slowest_first)
+            self.op_model.reset(tables.ops, slowest_first)
+            self.node_bars.peak, self.op_bars.peak = tables.node_peak, tables.op_peak
             warmup = self._requested.warmup if self._requested is not None else None
             self.summary_label.setText(summary_lines(result, warmup))
             self.summary_label.show()
