@@ -107,9 +107,6 @@ class _FirstPaint:
         tab.view.viewport().installEventFilter(self._filter)
 
 
-PROFILE_MAX_NODES = 10_000  # onnxruntime takes over 10 s to create larger sessions
-
-
 def measure_window(path: Path, extras: bool = True) -> dict[str, float]:
     """Open ``path`` through the main window (to the first paint, then until the inferred
     shapes are drawn), export what is shown as SVG, profile one run, expand everything
@@ -148,8 +145,7 @@ def measure_window(path: Path, extras: bool = True) -> dict[str, float]:
         window.shutdown()
         return row
     row.update(_export_stall(ticker, tab, path))
-    if len(tab.model.graph.nodes) <= PROFILE_MAX_NODES:
-        row.update(_profile_stall(ticker, window, tab))
+    row.update(_profile_stall(ticker, window, tab))
     before = tab.layout_data
     row["expand_s"], row["expand_stall_ms"] = ticker.run(
         tab.expand_all, lambda: tab.layout_data is not before and not tab.busy)
