@@ -3,6 +3,7 @@ filter proxy, the share-bar delegate and a view whose first column takes the spa
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from PySide6.QtCore import (
@@ -53,7 +54,13 @@ _SHARE = "Share\n(%)"
 
 
 def _share(share: float) -> str:
-    return f"{share * 100:.1f}"
+    """A percentage to 0.1, and a smaller one to two significant digits: among dag100k's
+    100k nodes even the slowest takes 0.02 %, and every row read "0.0"."""
+    percent = share * 100
+    if percent >= 0.095 or percent <= 0:
+        return f"{percent:.1f}"
+    text = f"{percent:.{min(4, 1 - math.floor(math.log10(percent)))}f}"
+    return text if float(text) > 0 else "<0.0001"
 
 
 class NodeTableModel(RecordTableModel[NodeRow]):
