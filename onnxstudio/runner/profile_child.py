@@ -24,7 +24,7 @@ from onnxstudio.child_process import PROFILE, child_command
 from onnxstudio.errors import Cancelled, RunError, describe_failure, user_message
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.runner.profile import ProfileResult, profile
+from onnxstudio.runner.profile import NodeTime, ProfileResult, profile
 
 
 def profile_isolated(request: RunRequest, runs: int = 1, warmup: int = 1,
@@ -81,9 +81,9 @@ NODES_PER_PIECE = 2000  # ~10 ms of unpickling each
 
 def _write_answer(answer: ProfileResult | str, stream: BinaryIO) -> None:
     """The answer without its node times, then the node count, then the times in pieces."""
-    nodes = answer.nodes if isinstance(answer, ProfileResult) else []
+    nodes: list[NodeTime] = []
     if isinstance(answer, ProfileResult):
-        answer = dataclasses.replace(answer, nodes=[])
+        nodes, answer = answer.nodes, dataclasses.replace(answer, nodes=[])
     pickle.dump((answer, len(nodes)), stream)
     for start in range(0, len(nodes), NODES_PER_PIECE):
         pickle.dump(nodes[start:start + NODES_PER_PIECE], stream)

@@ -55,7 +55,7 @@ _SHARE = "Share\n(%)"
 
 def _share(share: float) -> str:
     """A percentage to 0.1, and a smaller one to two significant digits: among dag100k's
-    100k nodes even the slowest takes 0.02 %, and every row read "0.0"."""
+    100k nodes even the slowest takes 0.03 %, and every row read "0.0"."""
     percent = share * 100
     if percent >= 0.095 or percent <= 0:
         return f"{percent:.1f}"
