@@ -63,7 +63,7 @@ def test_a_large_result_comes_back_whole_in_pieces_the_window_can_wait_between(
     with path.open("wb") as stream:
         _write_answer(result, stream)
     with path.open("rb") as stream:
-        head, total = pickle.load(stream)
+        head, total = pickle.load(stream), pickle.load(stream)
         pieces = []
         while stream.peek(1):
             pieces.append(pickle.load(stream))

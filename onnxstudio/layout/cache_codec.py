@@ -21,6 +21,7 @@ from typing import Any
 from onnxstudio.layout.layered import LayoutCancelled
 from onnxstudio.layout.scope_tree import ScopeGroup, ScopeTree
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
+from onnxstudio.pickle_runs import dump_runs, load_runs
 
 CHUNK = 1000  # objects per pickle
 KEYS = 20_000  # box ids per pickle of a scope tree's lookup (strings load ~10x faster)
@@ -31,9 +32,7 @@ def encode_layout(layout: Layout) -> bytes:
     out = io.BytesIO()
     pickle.dump((layout.direction, layout.width, layout.height), out, 5)
     for items in (layout.boxes, layout.groups, layout.edges):
-        pickle.dump(len(items), out, 5)
-        for start in range(0, len(items), CHUNK):
-            pickle.dump(items[start:start + CHUNK], out, 5)
+        dump_runs(items, out, CHUNK)
     return out.getvalue()
 
 
@@ -124,14 +123,11 @@ def _groups(rows: list[Any]) -> list[ScopeGroup] | None:
 
 
 def _load_runs(stream: io.BytesIO, cancel: Callable[[], bool] | None) -> list[Any]:
-    """A count, then runs of items until that many came: the GIL is free between runs."""
-    count = _load(stream)
-    items: list[Any] = []
-    while len(items) < count:
+    def check() -> None:
         if cancel is not None and cancel():
             raise LayoutCancelled
-        items.extend(_load(stream))
-    return items
+
+    return load_runs(lambda: _load(stream), check)
 
 
 def _load(stream: io.BytesIO) -> Any:

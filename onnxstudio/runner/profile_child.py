@@ -6,8 +6,8 @@ thread each of those freezes the window. A child process runs the whole profile 
 session, runs, trace) and hands back only the ProfileResult; a crash inside onnxruntime
 ends the child, not the app. The CLI's ``profile`` has no window and runs in-process.
 
-The result comes back in pieces (``NODES_PER_PIECE``): one ``pickle.loads`` holds the GIL
-from start to end, and dag100k's 100k timed nodes in one piece froze the window 310 ms.
+The result comes back in runs (``pickle_runs``, ``NODES_PER_PIECE``): in one
+``pickle.loads``, dag100k's 100k timed nodes held the GIL and froze the window 310 ms.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 from onnxstudio.child_process import PROFILE, child_command
 from onnxstudio.errors import Cancelled, RunError, describe_failure, user_message
+from onnxstudio.pickle_runs import dump_runs, load_runs
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import NodeTime, ProfileResult, profile
@@ -80,20 +81,18 @@ NODES_PER_PIECE = 2000  # ~10 ms of unpickling each
 
 
 def _write_answer(answer: ProfileResult | str, stream: BinaryIO) -> None:
-    """The answer without its node times, then the node count, then the times in pieces."""
+    """The answer without its node times, then the times in runs (``dump_runs``)."""
     nodes: list[NodeTime] = []
     if isinstance(answer, ProfileResult):
         nodes, answer = answer.nodes, dataclasses.replace(answer, nodes=[])
-    pickle.dump((answer, len(nodes)), stream)
-    for start in range(0, len(nodes), NODES_PER_PIECE):
-        pickle.dump(nodes[start:start + NODES_PER_PIECE], stream)
+    pickle.dump(answer, stream, 5)
+    dump_runs(nodes, stream, NODES_PER_PIECE)
 
 
 def _read_answer(stream: BinaryIO) -> ProfileResult | str:
-    """What ``_write_answer`` wrote (our own file), one piece per ``pickle.load``: between
-    pieces this worker thread hands the GIL to the window."""
-    answer, count = pickle.load(stream)
-    if isinstance(answer, ProfileResult):
-        while len(answer.nodes) < count:
-            answer.nodes.extend(pickle.load(stream))
-    return answer
+    """What ``_write_answer`` wrote (our own file), a run per ``pickle.load``: between
+    runs this worker thread hands the GIL to the window."""
+    answer = pickle.load(stream)
+    nodes = load_runs(lambda: pickle.load(stream))
+    return dataclasses.replace(answer, nodes=nodes) \
+        if isinstance(answer, ProfileResult) else answer
