@@ -33,9 +33,14 @@ def _size(text: str) -> tuple[int, int]:
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
-        "run", help="run a model on images, folders, audio, .npy files or random inputs",
+        "run", help="run a model on images, folders, audio, .npy files, test data or random "
+                    "inputs",
         description="Run MODEL on each INPUT (an image, a folder of images, a .wav clip, a "
-                    ".npy file, or NAME=FILE.npy for a named input) and print the answer. "
+                    ".npy file, NAME=FILE.npy for a named input, an .npz archive or a .pb "
+                    "tensor, or a test_data_set_N folder of input_N.pb and output_N.pb "
+                    "files) and print the answer. A test set's expected outputs give a "
+                    "verdict per output (exit 1 on a failure); a folder of test_data_set_N "
+                    "folders runs as a table. "
                     "Preprocessing follows the model's metadata, input shape and dtype, then "
                     "these options, then what the model file suggests (its family and "
                     "producer); each choice is printed with its reason. A folder whose "
@@ -94,6 +99,7 @@ def requests(args: argparse.Namespace) -> list[Any]:
     from dataclasses import replace
 
     from onnxstudio.runner.pipeline import ImageSource
+    from onnxstudio.runner.testdata import holds_test_data
 
     base = base_request(args)
     if args.random or base.zeros or not args.inputs:
@@ -103,8 +109,12 @@ def requests(args: argparse.Namespace) -> list[Any]:
     for path in (Path(a) for a in args.inputs if "=" not in a):
         suffix = path.suffix.lower()
         if path.is_dir():
+            if holds_test_data(path):
+                out.append(replace(base, testdata=path))
             continue
-        if suffix == ".npy":
+        if suffix in (".pb", ".npz"):
+            out.append(replace(base, testdata=path))
+        elif suffix == ".npy":
             out.append(replace(base, npy={"": path}))
         elif suffix == ".wav":
             out.append(replace(base, audio=path))
@@ -155,6 +165,9 @@ def _text(outcome: Any) -> str:
                      f"after NMS (IoU {d.iou:g}), boxes in the original image's pixels")
         lines += ["     {:8.4f}  {:<16} [{:.1f}, {:.1f}, {:.1f}, {:.1f}]".format(
             x.score, x.label, *x.box) for x in found]
+    if outcome.check is not None:
+        from onnxstudio.commands.run_tests import verdict_lines
+        lines += verdict_lines(outcome.check)
     if outcome.segmentation is not None:
         seg = outcome.segmentation
         lines.append(f"   segmenter: {seg.description}")
@@ -230,17 +243,37 @@ def _run_folder(args: argparse.Namespace, pipeline: Any, folder: Path, template:
     _print({"folder": str(folder), "summary": summary.as_json()}, args.json, "\n".join(text))
 
 
+def _run_table(pipeline: Any, request: Any, as_json: bool) -> list[Any]:
+    """A folder of test_data_set_N folders: one row per set, then the counts."""
+    from onnxstudio.commands.run_tests import table_row, table_summary
+
+    outcomes = pipeline.execute(request)
+    for outcome in outcomes:
+        _print(*table_row(outcome)[:1], as_json, table_row(outcome)[1])
+    data, text = table_summary(request.testdata, outcomes)
+    _print(data, as_json, text)
+    return list(outcomes)
+
+
 def run(args: argparse.Namespace) -> int:
+    from onnxstudio.commands.run_tests import failed, is_table
     from onnxstudio.runner.pipeline import Pipeline
+    from onnxstudio.runner.testdata import holds_test_data
 
     pipeline = Pipeline()
-    folders = [Path(a) for a in args.inputs if "=" not in a and Path(a).is_dir()]
+    folders = [Path(a) for a in args.inputs if "=" not in a and Path(a).is_dir()
+               and not holds_test_data(Path(a))]
     for folder in folders:
         _run_folder(args, pipeline, folder, base_request(args))
+    done = []
     for request in requests(args) if not folders or len(folders) < len(args.inputs) else []:
+        if request.testdata is not None and is_table(request.testdata):
+            done += _run_table(pipeline, request, args.json)
+            continue
         if args.try_presets and request.images:
             _alternatives(pipeline, request, args.json)
         for outcome in pipeline.execute(request):
+            done.append(outcome)
             if args.json:
                 data = outcome.as_json(request.model)
                 if outcome.benchmark is not None:
@@ -252,4 +285,4 @@ def run(args: argparse.Namespace) -> int:
             if args.save_outputs:
                 from onnxstudio.runner.draw import save_outputs
                 save_outputs(outcome, args.save_outputs)
-    return 0
+    return 1 if failed(done) else 0

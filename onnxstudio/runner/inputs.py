@@ -34,7 +34,7 @@ class TensorSpec:
     """One graph input or output as the runner needs it (a plain record, no onnx objects)."""
 
     name: str
-    type: str  # "tensor", "sequence", "map" or "other"
+    type: str  # "tensor", "sequence", "map", "optional" or "other"
     dtype: str | None  # numpy dtype name for tensors ("object" for strings), else None
     shape: tuple[Dim, ...] = ()
     denotations: tuple[str, ...] = ()
@@ -84,7 +84,7 @@ def _spec_from_value_info(vi: Any) -> TensorSpec:
                 dens.append(d.denotation)
         return TensorSpec(vi.name, "tensor", _ONNX_DTYPES.get(tt.elem_type),
                           tuple(dims), tuple(dens), t.denotation)
-    kinds = {"sequence_type": "sequence", "map_type": "map"}
+    kinds = {"sequence_type": "sequence", "map_type": "map", "optional_type": "optional"}
     return TensorSpec(vi.name, kinds.get(kind or "", "other"), None)
 
 

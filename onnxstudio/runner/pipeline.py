@@ -22,6 +22,7 @@ from onnxstudio.runner.detect import (
     segment,
 )
 from onnxstudio.runner.evidence import Evidence, gather
+from onnxstudio.runner.fed import FedTensor, fed_tensors
 from onnxstudio.runner.inputs import (
     ModelInfo,
     TensorSpec,
@@ -46,6 +47,7 @@ from onnxstudio.runner.synthetic import (
     dim_key,
     synthetic_feeds,
 )
+from onnxstudio.runner.testdata import TestSet, Verdict, load_test_data, verdict
 
 Progress = Callable[[str, int, int], None]  # message, done, total
 Job = tuple[str, dict[str, Any], Preprocessed | None]  # source name, feeds, preprocessing
@@ -81,6 +83,7 @@ class RunRequest:
     images: list[ImageSource] = field(default_factory=list)
     npy: dict[str, Path] = field(default_factory=dict)  # input name -> .npy file
     audio: Path | None = None  # a .wav file for the audio-shaped input
+    testdata: Path | None = None  # a test set folder, a folder of sets, a .pb or an .npz
     random: bool = False
     zeros: bool = False  # with random: all-zero data instead
     dim_sizes: dict[str, int] = field(default_factory=dict)
@@ -102,18 +105,6 @@ class RunRequest:
 
 
 @dataclass
-class FedTensor:
-    name: str
-    dtype: str
-    shape: list[int]
-    low: float
-    high: float
-
-    def describe(self) -> str:
-        return f"{self.name}: {self.dtype}{self.shape} range [{self.low:.4g}, {self.high:.4g}]"
-
-
-@dataclass
 class RunOutcome:
     source: str
     fed: list[FedTensor]
@@ -123,6 +114,7 @@ class RunOutcome:
     benchmark: BenchmarkResult | None = None
     detections: Detections | None = None
     segmentation: Segmentation | None = None
+    check: Verdict | None = None  # a test set's expected outputs against these
 
     def classification(self) -> OutputView | None:
         return next((v for v in self.views if v.top), None)
@@ -151,20 +143,12 @@ class RunOutcome:
             data["detector"] = self.detections.description
             data["threshold"] = self.detections.threshold
             data["detections"] = [d.as_json() for d in self.detections.above()]
+        if self.check is not None:
+            data.update(self.check.as_json())
         if self.segmentation is not None:
             data["segmentation"] = [{"label": lab, "index": i, "fraction": round(f, 6)}
                                     for i, lab, f in self.segmentation.areas]
         return data
-
-
-def _fed(feeds: dict[str, Any]) -> list[FedTensor]:
-    out = []
-    for name, arr in feeds.items():
-        numeric = arr.size and arr.dtype.kind in "fiub"
-        lo = float(arr.min()) if numeric else 0.0
-        hi = float(arr.max()) if numeric else 0.0
-        out.append(FedTensor(name, str(arr.dtype), [int(d) for d in arr.shape], lo, hi))
-    return out
 
 
 def image_to_image(outputs: list[TensorSpec]) -> bool:
@@ -188,6 +172,7 @@ class Pipeline:
         self.info: ModelInfo | None = None
         self._evidence: Evidence | None = None
         self._bytes: bytes | None = None  # the edited copy the session runs, if any
+        self._expected: dict[str, TestSet] = {}  # job name -> the test set it runs
 
     def ensure_session(self, model: Path, config: SessionConfig,
                        progress: Progress | None = None,
@@ -254,6 +239,8 @@ class Pipeline:
         session = self.ensure_session(request.model, request.config, progress,
                                       request.model_bytes)
         assert self.info is not None
+        if request.testdata is not None:
+            return self._test_jobs(request)
         if request.images:
             return self._image_jobs(request)
         if request.audio is not None:
@@ -295,8 +282,8 @@ class Pipeline:
             if spec.name in given:
                 for axis, d in enumerate(spec.shape):
                     key = dim_key(spec, axis, d)
-                    if key is not None and axis < given[spec.name].ndim:
-                        sizes.setdefault(key, int(given[spec.name].shape[axis]))
+                    if key is not None and axis < np.ndim(given[spec.name]):
+                        sizes.setdefault(key, int(np.shape(given[spec.name])[axis]))
         rest = [s for s in specs if s.name not in given]
         feeds = synthetic_feeds(rest, {k: v for k, v in sizes.items()
                                        if k in default_dim_sizes(rest)}, zeros=request.zeros)
@@ -304,6 +291,14 @@ class Pipeline:
             if name in feeds:
                 feeds[name] = np.full_like(feeds[name], value)
         return {s.name: given[s.name] if s.name in given else feeds[s.name] for s in specs}
+
+    def _test_jobs(self, request: RunRequest) -> list[Job]:
+        """One job per test set; a lone .pb or an archive may leave inputs to synthesise."""
+        assert request.testdata is not None and self.info is not None
+        sets = load_test_data(request.testdata, self._specs(), self.info.outputs)
+        self._expected = {t.name: t for t in sets}
+        return [(t.name, self._complete(request, t.inputs) if t.partial else t.inputs, None)
+                for t in sets]
 
     def _audio_job(self, request: RunRequest) -> Job:
         assert request.audio is not None
@@ -348,11 +343,16 @@ class Pipeline:
         for i, (name, feeds, fed_image) in enumerate(jobs):
             if progress:
                 progress(f"Running {name}…", i, len(jobs))
+            test = self._expected.get(name) if request.testdata is not None else None
             try:
                 result = session.run(feeds)
             except RunCancelled:
                 raise
-            except RunError:
+            except RunError as exc:
+                if test is not None and len(jobs) > 1:  # one row of a table of sets
+                    outcomes.append(RunOutcome(name, fed_tensors(feeds), [], 0.0,
+                                               check=Verdict(name, error=str(exc))))
+                    continue
                 if request.audio is None:
                     raise
                 outcomes.append(self._windowed(request, name, feeds))  # a streaming model
@@ -364,8 +364,11 @@ class Pipeline:
                         progress(f"Benchmark {name}: {done}/{total}", done, total)
                 bench = session.benchmark(feeds, request.benchmark_runs, warmup=0,
                                           progress=tick)
-            outcomes.append(self.explain(request, name, feeds, result.outputs,
-                                         result.latency_ms, fed_image, bench))
+            outcome = self.explain(request, name, feeds, result.outputs, result.latency_ms,
+                                   fed_image, bench)
+            if test is not None:
+                outcome.check = verdict(test, result.outputs)
+            outcomes.append(outcome)
         return outcomes
 
     def _windowed(self, request: RunRequest, name: str, feeds: dict[str, Any]) -> RunOutcome:
@@ -415,7 +418,7 @@ class Pipeline:
         assert self.info is not None
         labels = self.labels_for(request)
         views = interpret(outputs, labels, fed_image, request.top_k, self.info.distributions)
-        outcome = RunOutcome(name, _fed(feeds), views, latency_ms, fed_image, bench)
+        outcome = RunOutcome(name, fed_tensors(feeds), views, latency_ms, fed_image, bench)
         fmt = self.evidence().detector_format if fed_image is not None else ""
         if fed_image is None or not fmt:
             return outcome

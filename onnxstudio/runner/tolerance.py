@@ -16,6 +16,10 @@ RELATIVE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-3, "float64": 1e-
 # np.allclose pairs (rtol, atol) for exact checks (the cut check): tighter for float32.
 CLOSE = {"float16": (2e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1e-4, 1e-5),
          "float64": (1e-7, 1e-9)}
+# (rtol, atol) a test set's expected outputs are held to: onnx's backend test runner's
+# (rtol 1e-3, atol 1e-7; two ulps for bfloat16), so a verdict agrees with onnx's suites.
+EXPECTED = (1e-3, 1e-7)
+EXPECTED_BY_DTYPE = {"bfloat16": (2.0**-6, 1e-7)}
 WHY = {"float16": "float16 keeps ~3 significant digits", "bfloat16": "bfloat16 keeps ~2",
        "float32": "float32", "float64": "float64"}
 
@@ -43,6 +47,11 @@ def relative_for(dtype: object, user: float | None = None) -> float:
 
 def close_for(dtype: object) -> tuple[float, float]:
     return CLOSE[coarsest(dtype)]
+
+
+def expected_for(dtype: object) -> tuple[float, float]:
+    """(rtol, atol) for comparing an output with a test set's expected value."""
+    return EXPECTED_BY_DTYPE.get(_name(dtype), EXPECTED)
 
 
 def format_tolerance(value: float) -> str:
