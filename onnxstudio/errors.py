@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
+
+# One-line message -> the whole text it was made from (onnxruntime's C++ signatures, onnx's
+# assertion): messages cross threads as plain strings through Qt signals, so the banner's
+# Details finds the full text by the line it shows. The newest few are kept.
+_DETAILS: OrderedDict[str, str] = OrderedDict()
+_KEPT = 64
 
 
 class OnnxStudioError(Exception):
@@ -44,6 +51,26 @@ class CutError(OnnxStudioError):
 
 class EditError(OnnxStudioError):
     """An edit cannot be applied (unknown name, refused removal, wrong dtype...) or saved."""
+
+
+def with_details(message: str, details: str) -> str:
+    """``message``, with ``details`` (the unabridged text) kept for `details_for`."""
+    line = _one_line(message)
+    if details.strip() and details.strip() != line:
+        _DETAILS[line] = details.strip()
+        _DETAILS.move_to_end(line)
+        while len(_DETAILS) > _KEPT:
+            _DETAILS.popitem(last=False)
+    return message
+
+
+def details_for(message: str) -> str:
+    """The whole text behind a shown line ("" if it is all there is); the line may carry
+    a prefix (a file name) added after it was made."""
+    for line, details in reversed(_DETAILS.items()):
+        if line in message:
+            return details
+    return ""
 
 
 def _one_line(text: str) -> str:

@@ -19,10 +19,11 @@ from pathlib import Path
 import onnx
 from onnx import external_data_helper, version_converter
 
-from onnxstudio.errors import OnnxStudioError
+from onnxstudio.errors import OnnxStudioError, with_details
 from onnxstudio.model.external import load_external_weights, model_folder
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.schemas import newest_opset
+from onnxstudio.readable import onnx_message
 
 EXTERNAL_THRESHOLD = 1_800_000_000  # bytes: beyond this the weights go to a .data file
 
@@ -87,9 +88,10 @@ def convert_opset(source: str | Path, target_opset: int, destination: str | Path
     try:
         converted = version_converter.convert_version(proto, target_opset)
     except Exception as exc:  # onnx raises RuntimeError/ValueError/ConvertError variants
-        raise ConversionError(
+        line = onnx_message(str(exc), [source_opset, target_opset])
+        raise ConversionError(with_details(
             f"cannot convert {source.name} from opset {source_opset} to {target_opset}: "
-            f"{_first_line(exc)}") from exc
+            f"{line}", str(exc))) from exc
     # An opset needs a minimum IR version; custom domains are unknown to onnx's table.
     known = [o for o in converted.opset_import if o.domain in ("", "ai.onnx", "ai.onnx.ml")]
     with contextlib.suppress(Exception):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -13,9 +12,10 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from onnxstudio.errors import Cancelled, RunError
+from onnxstudio.errors import Cancelled, RunError, with_details
 from onnxstudio.model.external import model_folder
 from onnxstudio.model.load import check_model_bytes, read_checked
+from onnxstudio.readable import Nodes, ort_message
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.inputs import TensorSpec, spec_from_ort
 
@@ -75,10 +75,20 @@ class BenchmarkResult:
         return float(np.percentile(self.times_ms, 90))
 
 
-def _clean(exc: BaseException) -> str:
-    """onnxruntime's message without its "[ONNXRuntimeError] : 1 : FAIL : " prefix."""
-    text = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", str(exc).strip())
-    return text.replace("\n", " ")[:600]
+def _failure(what: str, exc: BaseException, nodes: Nodes | None,
+             feeds: Mapping[str, Any] | None = None) -> RunError:
+    """One readable line (operator and node named, no C++ signature), the whole
+    onnxruntime text kept behind it for Details."""
+    dtypes: dict[int, str] = {int(v.dtype.num): f"input '{k}' ({v.dtype})"
+                              for k, v in (feeds or {}).items() if isinstance(v, np.ndarray)}
+    line = ort_message(str(exc), nodes, dtypes)[:600]
+    return RunError(with_details(f"{what}: {line}", str(exc).strip()))
+
+
+def file_nodes(path: Path) -> list[tuple[str, str]]:
+    """(op_type, name) of the nodes of the model file, for naming an unnamed failing node:
+    read again only when onnxruntime reports one."""
+    return [(n.op_type, n.name) for n in read_checked(path).proto.graph.node]
 
 
 class Session:
@@ -87,16 +97,19 @@ class Session:
     def __init__(self, path: str | Path, config: SessionConfig | None = None, *,
                  model_bytes: bytes | None = None,
                  tweak: Callable[[ort.SessionOptions], None] | None = None,
-                 cancel: CancelToken | None = None) -> None:
+                 cancel: CancelToken | None = None, nodes: Nodes | None = None) -> None:
         """``model_bytes``: run this in-memory copy of ``path`` (e.g. with extra outputs);
         ``tweak``: adjust the options before creation (e.g. turn profiling on);
-        ``cancel``: a job's token; cancelling it stops this session's runs for good.
+        ``cancel``: a job's token; cancelling it stops this session's runs for good;
+        ``nodes``: the model's (op_type, name) list, asked for only when a failure names
+        an unnamed node (default: the file read again).
 
         onnxruntime never reads the user's file itself: it gets bytes whose external data
         references the loader has checked (onnxruntime's own checks are a second wall).
         """
         self.path = Path(path)
         self.config = config or SessionConfig()
+        self._nodes: Nodes = nodes or (lambda: file_nodes(self.path))
         if self.config.provider not in ort.get_available_providers():
             raise RunError(f"{self.path.name}: execution provider {self.config.provider} is not "
                            f"available (available: {', '.join(available_providers())})")
@@ -116,8 +129,8 @@ class Session:
         try:
             self.session = ort.InferenceSession(model_bytes, options, providers=providers)
         except Exception as exc:
-            raise RunError(f"{self.path.name}: onnxruntime cannot load this model: "
-                           f"{_clean(exc)}") from exc
+            raise _failure(f"{self.path.name}: onnxruntime cannot load this model", exc,
+                           self._nodes) from exc
         self.inputs: list[TensorSpec] = [spec_from_ort(a) for a in self.session.get_inputs()]
         self.outputs: list[TensorSpec] = [spec_from_ort(a) for a in self.session.get_outputs()]
         self.metadata: dict[str, str] = dict(self.session.get_modelmeta().custom_metadata_map)
@@ -154,8 +167,8 @@ class Session:
         except Exception as exc:
             if options.terminate:
                 raise RunCancelled(f"{self.path.name}: run cancelled") from exc
-            raise RunError(f"{self.path.name}: onnxruntime failed while running: "
-                           f"{_clean(exc)}") from exc
+            raise _failure(f"{self.path.name}: onnxruntime failed while running", exc,
+                           self._nodes, feeds) from exc
         finally:
             with self._lock:
                 self._current = None

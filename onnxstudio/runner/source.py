@@ -43,4 +43,7 @@ class ModelSource:
     def session(self, config: SessionConfig, **options: Any) -> Session:
         """A session on this model; ``options``: Session's ``tweak`` and ``cancel``."""
         data = self.edited if self.edited is not None else self.proto.SerializeToString()
-        return Session(self.path, config, model_bytes=data, **options)
+        edited = self.edited
+        nodes = None if edited is None else (  # the bytes the window holds anyway
+            lambda: [(n.op_type, n.name) for n in onnx.load_from_string(edited).graph.node])
+        return Session(self.path, config, model_bytes=data, nodes=nodes, **options)

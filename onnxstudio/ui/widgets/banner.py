@@ -1,13 +1,25 @@
 """A non-modal error banner (red box, selectable text, ✕ to dismiss) for dock panels.
 
 Panels report failures here instead of in a dialog, so the user can keep working and
-copy the message; it has the same look as the run panel's banner.
+copy the message; it has the same look as the run panel's banner. A message made from a
+longer text (onnxruntime's C++ signatures, onnx's assertions) shows one line and a
+Details button that unfolds the whole text (`errors.details_for`).
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QGridLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QWidget,
+)
+
+from onnxstudio.errors import details_for
 
 
 class ErrorBanner(QFrame):
@@ -20,26 +32,51 @@ class ErrorBanner(QFrame):
         self.setObjectName("errorBanner")
         self.setStyleSheet(
             "#errorBanner { background: #fde2e1; border: 1px solid #e0908a; "
-            "border-radius: 4px; } QLabel, QToolButton { color: #6b1510; }")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(6, 4, 4, 4)
-        self.label = QLabel()
-        self.label.setWordWrap(True)
-        # Long paths must wrap or clip, never widen a narrow dock.
-        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            "border-radius: 4px; } QLabel, QToolButton, QPushButton { color: #6b1510; }")
+        grid = QGridLayout(self)
+        grid.setContentsMargins(6, 4, 4, 4)
+        self.label = self._text_label()
         self.close_button = QToolButton()
         self.close_button.setText("✕")
         self.close_button.setAutoRaise(True)
         self.close_button.setToolTip("Dismiss")
         self.close_button.clicked.connect(self.dismiss)
-        row.addWidget(self.label, 1)
-        row.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.details_button = QPushButton("Details")
+        self.details_button.setCheckable(True)
+        self.details_button.setFlat(True)
+        self.details_button.setToolTip("Show the whole message as the library wrote it")
+        self.details_button.toggled.connect(self._show_details)
+        self.details = self._text_label()
+        self.details.setStyleSheet("font-family: monospace; font-size: 90%")
+        grid.addWidget(self.label, 0, 0)
+        grid.addWidget(self.details_button, 0, 1, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.close_button, 0, 2, Qt.AlignmentFlag.AlignTop)
+        grid.addWidget(self.details, 1, 0, 1, 3)
+        grid.setColumnStretch(0, 1)
+        self.details.hide()
+        self.details_button.hide()
         self.hide()
+
+    @staticmethod
+    def _text_label() -> QLabel:
+        label = QLabel()
+        label.setWordWrap(True)
+        # Long paths must wrap or clip, never widen a narrow dock.
+        label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        return label
 
     def show_message(self, message: str) -> None:
         self.label.setText(message)
+        full = details_for(message)
+        self.details.setText(full)
+        self.details_button.setChecked(False)
+        self.details_button.setVisible(bool(full))
         self.show()
+
+    def _show_details(self, on: bool) -> None:
+        self.details.setVisible(on)
 
     def dismiss(self) -> None:
         self.hide()
