@@ -41,10 +41,14 @@ def _signature_end(text: str) -> tuple[int, str]:
         i += 1
         if depth == 0:
             rest = text[i:]
-            more = re.match(r"(?: const)?(?:::<lambda\(\)>)*(?: const)?", rest)
+            more = re.match(r"(?: const)?(?:::<lambda\(\)>)*(?: const)?(?: \[with [^\]]*\])?",
+                            rest)
             i += more.end() if more else 0
+            functor = re.search(r"functors::(\w+)", more.group(0) if more else "")
+            if functor:  # ElementWiseKernel<F> [with F = …::functors::ScaledTanh<float>]
+                return i, functor.group(1)
             break
-    name = head.split()[-1] if head.split() else ""
+    name = re.sub(r"<[^<>]*>", "", head.split()[-1]) if head.split() else ""
     parts = [p for p in name.split("::") if p and p not in _SKIP]
     op = next((p for p in parts if p[:1].isupper()), "")
     return i, op
@@ -90,6 +94,7 @@ def ort_message(text: str, nodes: Nodes | None = None,
     if m:
         code, text = m.group(1), text[m.end():]
     text = re.sub(r"^(?:Exception during initialization|Fatal error): ", "", text)
+    text = re.sub(r" ?\[ONNXRuntimeError\] : \d+ : \w+ : ", " ", text).strip()
     m = _NO_KERNEL.search(text)
     if m:
         op, version, name = m.groups()

@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 import onnx
 
-from onnxstudio.errors import InputError, RunError
+from onnxstudio.errors import InputError, RunError, with_details
 from onnxstudio.model.diff import diff_models
 from onnxstudio.model.external import load_external_weights
 from onnxstudio.model.reader import build_model
 from onnxstudio.runner.cancel import CancelToken
+from onnxstudio.runner.deviations import known_deviation, missing_operator, missing_text
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.intermediates import DEFAULT_CAP_BYTES, capture_feeds, node_outputs
 from onnxstudio.runner.pipeline import RunRequest
@@ -94,6 +95,7 @@ class Divergence:
     name: str
     op_type: str
     value: str  # the output of that node that diverged
+    known: str = ""  # a known deviation of the reference evaluator explains it
 
     @property
     def id(self) -> str:
@@ -131,7 +133,8 @@ class Comparison:
                 "outputs": [d.as_json() for d in self.outputs],
                 "nodes": [d.as_json() for d in self.intermediates],
                 "first_divergence": None if fd is None else
-                {"id": fd.id, "name": fd.name, "op_type": fd.op_type, "value": fd.value},
+                {"id": fd.id, "name": fd.name, "op_type": fd.op_type, "value": fd.value,
+                 "known_deviation": fd.known or None},
                 "warnings": self.warnings}
 
 
@@ -189,6 +192,10 @@ def _reference(side: ModelSource, feeds: Mapping[str, Any]
         ev = ReferenceEvaluator(proto)
         results = ev.run(None, dict(feeds), intermediate=True)
     except Exception as exc:
+        missing = missing_operator(str(exc))
+        if missing:
+            raise RunError(with_details(f"{model.name}: {missing_text(missing)}", str(exc))
+                           ) from exc
         raise RunError(f"{model.name}: onnx's reference evaluator cannot run this model: "
                        f"{str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__}"
                        ) from exc
@@ -274,6 +281,11 @@ def compare(request: RunRequest, a: RunConfig, b: RunConfig, tolerance: float | 
             first = Divergence(d.producer, node.name, node.op_type, d.name)
             break
     warnings = warn_a + [w for w in warn_b if w not in warn_a]
+    if first is not None and "reference" in (a.engine, b.engine):
+        first.known = known_deviation(proto_a, proto_a.graph.node[first.index],
+                                      {**feeds, **mid_a})
+        if first.known:
+            warnings.insert(0, f"{first.op_type} '{first.name or first.id}': {first.known}")
     if not outputs:
         warnings.append("the two sides share no output name")
     dtypes = [str(np.asarray(v).dtype) for v in (*out_a.values(), *mid_a.values())]

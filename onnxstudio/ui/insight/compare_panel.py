@@ -364,8 +364,10 @@ class ComparePanel(JobPanel):
                            f": max abs {format_number(d.max_abs, 3)}, "
                            f"max rel {format_number(d.max_rel, 3)}")
             value = breakable(fd.value)
+            known = " — a known deviation of the reference evaluator (below)" \
+                if fd.known else ""
             return "diverged", (f"First divergence: {node} — output {value}{numbers} "
-                                f"(tolerance {tol}; {sides})")
+                                f"(tolerance {tol}; {sides}){known}")
         bad = [d for d in r.outputs if d.exceeds]
         if bad:
             worst = max(bad, key=lambda d: d.max_abs)
