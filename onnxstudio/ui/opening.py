@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QUrl
 
 from onnxstudio.layout.types import Layout
+from onnxstudio.runner.testdata import holds_test_data
 from onnxstudio.ui import diffing, editing
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.settings import add_recent_file, recent_files
@@ -97,15 +98,18 @@ def _local_paths(urls: list[QUrl]) -> list[Path]:
 
 def wanted(urls: list[QUrl]) -> bool:
     """Whether a drag carries a model or something to run."""
-    return any(p.suffix.lower() in MODEL_SUFFIXES | IMAGE_SUFFIXES for p in _local_paths(urls))
+    return any(p.suffix.lower() in MODEL_SUFFIXES | IMAGE_SUFFIXES or holds_test_data(p)
+               for p in _local_paths(urls))
 
 
 def drop(window: MainWindow, urls: list[QUrl], compare: bool) -> None:
     """Models open in tabs (with ``compare``, one model is diffed against the current
-    tab's); images run on the current model."""
+    tab's); images and test data (a test_data_set_N folder, .pb, .npz) run on the
+    current model."""
     paths = _local_paths(urls)
     models = [str(p) for p in paths if p.suffix.lower() in MODEL_SUFFIXES]
-    images = [str(p) for p in paths if p.suffix.lower() in IMAGE_SUFFIXES]
+    images = [str(p) for p in paths if p.suffix.lower() in IMAGE_SUFFIXES
+              or holds_test_data(p)]
     current = window.current_tab()
     if len(models) == 1 and current is not None and current.model is not None and compare:
         diffing.open_diff(window, current.path, Path(models[0]))  # Alt+drop: compare

@@ -27,6 +27,7 @@ from onnxstudio.runner.images import IMAGE_SUFFIXES, is_image_path
 from onnxstudio.runner.inputs import TensorSpec, read_model_info
 from onnxstudio.runner.pipeline import ImageSource
 from onnxstudio.runner.preprocess import image_input
+from onnxstudio.runner.testdata import holds_test_data
 from onnxstudio.ui.widgets.images import array_from_qimage
 
 IMAGE_FILTER = "Images ({})".format(" ".join(f"*{s}" for s in IMAGE_SUFFIXES))
@@ -60,19 +61,23 @@ class DroppedFiles:
     wavs: list[Path] = field(default_factory=list)
     pics: list[Path] = field(default_factory=list)
     others: list[Path] = field(default_factory=list)
+    tests: list[Path] = field(default_factory=list)  # test sets, folders of them, .pb, .npz
 
     @classmethod
     def sort(cls, paths: Iterable[str | Path]) -> DroppedFiles:
         files = [Path(p) for p in paths]
+        tests = [p for p in files if holds_test_data(p)]
+        files = [p for p in files if p not in tests]
         out = cls([p for p in files if p.is_dir()],
                   [p for p in files if p.suffix.lower() == ".npy"],
                   [p for p in files if p.suffix.lower() == ".wav"],
                   [p for p in files if is_image_path(p)])
         out.others = [p for p in files if p not in out.npys + out.pics + out.wavs + out.folders]
+        out.tests = tests
         return out
 
     def usable(self) -> bool:
-        return bool(self.pics or self.npys or self.wavs or self.folders)
+        return bool(self.pics or self.npys or self.wavs or self.folders or self.tests)
 
 
 def local_files(mime: QMimeData | None) -> list[str]:
@@ -96,8 +101,8 @@ class DropZone(QLabel):
     """The visible target; drops anywhere on the panel work the same."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Drop images or a folder here\n(PNG, JPEG, BMP, GIF, TIFF, WebP, .wav "
-                         "or .npy)", parent)
+        super().__init__("Drop images or a folder here\n(PNG, JPEG, BMP, GIF, TIFF, WebP, .wav, "
+                         ".npy, .npz or a test_data_set folder)", parent)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setMinimumHeight(56)
@@ -143,8 +148,10 @@ class RunInputs(QWidget):
         self.open_button.setVisible(image)
         self.paste_button.setVisible(image)
         self.wav_button.setVisible(audio_input(list(specs)) is not None)
-        self.drop_zone.setText("Drop images or a folder here\n(PNG, JPEG, BMP, GIF, TIFF, WebP)"
-                               if image else "Drop a .wav or .npy file here, or run "
+        self.drop_zone.setText("Drop images or a folder here\n(PNG, JPEG, BMP, GIF, TIFF, WebP; "
+                               "or a test_data_set folder)"
+                               if image else "Drop a .wav, .npy, .npz or test_data_set here, "
+                               "or run "
                                "random inputs")
 
     def set_usable(self, usable: bool) -> None:

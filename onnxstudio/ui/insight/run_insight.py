@@ -29,7 +29,7 @@ from onnxstudio.render.overlay import (
 )
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.runner.cancel import CancelToken
-from onnxstudio.runner.compare import Comparison, compare
+from onnxstudio.runner.compare import Comparison, RunConfig, compare
 from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult
@@ -109,6 +109,8 @@ class RunInsight(QObject):
         self.tensor_dock.valueChosen.connect(self.show_value)
         self.tensor_dock.captureAllRequested.connect(self.capture_all)
         self.run_panel.runFinished.connect(lambda _outcomes: self._forget_captures())
+        self.run_panel.compareRequested.connect(self.compare_test_set)
+        self._jump = False  # reveal the first divergence when the comparison lands
 
         for runner, panel in ((self._profiler, self.profile_panel),
                               (self._comparer, self.compare_panel)):
@@ -244,7 +246,17 @@ class RunInsight(QObject):
         self.statusMessage.emit(f"Profiled {tab.path.name}: {result.total_ms:.2f} ms per run")
 
     # -- compare ----------------------------------------------------------------------
-    def start_compare(self, options: CompareOptions | None = None) -> None:
+    def compare_test_set(self) -> None:
+        """A failing test set's Compare: onnxruntime, as the run panel runs it, against
+        onnx's reference evaluator (whose kernels onnx's expected outputs come from), then
+        the first diverging node selected in the graph."""
+        config = self.run_panel.session_config()
+        self.start_compare(CompareOptions(RunConfig("ort", config.provider,
+                                                    config.optimization),
+                                          RunConfig("reference"), None), jump=True)
+
+    def start_compare(self, options: CompareOptions | None = None, jump: bool = False) -> None:
+        self._jump = jump
         if options is None:
             try:
                 options = self.compare_panel.options()
@@ -269,6 +281,9 @@ class RunInsight(QObject):
         self._landed(COMPARISON, answer, self.compare_panel.set_result,
                      self.compare_panel.colour_by_divergence())
         first = result.first_divergence
+        if self._jump and first is not None and answer[0] is self._tab():
+            self._reveal(first.id)
+        self._jump = False
         self.statusMessage.emit(
             f"Compared {result.a.label} with {result.b.label}: "
             + (f"first divergence at {first.op_type} '{first.name or first.id}'" if first

@@ -46,6 +46,7 @@ class RunPanel(QWidget):
     runFinished = Signal(object)  # list[RunOutcome]
     folderFinished = Signal(object)  # list[FolderRow] (also after a cancel or failure)
     runFailed = Signal(str)
+    compareRequested = Signal()  # a failing test set's Compare: its inputs are the last run
     statusMessage = Signal(str)
 
     def __init__(self, parent: QWidget | None = None,
@@ -87,14 +88,19 @@ class RunPanel(QWidget):
         return self._model
 
     def open_images(self, paths: Iterable[str | Path]) -> bool:
-        """Run on image files, a folder, a .wav or .npy files; False (with a message) if none
+        """Run on image files, a folder, a .wav or .npy files, or test data (a
+        test_data_set_N folder, a folder of them, .pb, .npz); False (with a message) if none
         could be used. A folder or several images fill the folder table."""
         files = DroppedFiles.sort(paths)
         if not self._require_model():
             return False
+        if files.tests:  # checked against its expected outputs on the worker
+            self._submit(RunRequest(self._model, testdata=files.tests[0]))  # type: ignore[arg-type]
+            return True
         if files.others:
-            self.show_error(f"{files.others[0].name}: not an image, folder, .wav or .npy file "
-                            f"(supported: {', '.join(IMAGE_SUFFIXES)}, .wav, .npy)")
+            self.show_error(f"{files.others[0].name}: not an image, folder, .wav, .npy, .npz "
+                            f"or .pb file (supported: {', '.join(IMAGE_SUFFIXES)}, .wav, .npy, "
+                            ".npz, .pb, test_data_set folders)")
             if not files.usable():
                 return False
         pics, folders = files.pics, files.folders
@@ -263,6 +269,7 @@ class RunPanel(QWidget):
         inputs.zeros_button.clicked.connect(lambda: self.run_random(zeros=True))
         results.presets_button.clicked.connect(self.try_presets)
         results.presetChosen.connect(self._use_preset)
+        results.verdict_view.compareRequested.connect(self._compare_set)
         results.folder_view.rowActivated.connect(lambda row: self.open_images([row.item.path]))
         self.controls.cancel_button.clicked.connect(self.cancel)
         self.controls.bench_button.clicked.connect(lambda: self.benchmark())
@@ -274,6 +281,16 @@ class RunPanel(QWidget):
         c.failed.connect(self._on_failed)
         c.cancelled.connect(self._on_cancelled)
         c.busyChanged.connect(lambda _busy: self._update_enabled())
+
+    def _compare_set(self, name: str) -> None:
+        """Compare one set of a table (or the one set run): its inputs become the last
+        input, which Compare feeds."""
+        last = self._last
+        if last is None or last.testdata is None:
+            return
+        if last.testdata.name != name and (last.testdata / name).is_dir():
+            self._last = replace(last, testdata=last.testdata / name)
+        self.compareRequested.emit()
 
     def _use_preset(self, name: str) -> None:
         self.choices.use_preset(name)

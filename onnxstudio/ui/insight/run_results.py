@@ -27,6 +27,7 @@ from onnxstudio.runner.postprocess import OutputView
 from onnxstudio.runner.preprocess import PRESET_FORMULAS, PRESETS
 from onnxstudio.ui.insight.detection_view import DetectionView
 from onnxstudio.ui.insight.folder_view import FolderView
+from onnxstudio.ui.insight.verdict_view import VerdictView
 from onnxstudio.ui.widgets.images import qimage_from_array
 from onnxstudio.ui.widgets.wrapping import breakable, plain
 
@@ -63,6 +64,9 @@ class RunResults(QWidget):
         lay.addWidget(self.outcome_combo)
         self.latency_label = QLabel()
         lay.addWidget(self.latency_label)
+        self.verdict_view = VerdictView()
+        self.verdict_view.setChosen.connect(self.outcome_combo.setCurrentIndex)
+        lay.addWidget(self.verdict_view)
         self._build_presets(lay)
         self.detection_view = DetectionView()
         lay.addWidget(self.detection_view)
@@ -138,8 +142,8 @@ class RunResults(QWidget):
     def answer(self) -> QWidget | None:
         """What the user ran the model for, as shown: the folder's table, the
         detections, the top-k table, the output images or else the outputs."""
-        for w in (self.folder_view, self.detection_view, self.top_table, self.images_box,
-                  self.outputs_table):
+        for w in (self.verdict_view, self.folder_view, self.detection_view, self.top_table,
+                  self.images_box, self.outputs_table):
             if not w.isHidden():
                 return w
         return None
@@ -157,12 +161,14 @@ class RunResults(QWidget):
         self.outcome_combo.addItems([o.source for o in outcomes])
         self.outcome_combo.setVisible(len(outcomes) > 1)
         self.outcome_combo.blockSignals(False)
+        self.verdict_view.show_outcomes(outcomes)
         self._show_outcome(0)
 
     def clear(self) -> None:
         self._outcomes = []
         self.detection_view.show_outcome(None)
         self.folder_view.hide()
+        self.verdict_view.hide()
         self.presets_row.hide()
         self.outcome_combo.clear()
         self.outcome_combo.hide()
