@@ -82,6 +82,8 @@ def test_a_dropped_failing_set_shows_the_verdict_and_compare_finds_the_node(
     assert "known deviation" in first.known
     assert tab.view.selected_ids() == [first.id]
     assert window.docks["compare"].isVisible()
+    assert compare_panel.options().b.label == "reference"  # the form shows what ran
+    assert "known deviation" in window.statusBar().currentMessage()
 
 
 def test_a_folder_of_sets_dropped_on_the_run_panel_is_a_table(

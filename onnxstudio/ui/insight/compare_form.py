@@ -200,6 +200,11 @@ class CompareForm(QWidget):
             pass  # keep the last good value
         s.setValue("compare/colour", self.colour_check.isChecked())
 
+    def choose(self, a: RunConfig, b: RunConfig) -> None:
+        """Show A and B as a comparison started elsewhere (a failing test set) ran them."""
+        self._select(self.a_combo, a.label, DEFAULT_A)
+        self._select(self.b_combo, b.label, DEFAULT_B)
+
     @staticmethod
     def _select(combo: QComboBox, label: str, default: str) -> None:
         """Choose the entry for a config label; a provider no longer available falls back."""

@@ -251,9 +251,9 @@ class RunInsight(QObject):
         onnx's reference evaluator (whose kernels onnx's expected outputs come from), then
         the first diverging node selected in the graph."""
         config = self.run_panel.session_config()
-        self.start_compare(CompareOptions(RunConfig("ort", config.provider,
-                                                    config.optimization),
-                                          RunConfig("reference"), None), jump=True)
+        a, b = RunConfig("ort", config.provider, config.optimization), RunConfig("reference")
+        self.compare_panel.form.choose(a, b)
+        self.start_compare(CompareOptions(a, b, None), jump=True)
 
     def start_compare(self, options: CompareOptions | None = None, jump: bool = False) -> None:
         self._jump = jump
@@ -283,11 +283,14 @@ class RunInsight(QObject):
         first = result.first_divergence
         if self._jump and first is not None and answer[0] is self._tab():
             self._reveal(first.id)
+            self.showPanel.emit("compare")  # the verdict and why, beside the selected node
         self._jump = False
+        known = " (a known deviation of the reference evaluator)" if first and first.known \
+            else ""
         self.statusMessage.emit(
             f"Compared {result.a.label} with {result.b.label}: "
-            + (f"first divergence at {first.op_type} '{first.name or first.id}'" if first
-               else "all values agree"))
+            + (f"first divergence at {first.op_type} '{first.name or first.id}'{known}"
+               if first else "all values agree"))
 
     # -- shared -----------------------------------------------------------------------
     @staticmethod
