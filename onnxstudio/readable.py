@@ -24,6 +24,7 @@ _NO_KERNEL = re.compile(r"Could not find an implementation for (\w+)\((\d+)\) no
                         r"name '(.*?)'")
 _ASSERT = re.compile(r"^(?:[\w./\\-]+\.(?:cc|cpp|h|hpp):\d+: )?\w+: Assertion `.*?` "
                      r"failed: ")
+_CONTEXT = re.compile(r"==> Context: Bad node spec for node\. Name: ?(.*?) OpType: (\S+)$")
 _PLACEHOLDER = re.compile(r"%(?:l{0,2}[duifs]|zu|lu|llu)")
 _SKIP = {"onnxruntime", "common", "contrib", "cuda", "detail", "std", "ml", "utils"}
 
@@ -151,6 +152,11 @@ def onnx_message(text: str, numbers: Sequence[int] = ()) -> str:
     """onnx's C++ assertion text (version converter, checker) as one line: no source
     location or assertion, opsets written "16" not "$16", placeholders filled."""
     text = " ".join(str(text).split())
+    m = _CONTEXT.search(text)
+    if m:  # the checker's context: the node it was checking
+        name, op = m.groups()
+        text = text[:m.start()].strip() + (f" (node '{name}', {op})" if name else
+                                           f" (an unnamed {op} node)")
     text = _ASSERT.sub("", text)
     text = re.sub(r"(?<![\w.])\$(\d+)", r"\1", text)  # "Version $16"
     text = re.sub(r"(\w)\$(\d+)\b", r"\1 \2", text)  # "ai.onnx.ml$3"

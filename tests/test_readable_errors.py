@@ -113,3 +113,14 @@ def test_the_run_panel_banner_shows_one_line_and_details(qtbot, tmp_path: Path) 
     assert banner.details.isVisible()
     assert "onnxruntime::ConvInteger::Compute" in banner.details.text()
     panel.shutdown()
+
+
+def test_the_checkers_context_becomes_the_node_it_names() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="r1", foo=1)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    with pytest.raises(onnx.checker.ValidationError) as caught:
+        onnx.checker.check_model(make_model(graph, opset=13))
+    assert onnx_message(str(caught.value)) == \
+        "Unrecognized attribute: foo for operator Relu (node 'r1', Relu)"

@@ -169,3 +169,17 @@ def test_sequence_test_data_is_read_as_sequence_protos(
     (folder / "output_0.pb").write_bytes(numpy_helper.from_list([a, b]).SerializeToString())
     assert main(["run", str(model), str(folder), "--json"]) == 0
     assert _json_lines(capsys.readouterr().out)[-1]["verdict"] == "pass"
+
+
+def test_map_and_optional_protos_are_read_as_onnx_writes_them(tmp_path: Path) -> None:
+    from onnxstudio.runner.inputs import TensorSpec
+    from onnxstudio.runner.testdata import read_value
+
+    mp = numpy_helper.from_dict({1: np.float32(0.25), 2: np.float32(0.75)}, "probs")
+    (tmp_path / "output_0.pb").write_bytes(mp.SerializeToString())
+    name, value = read_value(tmp_path / "output_0.pb", TensorSpec("probs", "map", None))
+    assert name == "probs" and value == {1: np.float32(0.25), 2: np.float32(0.75)}
+    empty = numpy_helper.from_optional(None, "maybe", dtype=onnx.OptionalProto.TENSOR)
+    (tmp_path / "input_0.pb").write_bytes(empty.SerializeToString())
+    assert read_value(tmp_path / "input_0.pb", TensorSpec("maybe", "optional", None)) == \
+        ("maybe", None)

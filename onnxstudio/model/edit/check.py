@@ -12,6 +12,7 @@ import onnx
 from onnx import external_data_helper
 
 from onnxstudio.model.edit.value_ops import strict_shape_problem
+from onnxstudio.readable import onnx_message
 
 _IN_MEMORY_LIMIT = 2**31 - 1
 
@@ -32,8 +33,8 @@ class CheckReport:
 
 
 def _first_line(exc: Exception) -> str:
-    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-    return lines[0] if lines else type(exc).__name__
+    """onnx's checker text as one line, the node it names kept (`readable.onnx_message`)."""
+    return onnx_message(str(exc)) or type(exc).__name__
 
 
 def _without_external_data(model: onnx.ModelProto) -> onnx.ModelProto:
