@@ -24,6 +24,8 @@ from onnxstudio.runner.tolerance import expected_for, format_tolerance
 
 _NUMBERED = re.compile(r"(input|output)_(\d+)\.pb")
 _SET = re.compile(r"test_data_set_(\d+)")
+_OPTIONAL_FIELDS = {1: "tensor_value", 2: "sparse_tensor_value", 3: "sequence_value",
+                    4: "map_value", 5: "optional_value"}  # OptionalProto.DataType
 _MESSAGES = {"sequence": "SequenceProto", "optional": "OptionalProto", "map": "MapProto"}
 
 
@@ -147,6 +149,9 @@ def read_value(path: Path, spec: TensorSpec | None) -> tuple[str, Any]:
             return seq.name, numpy_helper.to_list(seq)
         if kind == "optional":
             opt = onnx.OptionalProto.FromString(data)
+            field_name = _OPTIONAL_FIELDS.get(opt.elem_type, "")
+            if field_name and not opt.HasField(field_name):  # an empty optional of a type
+                return opt.name, None
             return opt.name, numpy_helper.to_optional(opt)
         if kind == "map":
             mp = onnx.MapProto.FromString(data)
