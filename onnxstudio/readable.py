@@ -99,8 +99,10 @@ def ort_message(text: str, nodes: Nodes | None = None,
     m = _NO_KERNEL.search(text)
     if m:
         op, version, name = m.groups()
+        old = " (onnxruntime supports ai.onnx from opset 7 on)" \
+            if 0 <= int(version) < 7 and op[:1].isupper() else ""
         return (f"{_node(op, name, nodes)}: onnxruntime has no {op} (opset {version}) kernel "
-                f"for these input types on this provider")
+                f"for these input types on this provider{old}")
     m = _RUNNING.search(text)
     message, kernel = strip_cpp(text[m.end():] if m else text)
     if m:

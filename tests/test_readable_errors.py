@@ -124,3 +124,16 @@ def test_the_checkers_context_becomes_the_node_it_names() -> None:
         onnx.checker.check_model(make_model(graph, opset=13))
     assert onnx_message(str(caught.value)) == \
         "Unrecognized attribute: foo for operator Relu (node 'r1', Relu)"
+
+
+def test_a_real_node_test_onnxruntime_refuses_is_one_line(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """pytorch-operator's Add-6 test in ../shared: onnxruntime has no kernel that old."""
+    from tests.conftest import shared_model
+
+    folder = shared_model("node/pytorch-operator/test_operator_add_broadcast/test_data_set_0")
+    assert main(["run", str(folder.parent / "model.onnx"), str(folder)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "onnxstudio: model.onnx: onnxruntime cannot load this model: Add node #0 (unnamed): "
+        "onnxruntime has no Add (opset 6) kernel for these input types on this provider "
+        "(onnxruntime supports ai.onnx from opset 7 on)")
