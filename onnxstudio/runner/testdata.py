@@ -104,11 +104,9 @@ class Verdict:
 
 # ----------------------------------------------------------------------------- reading
 def is_test_set(folder: Path) -> bool:
-    """A folder holding input_N.pb or output_N.pb files."""
-    try:
-        return folder.is_dir() and any(_NUMBERED.fullmatch(p.name) for p in folder.iterdir())
-    except OSError:
-        return False
+    """A folder holding input_0.pb or output_0.pb (two stats: a drag over the window asks,
+    and a folder of 100k images must not be listed for it)."""
+    return (folder / "input_0.pb").is_file() or (folder / "output_0.pb").is_file()
 
 
 def test_sets(folder: Path) -> list[Path]:
@@ -121,9 +119,10 @@ def test_sets(folder: Path) -> list[Path]:
 
 
 def holds_test_data(path: Path) -> bool:
-    """Whether ``path`` is test data `run` takes: a set, a folder of sets, a .pb or .npz."""
+    """Whether ``path`` is test data `run` takes: a set, a folder of sets (from
+    test_data_set_0 on), a .pb or .npz file."""
     if path.is_dir():
-        return is_test_set(path) or bool(test_sets(path))
+        return is_test_set(path) or (path / "test_data_set_0").is_dir()
     return path.suffix.lower() in (".pb", ".npz")
 
 
