@@ -111,7 +111,7 @@ def test_the_run_panel_banner_shows_one_line_and_details(qtbot, tmp_path: Path) 
     assert banner.details_button.isVisible() and not banner.details.isVisible()
     banner.details_button.click()
     assert banner.details.isVisible()
-    assert "onnxruntime::ConvInteger::Compute" in banner.details.text()
+    assert "onnxruntime::ConvInteger::Compute" in banner.details.toPlainText()
     panel.shutdown()
 
 

@@ -9,10 +9,12 @@ Details button that unfolds the whole text (`errors.details_for`).
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase, QTextOption
 from PySide6.QtWidgets import (
     QFrame,
     QGridLayout,
     QLabel,
+    QPlainTextEdit,
     QPushButton,
     QSizePolicy,
     QToolButton,
@@ -46,8 +48,12 @@ class ErrorBanner(QFrame):
         self.details_button.setFlat(True)
         self.details_button.setToolTip("Show the whole message as the library wrote it")
         self.details_button.toggled.connect(self._show_details)
-        self.details = self._text_label()
-        self.details.setStyleSheet("font-family: monospace; font-size: 90%")
+        # The whole text wraps anywhere: C++ signatures are one long token.
+        self.details = QPlainTextEdit()
+        self.details.setReadOnly(True)
+        self.details.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.details.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.details.setMaximumHeight(160)
         # Details goes under the line: beside it, it would narrow the line in a dock.
         grid.addWidget(self.label, 0, 0)
         grid.addWidget(self.close_button, 0, 1, Qt.AlignmentFlag.AlignTop)
@@ -71,7 +77,7 @@ class ErrorBanner(QFrame):
     def show_message(self, message: str) -> None:
         self.label.setText(message)
         full = details_for(message)
-        self.details.setText(full)
+        self.details.setPlainText(full)
         self.details_button.setChecked(False)
         self.details_button.setVisible(bool(full))
         self.show()
