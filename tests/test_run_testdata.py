@@ -183,3 +183,21 @@ def test_map_and_optional_protos_are_read_as_onnx_writes_them(tmp_path: Path) ->
     (tmp_path / "input_0.pb").write_bytes(empty.SerializeToString())
     assert read_value(tmp_path / "input_0.pb", TensorSpec("maybe", "optional", None)) == \
         ("maybe", None)
+
+
+def test_onnxruntimes_older_set_naming_is_read_too(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """onnxruntime's own test data (e.g. its squeezenet set) names files
+    test_data_0_input.pb / test_data_0_output.pb."""
+    graph = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["y"])], "neg",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+    model = save(make_model(graph), tmp_path / "neg.onnx")
+    folder = tmp_path / "test_data_set_0"
+    folder.mkdir()
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    _write(folder / "test_data_0_input.pb", x)
+    _write(folder / "test_data_0_output.pb", -x)
+    assert main(["run", str(model), str(folder), "--json"]) == 0
+    assert _json_lines(capsys.readouterr().out)[-1]["verdict"] == "pass"

@@ -22,7 +22,8 @@ from onnxstudio.errors import InputError
 from onnxstudio.runner.inputs import TensorSpec
 from onnxstudio.runner.tolerance import expected_for, format_tolerance
 
-_NUMBERED = re.compile(r"(input|output)_(\d+)\.pb")
+# input_0.pb (onnx, the model zoo) or test_data_0_input.pb (onnxruntime's older sets)
+_NUMBERED = re.compile(r"(?:(input|output)_(\d+)|test_data_(\d+)_(input|output))\.pb")
 _SET = re.compile(r"test_data_set_(\d+)")
 _OPTIONAL_FIELDS = {1: "tensor_value", 2: "sparse_tensor_value", 3: "sequence_value",
                     4: "map_value", 5: "optional_value"}  # OptionalProto.DataType
@@ -106,7 +107,8 @@ class Verdict:
 def is_test_set(folder: Path) -> bool:
     """A folder holding input_0.pb or output_0.pb (two stats: a drag over the window asks,
     and a folder of 100k images must not be listed for it)."""
-    return (folder / "input_0.pb").is_file() or (folder / "output_0.pb").is_file()
+    return any((folder / name).is_file() for name in
+               ("input_0.pb", "output_0.pb", "test_data_0_input.pb"))
 
 
 def test_sets(folder: Path) -> list[Path]:
@@ -169,8 +171,8 @@ def read_value(path: Path, spec: TensorSpec | None) -> tuple[str, Any]:
 
 
 def _numbered(folder: Path, kind: str) -> list[Path]:
-    files = [(int(m.group(2)), p) for p in folder.iterdir()
-             if (m := _NUMBERED.fullmatch(p.name)) and m.group(1) == kind]
+    files = [(int(m.group(2) or m.group(3)), p) for p in folder.iterdir()
+             if (m := _NUMBERED.fullmatch(p.name)) and kind in (m.group(1), m.group(4))]
     return [p for _, p in sorted(files)]
 
 
