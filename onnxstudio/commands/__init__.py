@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "diff": "diff",
     "split": "split",
     "edit": "edit",
+    "cost": "cost",
 }
 
 

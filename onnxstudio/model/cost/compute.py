@@ -58,17 +58,15 @@ class ModelCost:
     scopes: list[ScopeCost] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        """The issue's schema, plus element operations and memory per step beside it."""
+        """The issue's schema, exactly (element operations are in the CSV and the text)."""
         return {
             "total": {"macs": self.macs, "params": self.params,
                       "weight_bytes": self.weight_bytes,
                       "activation_bytes": self.activation_bytes,
-                      "peak_activation_bytes": self.peak_activation_bytes,
-                      "element_ops": self.element_ops},
+                      "peak_activation_bytes": self.peak_activation_bytes},
             "nodes": [{"id": n.id, "name": n.name, "op_type": n.op_type, "macs": n.macs,
-                       "params": n.params, "output_bytes": n.output_bytes,
-                       "element_ops": n.element_ops, "weight_bytes": n.weight_bytes,
-                       "memory_bytes": n.memory_bytes} for n in self.nodes],
+                       "params": n.params, "output_bytes": n.output_bytes}
+                      for n in self.nodes],
             "scopes": [{"name": s.name, "depth": s.depth, "macs": s.macs, "params": s.params,
                         "output_bytes": s.output_bytes} for s in self.scopes],
             "assumptions": list(self.assumptions),
