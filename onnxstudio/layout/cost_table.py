@@ -5,12 +5,14 @@ collapse. One entry point for the CLI and the window's task."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxstudio.layout.scope_tree import ScopeGroup
 from onnxstudio.layout.scopes import graph_scope_tree
 from onnxstudio.model.cost import ModelCost, ScopeCost, concrete_sizes, model_cost
 from onnxstudio.model.graph import Graph, Model
+from onnxstudio.model.load import checked_copy, read_checked
 
 if TYPE_CHECKING:
     import onnx
@@ -49,3 +51,12 @@ def scope_costs(graph: Graph, cost: ModelCost) -> list[ScopeCost]:
 
     visit(tree.root, 0)
     return out
+
+
+def cost_of_file(path: str | Path, model: Model, model_bytes: bytes | None = None,
+                 dims: Mapping[str, int] | None = None) -> ModelCost:
+    """The cost table of the model a tab shows: its file, or its edited bytes, parsed
+    again (through the loader's checks) for shape inference on a copy; off the GUI
+    thread."""
+    checked = checked_copy(path, model_bytes) if model_bytes is not None else read_checked(path)
+    return cost_table(model, checked.proto, dims)

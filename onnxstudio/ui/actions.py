@@ -115,6 +115,8 @@ def command_table(w: MainWindow) -> list[Entry]:
                 "Save the selected nodes as a new model"),
         Command("split", "S&plit into Stages…", model, w.split_into_stages,
                 tip="Cut the model into N pipeline stages: preview, then write"),
+        Command("cost", "Cost &Table", model, w.cost.show_cost, needs="model",
+                tip="MACs, parameters and memory per node and scope; colour the graph by them"),
         Command("optimised", "Show &Optimised Graph", model, partial(diffing.show_optimised, w),
                 tip="What onnxruntime runs: its optimised graph (Run panel's provider and "
                     "level), diffed against this model", separator=True),
