@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "split": "split",
     "edit": "edit",
     "cost": "cost",
+    "placement": "placement",
 }
 
 
