@@ -76,3 +76,27 @@ def test_colour_by_cost_shows_a_log_legend_and_group_sums(qtbot) -> None:
     # ✕ on the legend: plain colours, and the combo follows
     tab.view.legend.closed.emit()
     assert tab.overlay_data is None and panel.chosen_cost() == "none"
+
+
+def test_where_it_runs_colours_by_provider_and_names_folded_nodes(qtbot, tmp_path) -> None:
+    from tests.builders import save
+    from tests.test_placement import conv_bn_relu
+
+    window = shown_window(qtbot)
+    tab = _open(window, qtbot, save(conv_bn_relu(), tmp_path / "cbr.onnx"))
+    window.commands["placement"].trigger()
+    panel = window.cost.placement_panel
+    qtbot.waitUntil(lambda: panel.result() is not None and not panel.busy, timeout=60000)
+    assert window.docks["placement"].isVisible()
+    rows = {panel.table.rows[r].name: r for r in range(panel.table.rowCount())}
+    bn = rows["/block/bn/BatchNormalization"]
+    assert panel.table.index(bn, 2).data() == "folded into Conv '/block/conv/Conv'"
+    assert panel.table.index(rows["/block/conv/Conv"], 1).data() == "CPU"
+    assert "CPU: 3 nodes" in panel.summary.text()
+    qtbot.waitUntil(lambda: tab.overlay_data is not None, timeout=60000)
+    overlay = tab.view.overlay()
+    assert overlay is not None and tab.view.legend.title.text().startswith("Where it runs")
+    assert [caption for _, caption in overlay.legend] == ["CPU 75 %", "not run (folded at load)"]
+    assert overlay.badges["n0"] == "fused" and overlay.badges["n1"] == "folded"
+    panel.colour_check.setChecked(False)
+    assert tab.overlay_data is None

@@ -23,6 +23,7 @@ from onnxstudio.model.graph import Graph
 if TYPE_CHECKING:
     from onnxstudio.model.cost import ModelCost
     from onnxstudio.runner.compare import Comparison
+    from onnxstudio.runner.placement import Placement
     from onnxstudio.runner.profile import ProfileResult
 
 OverlayKind = Literal["profile", "divergence", "stages", "diff", "cost", "placement"]
@@ -209,8 +210,11 @@ def format_cost(unit: str) -> Callable[[float], str]:
 def _placement(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     """Each box in its execution provider's colour (a group spanning several: "mixed");
     nodes onnxruntime folded away (constants) stay grey."""
-    per_box = box_values(layout, graph, data.values,
+    run = {k: v for k, v in data.values.items() if v > 0}  # a group's constants do not
+    per_box = box_values(layout, graph, run,  # make it "mixed"
                          lambda a, b: a if a == b else MIXED_STAGES)
+    idle = box_values(layout, graph, {k: v for k, v in data.values.items() if v <= 0}, max)
+    per_box.update({box: 0.0 for box in idle if box not in per_box})
     fills, badges, tips = {}, {}, {}
     for box_id, number in per_box.items():
         if number == MIXED_STAGES:
@@ -346,3 +350,35 @@ def cost_overlay(cost: ModelCost, metric: str) -> OverlayData:
                   f"ops, {n.params:,} parameters" for n in cost.nodes}
     return OverlayData("cost", f"{title} (log scale)", values, tips,
                        float(sum(values.values())), unit)
+
+
+def short_provider(name: str) -> str:
+    return name.removesuffix("ExecutionProvider") or name
+
+
+def placement_overlay(found: Placement) -> OverlayData:
+    """Each node in its provider's colour (numbered in the order providers are listed);
+    kernels that absorbed others, nodes folded into them and CPU fallbacks badged."""
+    order = [p.name for p in found.providers]
+    order += sorted({n.provider for n in found.nodes if n.provider} - set(order))
+    counts = found.counts()
+    used = [p for p in order if counts.get(p)]
+    number = {p: k for k, p in enumerate(used, 1)}
+    whole = max(1, len(found.nodes))
+    values: dict[str, float] = {}
+    tips: dict[str, str] = {}
+    fallback = found.requested != "CPUExecutionProvider"
+    for n in found.nodes:
+        values[n.id] = float(number.get(n.provider, 0)) if n.provider else 0.0
+        where = html.escape(n.provider) if n.provider else "not run"
+        tips[n.id] = f"{where}: {html.escape(n.kernel)}"
+        if n.owner is not None:
+            tips[f"badge {n.id}"] = "folded"
+        elif n.absorbed or "(" in n.kernel:
+            tips[f"badge {n.id}"] = "fused"
+        elif fallback and n.provider == "CPUExecutionProvider":
+            tips[f"badge {n.id}"] = "CPU"
+    for p, k in number.items():
+        tips[f"legend {k}"] = f"{short_provider(p)} {100 * counts[p] / whole:.0f} %"
+    return OverlayData("placement", f"Where it runs (asked for {short_provider(found.requested)})",
+                       values, tips)

@@ -117,6 +117,8 @@ def command_table(w: MainWindow) -> list[Entry]:
                 tip="Cut the model into N pipeline stages: preview, then write"),
         Command("cost", "Cost &Table", model, w.cost.show_cost, needs="model",
                 tip="MACs, parameters and memory per node and scope; colour the graph by them"),
+        Command("placement", "&Where It Runs", model, w.cost.show_placement, needs="model",
+                tip="Which execution provider and kernel run each node (onnxruntime ≥ 1.24)"),
         Command("optimised", "Show &Optimised Graph", model, partial(diffing.show_optimised, w),
                 tip="What onnxruntime runs: its optimised graph (Run panel's provider and "
                     "level), diffed against this model", separator=True),

@@ -47,7 +47,8 @@ from onnxstudio.ui.window_state import restore_window, save_window
 if TYPE_CHECKING:
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
 
-RUN_DOCKS = ("profile", "tensor", "compare", "cost")  # run inspection, beside the Run panel
+# Shown when first used, tabbed beside the Run panel: run inspection, cost, placement.
+RUN_DOCKS = ("profile", "tensor", "compare", "cost", "placement")
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
 
@@ -143,7 +144,8 @@ class MainWindow(QMainWindow):
                    "profile": ("Profile", scrolled(self.insight.profile_panel), right),
                    "tensor": ("Tensor", scrolled(self.insight.tensor_dock), right),
                    "compare": ("Compare", scrolled(self.insight.compare_panel), right),
-                   "cost": ("Cost", scrolled(self.cost.cost_panel), right)}
+                   "cost": ("Cost", scrolled(self.cost.cost_panel), right),
+                   "placement": ("Where It Runs", scrolled(self.cost.placement_panel), right)}
         self.edits = editing.create_room(self)
         entries["history"] = editing.history_panel(self.edits)
         for key, (title, widget, area) in entries.items():

@@ -20,17 +20,27 @@ from onnxstudio.errors import OnnxStudioError
 from onnxstudio.layout.cost_table import cost_of_file
 from onnxstudio.layout.types import Layout
 from onnxstudio.model.cost import ModelCost
-from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay, cost_overlay
+from onnxstudio.render.overlay import (
+    Overlay,
+    OverlayData,
+    build_overlay,
+    cost_overlay,
+    placement_overlay,
+)
+from onnxstudio.runner.placement import Placement, discover_providers, placement, provider_times
 from onnxstudio.runner.synthetic import parse_dim_sizes
 from onnxstudio.ui.canvas.drawing import overview_image
 from onnxstudio.ui.insight.cost_panel import NO_COLOUR, CostPanel
+from onnxstudio.ui.insight.placement_panel import PlacementPanel
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
 if TYPE_CHECKING:
     from onnxstudio.model import Model
     from onnxstudio.ui.canvas.model_tab import ModelTab
 
-COST = "cost"  # key of ModelTab.run_results and the overlay kind
+COST = "cost"  # keys of ModelTab.run_results, named as the overlay each result paints
+PLACEMENT = "placement"
+PROFILE = "profile"  # RunInsight's profile, read for the time per provider
 
 
 @dataclass
@@ -94,12 +104,29 @@ class CostInsight(QObject):
         self.cost_panel.nodeActivated.connect(self._reveal)
         self.cost_panel.scopeActivated.connect(self._reveal_scope)
 
+        self.placement_panel = PlacementPanel()
+        self.placement_panel.set_providers(discover_providers())
+        self._placer = TaskRunner(self)
+        self._placer.finished.connect(self._on_placed)
+        self._placer.failed.connect(self._placement_failed)
+        self._placer.busyChanged.connect(
+            lambda busy: None if busy else self.placement_panel.set_busy(False))
+        self.placement_panel.cancelRequested.connect(self._placer.cancel)
+        self.placement_panel.placementRequested.connect(self.start_placement)
+        self.placement_panel.colourToggled.connect(self._colour_placement)
+        self.placement_panel.nodeActivated.connect(self._reveal)
+
     def show_model(self, tab: ModelTab | None, model: Model | None) -> None:
         """A tab became current or finished loading: its own cost, or compute it when
         the panel is on screen."""
-        self.cost_panel.set_model(tab.path if tab is not None and model is not None else None)
+        path = tab.path if tab is not None and model is not None else None
+        self.cost_panel.set_model(path)
+        self.placement_panel.set_model(path)
         if tab is None or model is None:
             return
+        found = tab.run_results.get(PLACEMENT)
+        if found is not None:
+            self.placement_panel.set_result(found, self._timed(tab, found))
         cost = tab.run_results.get(COST)
         if cost is not None:
             self.cost_panel.set_result(cost)
@@ -175,11 +202,17 @@ class CostInsight(QObject):
     def overlay_cleared(self) -> None:
         """The legend's ✕ (or Clear Heatmap) took the colours off: the combo follows."""
         tab = self._tab()
-        if tab is None or tab.overlay_data is None or tab.overlay_data.kind != COST:
+        kind = tab.overlay_data.kind if tab is not None and tab.overlay_data else None
+        if kind != COST:
             combo = self.cost_panel.colour_combo
             combo.blockSignals(True)
             combo.setCurrentIndex(0)
             combo.blockSignals(False)
+        if kind != PLACEMENT:
+            check = self.placement_panel.colour_check
+            check.blockSignals(True)
+            check.setChecked(False)
+            check.blockSignals(False)
 
     def _reveal(self, key: str) -> None:
         tab = self._tab()
@@ -197,6 +230,70 @@ class CostInsight(QObject):
         if first is not None:
             self._reveal(first)
 
+    # -- where it runs ---------------------------------------------------------------
+    def show_placement(self) -> None:
+        """Model → Where It Runs: the dock, filled for the chosen provider."""
+        self.showPanel.emit(PLACEMENT)
+        tab = self._tab()
+        if tab is not None and tab.run_results.get(PLACEMENT) is None:
+            panel = self.placement_panel
+            self.start_placement(str(panel.provider_combo.currentData()),
+                                 panel.optimization_combo.currentText())
+
+    def start_placement(self, provider: str, optimization: str) -> None:
+        """A session for the tab's model (its edited bytes too) on a worker."""
+        tab = self._tab()
+        if tab is None or tab.model is None:
+            return
+        path, data, fold = tab.path, tab.model_bytes, fold_for(tab)
+        colour = self.placement_panel.colour()
+        self.placement_panel.set_busy(True, f"Creating a {provider} session…")
+
+        def work(context: TaskContext) -> tuple[ModelTab, Placement, Folded]:
+            context.progress("Creating the session", 0.0)
+            found = placement(path, provider, optimization, model_bytes=data,
+                              cancel=context.token)
+            context.check()
+            return tab, found, fold(placement_overlay(found) if colour else None)
+
+        self._placer.start(work, quiet_gc=True)
+
+    @staticmethod
+    def _timed(tab: ModelTab, found: Placement) -> str:
+        """Fill the time per provider from the tab's profile, if it has one; what the
+        summary says of where the time comes from ("" without a profile)."""
+        timed = tab.run_results.get(PROFILE)
+        if timed is None:
+            return ""
+        found.times = provider_times([(n.provider, n.time_ms) for n in timed.nodes])
+        return f"the last profile, on {timed.provider}"
+
+    def _on_placed(self, answer: tuple[ModelTab, Placement, Folded]) -> None:
+        tab, found, folded = answer
+        tab.run_results[PLACEMENT] = found
+        if tab is not self._tab():
+            return
+        self.placement_panel.set_result(found, self._timed(tab, found))
+        paint(tab, folded)
+        fallbacks = found.fallbacks()
+        self.statusMessage.emit(f"{tab.path.name}: {len(found.nodes)} nodes placed"
+                                + (f", {len(fallbacks)} CPU fallbacks" if fallbacks else ""))
+
+    def _placement_failed(self, message: str) -> None:
+        self.placement_panel.set_busy(False)
+        self.placement_panel.show_error(message)
+
+    def _colour_placement(self, on: bool) -> None:
+        tab = self._tab()
+        if tab is None or tab.model is None:
+            return
+        found = tab.run_results.get(PLACEMENT)
+        if on and found is not None:
+            fold = fold_for(tab)
+            self._painter.start(lambda _context: (tab, fold(placement_overlay(found))))
+        elif not on and tab.overlay_data is not None and tab.overlay_data.kind == PLACEMENT:
+            tab.set_overlay(None)
+
     def shutdown(self) -> None:
-        for runner in (self._coster, self._painter):
+        for runner in (self._coster, self._painter, self._placer):
             runner.cancel()

@@ -40,6 +40,7 @@ NO_MODEL_TEXT = "Open a model to see what each node costs"
 ID_ROLE = Qt.ItemDataRole.UserRole + 3
 NO_COLOUR = "none"
 RESIZE_ROWS = 40  # rows measured when fitting a column
+NAME_WIDTH = 170  # the node column, elided at the left (the name's end tells most)
 
 
 def _count(value: int) -> str:
@@ -86,7 +87,7 @@ class ScopeCostModel(RecordTableModel[ScopeCost]):
         return None
 
 
-def _table(model: RecordTableModel) -> QTableView:
+def table_view(model: RecordTableModel) -> QTableView:
     view = QTableView()
     view.setModel(model)
     view.setSortingEnabled(True)
@@ -98,8 +99,9 @@ def _table(model: RecordTableModel) -> QTableView:
     header = view.horizontalHeader()
     header.setResizeContentsPrecision(RESIZE_ROWS)  # dag100k: 100k rows never measured
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    header.setMinimumSectionSize(48)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)  # names: elided
+    header.setStretchLastSection(True)
+    view.setColumnWidth(0, NAME_WIDTH)
     view.setWordWrap(False)
     view.setTextElideMode(Qt.TextElideMode.ElideLeft)  # a scope path's end names the node
     return view
@@ -212,7 +214,8 @@ class CostPanel(JobPanel):
 
         self.node_model = NodeCostModel()
         self.scope_model = ScopeCostModel()
-        self.node_view, self.scope_view = _table(self.node_model), _table(self.scope_model)
+        self.node_view = table_view(self.node_model)
+        self.scope_view = table_view(self.scope_model)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.node_view, "Nodes")
