@@ -135,3 +135,18 @@ def test_a_shared_model_has_figures(relative: str) -> None:
     path = shared_model(relative)
     cost = cost_table(load_model(path, shape_inference=False), read_model_proto(path)[0])
     assert cost.macs > 0 and cost.params > 0 and not any("unknown" in a for a in cost.assumptions)
+
+
+def test_attention_counts_both_products_over_the_keys(tmp_path: Path) -> None:
+    """ONNX Attention (opset 23), Q[1,2,4,8] K,V[1,2,6,8]: Q·Kᵀ and softmax·V are each
+    batch x heads x queries x keys x head size = 1 x 2 x 4 x 6 x 8 multiply-accumulates."""
+    node = helper.make_node("Attention", ["q", "k", "v"], ["y"], name="attn")
+    graph = helper.make_graph(
+        [node], "attn",
+        [helper.make_tensor_value_info("q", F, [1, 2, 4, 8]),
+         helper.make_tensor_value_info("k", F, [1, 2, 6, 8]),
+         helper.make_tensor_value_info("v", F, [1, 2, 6, 8])],
+        [helper.make_tensor_value_info("y", F, None)])
+    (node_cost,) = _cost(tmp_path, make_model(graph, opset=23)).nodes
+    assert node_cost.macs == 2 * (1 * 2 * 4 * 6 * 8)
+    assert node_cost.output_bytes == 1 * 2 * 4 * 8 * 4  # inferred: Y like Q

@@ -105,7 +105,7 @@ class _Shapes:
             if t is not None and t.shape is not None and t.kind == "tensor":
                 shape = tuple(max(0, self.sizes.resolve(d, name)) for d in t.shape)
             elif name:
-                self.sizes.guessed.add(name)
+                self.sizes.unknown.add(name)
             hit = self._cache[name] = (shape, t.dtype if t is not None else None)
         return hit
 

@@ -27,6 +27,7 @@ class Sizes:
     dims: dict[str, int]  # symbolic name -> size used
     given: set[str] = field(default_factory=set)  # names the caller sized (--dim)
     guessed: set[str] = field(default_factory=set)  # values with a dim taken as 1
+    unknown: set[str] = field(default_factory=set)  # values with no shape at all
     problem: str | None = None  # shape inference failed (then declared types only)
 
     def resolve(self, dim: Dim, value: str) -> int:
@@ -48,6 +49,10 @@ class Sizes:
             out.append(f"dimension {name} = {size} ({how})")
         if self.guessed:
             out.append(f"{len(self.guessed)} value(s) with unknown dimensions count them as 1")
+        if self.unknown:
+            first = sorted(self.unknown)[0]
+            out.append(f"{len(self.unknown)} value(s) have no inferred shape (e.g. {first}): "
+                       "they count as empty, so the nodes around them may show 0")
         if self.problem:
             out.append(self.problem)
         return out

@@ -245,8 +245,8 @@ def summary_text(cost: ModelCost) -> str:
     """Totals in two lines, then the assumptions about sizes."""
     peak = next((n for n in cost.nodes if n.id == cost.peak_node), None)
     where = f" at {peak.op_type} {peak.name or peak.id}" if peak else ""
-    sizes = [a for a in cost.assumptions if a.startswith(("dimension", "shape", "value"))
-             or "unknown" in a]
+    sizes = [a for a in cost.assumptions  # those about sizes, not about what is counted
+             if a.startswith(("dimension", "shape inference")) or "value(s)" in a]
     return (f"{human_count(cost.macs)} MACs, {human_count(cost.element_ops)} element ops, "
             f"{human_count(cost.params)} parameters ({human_bytes(cost.weight_bytes)})\n"
             f"Activations written {human_bytes(cost.activation_bytes)}; peak alive "
