@@ -43,8 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.csv:
         atomic_write(args.csv, cost.to_csv(), protect=[path])
     if args.json:
-        json.dump(cost.as_json(), sys.stdout)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(cost.as_json()) + "\n")  # C encoder: dump is Python
         return 0
     _print_table(path, cost, max(0, args.top))
     return 0

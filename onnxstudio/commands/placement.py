@@ -44,8 +44,7 @@ def run(args: argparse.Namespace) -> int:
                                    config=SessionConfig(args.provider, args.optimization)))
         found.times = provider_times([(n.provider, n.time_ms) for n in timed.nodes])
     if args.json:
-        json.dump(found.as_json(), sys.stdout)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(found.as_json()) + "\n")  # C encoder: dump is Python
         return 0
     _print(path, found)
     return 0
