@@ -34,7 +34,7 @@ def conv_with_bias() -> onnx.ModelProto:
     node = helper.make_node("Conv", ["x", "W", "B"], ["y"], name="/block/conv/Conv",
                             pads=[1, 1, 1, 1])
     graph = helper.make_graph([node], "conv", [helper.make_tensor_value_info("x", F, [1, 3, 8, 8])],
-                              [helper.make_tensor_value_info("y", F, None)],
+                              [helper.make_tensor_value_info("y", F, [1, 4, 8, 8])],
                               initializer=[_weight("W", 4, 3, 3, 3), _weight("B", 4)])
     return make_model(graph)
 
@@ -150,3 +150,12 @@ def test_attention_counts_both_products_over_the_keys(tmp_path: Path) -> None:
     (node_cost,) = _cost(tmp_path, make_model(graph, opset=23)).nodes
     assert node_cost.macs == 2 * (1 * 2 * 4 * 6 * 8)
     assert node_cost.output_bytes == 1 * 2 * 4 * 8 * 4  # inferred: Y like Q
+
+
+def test_split_by_flops_weighs_nodes_as_the_cost_table_counts(tmp_path: Path) -> None:
+    from onnxstudio.model.split import node_costs
+
+    path = save(conv_with_bias(), tmp_path / "conv.onnx")
+    model = load_model(path)
+    (flops,) = node_costs(model, "flops", [False])
+    assert flops == 2 * (256 * 27 + 256)  # two FLOPs per MAC, the bias adds included
