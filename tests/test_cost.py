@@ -159,3 +159,20 @@ def test_split_by_flops_weighs_nodes_as_the_cost_table_counts(tmp_path: Path) ->
     model = load_model(path)
     (flops,) = node_costs(model, "flops", [False])
     assert flops == 2 * (256 * 27 + 256)  # two FLOPs per MAC, the bias adds included
+
+
+def test_multi_head_attention_from_its_declared_shapes(tmp_path: Path) -> None:
+    """com.microsoft MultiHeadAttention (onnx infers no shapes for it: they are declared),
+    query [1,4,16], key and value [1,6,16]: 2 x (1 x 4 x 6 x 16) multiply-accumulates."""
+    node = helper.make_node("MultiHeadAttention", ["q", "k", "v"], ["y"], name="mha",
+                            domain="com.microsoft", num_heads=2)
+    graph = helper.make_graph(
+        [node], "mha",
+        [helper.make_tensor_value_info("q", F, [1, 4, 16]),
+         helper.make_tensor_value_info("k", F, [1, 6, 16]),
+         helper.make_tensor_value_info("v", F, [1, 6, 16])],
+        [helper.make_tensor_value_info("y", F, [1, 4, 16])])
+    model = make_model(graph, opset_imports=[helper.make_opsetid("", 21),
+                                             helper.make_opsetid("com.microsoft", 1)])
+    (node_cost,) = _cost(tmp_path, model).nodes
+    assert node_cost.macs == 2 * 1 * 4 * 6 * 16
