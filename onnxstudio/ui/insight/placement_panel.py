@@ -88,7 +88,9 @@ class PlacementPanel(JobPanel):
                                  "put each node")
         else:
             self.banner.hide()
-            self.table.reset(found.nodes)
+            graph_order = (-1, Qt.SortOrder.AscendingOrder)  # no column: the file's order
+            self.table.reset(found.nodes, graph_order)
+            self.view.horizontalHeader().setSortIndicator(*graph_order)
             self.summary.setText(summary_text(found, times_from))
         self._update_enabled()
 
