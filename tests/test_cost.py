@@ -176,3 +176,13 @@ def test_multi_head_attention_from_its_declared_shapes(tmp_path: Path) -> None:
                                              helper.make_opsetid("com.microsoft", 1)])
     (node_cost,) = _cost(tmp_path, model).nodes
     assert node_cost.macs == 2 * 1 * 4 * 6 * 16
+
+
+def test_an_edited_tab_is_costed_from_its_bytes_not_the_file(tmp_path: Path) -> None:
+    from onnxstudio.layout.cost_table import cost_of_file
+    from onnxstudio.model.open import model_from_proto
+
+    path = save(tiny_mlp(), tmp_path / "m.onnx")
+    edited = conv_with_bias()
+    cost = cost_of_file(path, model_from_proto(edited, path), edited.SerializeToString())
+    assert cost.macs == 7168 and path.read_bytes() == tiny_mlp().SerializeToString()

@@ -100,3 +100,7 @@ def test_where_it_runs_colours_by_provider_and_names_folded_nodes(qtbot, tmp_pat
     assert overlay.badges["n0"] == "fused" and overlay.badges["n1"] == "folded"
     panel.colour_check.setChecked(False)
     assert tab.overlay_data is None
+    panel.colour_check.setChecked(True)  # colours again; Run → Clear Heatmap: the box follows
+    qtbot.waitUntil(lambda: tab.overlay_data is not None, timeout=60000)
+    window.commands["clear_overlay"].trigger()
+    assert tab.overlay_data is None and not panel.colour_check.isChecked()
