@@ -42,6 +42,12 @@ class Command:
     icon_text: str = ""  # its text on the toolbar
 
 
+def _clear_overlays(w: MainWindow) -> None:
+    """Plain colours, and the docks that chose the colours (run insight, cost) follow."""
+    w.insight.clear_overlay()
+    w.cost.overlay_cleared()
+
+
 @dataclass(frozen=True)
 class Submenu:
     """A submenu the window fills itself (recent files, panels, providers)."""
@@ -135,8 +141,7 @@ def command_table(w: MainWindow) -> list[Entry]:
                 tip="Keep every intermediate tensor of the last run"),
         Command("compare", "&Compare Runs", run, w.insight.start_compare, "Ctrl+Shift+M",
                 "Run the last input on two configurations and find where they differ"),
-        Command("clear_overlay", "C&lear Heatmap", run,
-                lambda: (w.insight.clear_overlay(), w.cost.overlay_cleared()),
+        Command("clear_overlay", "C&lear Heatmap", run, partial(_clear_overlays, w),
                 tip="Plain category colours on the canvas again"),
         Submenu("providers", "Execution &Provider", run, separator=True),
         Command("shortcuts", "&Keyboard Shortcuts", help_, w.show_shortcuts, "F1"),
