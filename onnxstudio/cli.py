@@ -49,7 +49,7 @@ def _gui_parser() -> argparse.ArgumentParser:
 # Commands that read a whole graph once and end. The cyclic collector would rescan the
 # ~1M objects of a 100k-node graph a dozen times for garbage it rarely finds (a fifth of
 # `export`'s time on dag100k), so it pauses while they run.
-WHOLE_GRAPH_COMMANDS = frozenset({"info", "export", "extract", "diff", "split"})
+WHOLE_GRAPH_COMMANDS = frozenset({"info", "export", "extract", "diff", "split", "cost"})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

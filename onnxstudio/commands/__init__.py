@@ -17,6 +17,8 @@ COMMANDS: dict[str, str] = {
     "diff": "diff",
     "split": "split",
     "edit": "edit",
+    "cost": "cost",
+    "placement": "placement",
 }
 
 

@@ -66,8 +66,11 @@ defs: Any = _core.defs  # what onnx.defs' get_schema and SchemaError are
 SchemaError: Any = _core.defs.SchemaError
 
 
-def infer_shapes(model: Any, check_type: bool = False, strict_mode: bool = False) -> Any:
-    """``onnx.shape_inference.infer_shapes`` of a ModelProto: the same C++ call."""
+def infer_shapes(model: Any, check_type: bool = False, strict_mode: bool = False,
+                 data_prop: bool = False) -> Any:
+    """``onnx.shape_inference.infer_shapes`` of a ModelProto: the same C++ call.
+    ``data_prop``: also follow Shape -> Gather -> Concat -> Reshape chains (the cost
+    table needs concrete sizes where plain inference leaves ``unk__`` names)."""
     inferred = _core.shape_inference.infer_shapes(model.SerializeToString(), check_type,
-                                                  strict_mode, False)
+                                                  strict_mode, data_prop)
     return ModelProto.FromString(inferred)

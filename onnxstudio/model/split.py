@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from onnxstudio.errors import CutError
+from onnxstudio.model.cost.ops import node_work
 from onnxstudio.model.cut import Cut, boundary, is_constant, value_deps, write_cut
 from onnxstudio.model.graph import Graph, Model, Node, TensorType
 from onnxstudio.model.load import read_model_proto
@@ -96,31 +97,19 @@ def tensor_bytes(ttype: TensorType) -> int | None:
     return elements * _ITEMSIZE.get(ttype.dtype or "", 1)
 
 
-def _elements(ttype: TensorType) -> int:
-    if ttype.shape is None:
-        return 1
-    return math.prod(d if isinstance(d, int) and d > 0 else 1 for d in ttype.shape)
+def _shape(graph: Graph, name: str) -> tuple[int, ...] | None:
+    """A value's shape with symbolic and unknown dims as 1; None when its rank is unknown."""
+    value = graph.values.get(name)
+    shape = value.type.shape if value is not None else None
+    return None if shape is None else tuple(d if isinstance(d, int) and d > 0 else 1
+                                            for d in shape)
 
 
 def _flops(graph: Graph, node: Node) -> float:
-    """A rough operator FLOP estimate: multiply-adds for Conv/MatMul/Gemm, else one per element."""
-    out = graph.values.get(node.outputs[0]) if node.outputs and node.outputs[0] else None
-    out_elems = _elements(out.type) if out is not None else 1
-    if node.op_type in {"Conv", "ConvTranspose", "QLinearConv", "ConvInteger"} and \
-            len(node.inputs) > 1:
-        weight = graph.values.get(node.inputs[1 if node.op_type != "QLinearConv" else 3])
-        shape = weight.type.shape if weight is not None else None
-        if shape and len(shape) > 2:
-            per_output = _elements(TensorType(shape=tuple(shape[1:])))
-            return 2.0 * out_elems * per_output
-    if node.op_type in {"MatMul", "Gemm", "MatMulInteger", "FusedMatMul"} and node.inputs:
-        a = graph.values.get(node.inputs[0])
-        shape = a.type.shape if a is not None else None
-        trans_a = node.attribute("transA") if node.op_type == "Gemm" else None
-        inner = shape[0] if shape and trans_a is not None and trans_a.value else \
-            (shape[-1] if shape else None)
-        return 2.0 * out_elems * (inner if isinstance(inner, int) and inner > 0 else 1)
-    return float(out_elems)
+    """Two FLOPs per multiply-accumulate and one per element operation, as the cost
+    table counts them (model/cost/ops.py)."""
+    macs, element_ops = node_work(node, lambda name: _shape(graph, name))
+    return 2.0 * macs + element_ops
 
 
 def _carried(graph: Graph, index: int, constant: Sequence[bool]) -> list[int]:

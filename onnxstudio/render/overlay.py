@@ -21,10 +21,12 @@ from onnxstudio.model.formatting import format_duration
 from onnxstudio.model.graph import Graph
 
 if TYPE_CHECKING:
+    from onnxstudio.model.cost import ModelCost
     from onnxstudio.runner.compare import Comparison
+    from onnxstudio.runner.placement import Placement
     from onnxstudio.runner.profile import ProfileResult
 
-OverlayKind = Literal["profile", "divergence", "stages", "diff"]
+OverlayKind = Literal["profile", "divergence", "stages", "diff", "cost", "placement"]
 
 # Sequential yellow -> dark red (ColorBrewer YlOrRd): hot is dark, like a thermal map.
 HEAT = ("#ffffcc", "#ffeda0", "#fed976", "#feb24c", "#fd8d3c", "#fc4e2a", "#e31a1c",
@@ -51,6 +53,7 @@ class OverlayData:
     values: Mapping[str, float]  # node id -> value (ms, or multiples of the tolerance)
     tips: Mapping[str, str] = field(default_factory=dict)  # node id -> tooltip line (HTML)
     total: float = 0.0  # profile: one run's time, for shares in groups' tooltips
+    unit: str = ""  # cost: "bytes" or "" (a count); "peak": a group shows its largest
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,10 @@ def build_overlay(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
         return _stages(layout, graph, data)
     if data.kind == "diff":
         return _diff(layout, graph, data)
+    if data.kind == "cost":
+        return _cost(layout, graph, data)
+    if data.kind == "placement":
+        return _placement(layout, graph, data)
     return _divergence(layout, graph, data)
 
 
@@ -154,6 +161,77 @@ def _divergence(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     legend = tuple((ramp(AGREE, _divergence_position(r)), label)
                    for r, label in ((1e-4, "≤ 1e-4 × tol"), (1e-2, "1e-2 × tol"),
                                     (1.0, "= tolerance"), (100.0, "≥ 100 × tol")))
+    return Overlay(data, fills, badges, tips, legend)
+
+
+def _log_position(value: float, low: float, high: float) -> float:
+    """Where ``value`` sits between ``low`` and ``high`` on a log scale (0..1)."""
+    if value <= 0:
+        return 0.0
+    if high <= low:
+        return 1.0
+    return (math.log(max(value, low)) - math.log(low)) / (math.log(high) - math.log(low))
+
+
+def _cost(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
+    """A cost per box on a log scale from the smallest non-zero box to the largest, so
+    a model where one node dominates still shades the rest (linear: all white)."""
+    peak = data.unit.startswith("peak")
+    per_box = box_values(layout, graph, data.values, max if peak else (lambda a, b: a + b))
+    shown = format_cost(data.unit)
+    positive = [v for v in per_box.values() if v > 0]
+    low, high = (min(positive), max(positive)) if positive else (1.0, 1.0)
+    whole = data.total or sum(data.values.values()) or 1.0
+    fills, badges, tips = {}, {}, {}
+    for box_id, value in per_box.items():
+        fills[box_id] = ramp(HEAT, 0.08 + 0.92 * _log_position(value, low, high)) \
+            if value > 0 else HEAT[0]
+        if value > 0:  # a "0" on every Relu and Reshape would hide the ones that count
+            badges[box_id] = shown(value)
+        share = "" if peak else f" ({value / whole * 100:.1f} % of {shown(whole)})"
+        tip = data.tips.get(box_id, "")
+        tips[box_id] = f"{data.title}: {shown(value)}{share}" + (f"<br>{tip}" if tip else "")
+    steps = 4
+    legend = [(HEAT[0], "0")] + [
+        (ramp(HEAT, 0.08 + 0.92 * k / steps), shown(low * (high / low) ** (k / steps)))
+        for k in range(steps + 1)] if positive else [(HEAT[0], "0")]
+    return Overlay(data, fills, badges, tips, tuple(legend))
+
+
+def format_cost(unit: str) -> Callable[[float], str]:
+    """How a cost reads: bytes as KB/MB, counts as 1.2K/3.4M/5.6B."""
+    from onnxstudio.model.formatting import human_bytes, human_count
+
+    if unit.endswith("bytes"):
+        return human_bytes
+    return lambda v: human_count(round(v))
+
+
+def _placement(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
+    """Each box in its execution provider's colour (a group spanning several: "mixed");
+    nodes onnxruntime folded away (constants) stay grey."""
+    run = {k: v for k, v in data.values.items() if v > 0}  # a group's constants do not
+    per_box = box_values(layout, graph, run,  # make it "mixed"
+                         lambda a, b: a if a == b else MIXED_STAGES)
+    idle = box_values(layout, graph, {k: v for k, v in data.values.items() if v <= 0}, max)
+    per_box.update({box: 0.0 for box in idle if box not in per_box})
+    fills, badges, tips = {}, {}, {}
+    for box_id, number in per_box.items():
+        if number == MIXED_STAGES:
+            badges[box_id] = "mixed"
+            tips[box_id] = "runs on several providers: expand it to see which"
+            continue
+        if number > 0:
+            fills[box_id] = stage_fill(int(number))
+        badge = data.tips.get(f"badge {box_id}")
+        if badge:
+            badges[box_id] = badge
+        tips[box_id] = data.tips.get(box_id, "")
+    count = int(max(data.values.values(), default=0))
+    legend = tuple((stage_fill(k), data.tips.get(f"legend {k}", str(k)))
+                   for k in range(1, count + 1))
+    if any(v == 0 for v in data.values.values()):
+        legend += ((NO_VALUE, "not run (folded at load)"),)
     return Overlay(data, fills, badges, tips, legend)
 
 
@@ -252,3 +330,55 @@ def divergence_overlay(result: Comparison) -> OverlayData:
         tips[key] = tips[key] + "<br>" + line if key in tips else line
     title = f"{result.a.label} vs {result.b.label} (tolerance {result.tolerance:g})"
     return OverlayData("divergence", title, result.node_ratio(), tips)
+
+
+# Cost metrics the canvas can be coloured by: key -> (legend title, unit).
+COST_METRICS: dict[str, tuple[str, str]] = {
+    "macs": ("MACs", ""),
+    "params": ("Parameters", ""),
+    "output_bytes": ("Output bytes", "bytes"),
+    "memory_bytes": ("Memory at that step", "peak bytes"),
+}
+
+
+def cost_overlay(cost: ModelCost, metric: str) -> OverlayData:
+    """One column of the cost table per node (log-scaled colours; groups sum, or show
+    their largest step for memory)."""
+    title, unit = COST_METRICS[metric]
+    values = {n.id: float(getattr(n, metric)) for n in cost.nodes}
+    tips = {n.id: f"{html.escape(n.op_type)}: {n.macs:,} MACs, {n.element_ops:,} element "
+                  f"ops, {n.params:,} parameters" for n in cost.nodes}
+    return OverlayData("cost", f"{title} (log scale)", values, tips,
+                       float(sum(values.values())), unit)
+
+
+def short_provider(name: str) -> str:
+    return name.removesuffix("ExecutionProvider") or name
+
+
+def placement_overlay(found: Placement) -> OverlayData:
+    """Each node in its provider's colour (numbered in the order providers are listed);
+    kernels that absorbed others, nodes folded into them and CPU fallbacks badged."""
+    order = [p.name for p in found.providers]
+    order += sorted({n.provider for n in found.nodes if n.provider} - set(order))
+    counts = found.counts()
+    used = [p for p in order if counts.get(p)]
+    number = {p: k for k, p in enumerate(used, 1)}
+    whole = max(1, len(found.nodes))
+    values: dict[str, float] = {}
+    tips: dict[str, str] = {}
+    fallback = found.requested != "CPUExecutionProvider"
+    for n in found.nodes:
+        values[n.id] = float(number.get(n.provider, 0)) if n.provider else 0.0
+        where = html.escape(n.provider) if n.provider else "not run"
+        tips[n.id] = f"{where}: {html.escape(n.kernel)}"
+        if n.owner is not None:
+            tips[f"badge {n.id}"] = "folded"
+        elif n.absorbed or "(" in n.kernel:
+            tips[f"badge {n.id}"] = "fused"
+        elif fallback and n.provider == "CPUExecutionProvider":
+            tips[f"badge {n.id}"] = "CPU"
+    for p, k in number.items():
+        tips[f"legend {k}"] = f"{short_provider(p)} {100 * counts[p] / whole:.0f} %"
+    return OverlayData("placement", f"Where it runs (asked for {short_provider(found.requested)})",
+                       values, tips)

@@ -42,6 +42,12 @@ class Command:
     icon_text: str = ""  # its text on the toolbar
 
 
+def _clear_overlays(w: MainWindow) -> None:
+    """Plain colours, and the docks that chose the colours (run insight, cost) follow."""
+    w.insight.clear_overlay()
+    w.cost.overlay_cleared()
+
+
 @dataclass(frozen=True)
 class Submenu:
     """A submenu the window fills itself (recent files, panels, providers)."""
@@ -115,6 +121,10 @@ def command_table(w: MainWindow) -> list[Entry]:
                 "Save the selected nodes as a new model"),
         Command("split", "S&plit into Stages…", model, w.split_into_stages,
                 tip="Cut the model into N pipeline stages: preview, then write"),
+        Command("cost", "Cost &Table", model, w.cost.show_cost, needs="model",
+                tip="MACs, parameters and memory per node and scope; colour the graph by them"),
+        Command("placement", "&Where It Runs", model, w.cost.show_placement, needs="model",
+                tip="Which execution provider and kernel run each node (onnxruntime ≥ 1.24)"),
         Command("optimised", "Show &Optimised Graph", model, partial(diffing.show_optimised, w),
                 tip="What onnxruntime runs: its optimised graph (Run panel's provider and "
                     "level), diffed against this model", separator=True),
@@ -131,7 +141,7 @@ def command_table(w: MainWindow) -> list[Entry]:
                 tip="Keep every intermediate tensor of the last run"),
         Command("compare", "&Compare Runs", run, w.insight.start_compare, "Ctrl+Shift+M",
                 "Run the last input on two configurations and find where they differ"),
-        Command("clear_overlay", "C&lear Heatmap", run, w.insight.clear_overlay,
+        Command("clear_overlay", "C&lear Heatmap", run, partial(_clear_overlays, w),
                 tip="Plain category colours on the canvas again"),
         Submenu("providers", "Execution &Provider", run, separator=True),
         Command("shortcuts", "&Keyboard Shortcuts", help_, w.show_shortcuts, "F1"),

@@ -29,6 +29,7 @@ from onnxstudio.ui import actions, appearance, diffing, editing, opening
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.help import show_about, show_shortcuts
+from onnxstudio.ui.insight.cost_insight import CostInsight
 from onnxstudio.ui.insight.run_insight import RunInsight
 from onnxstudio.ui.insight.run_panel import RunPanel
 from onnxstudio.ui.inspector.inspector import Inspector
@@ -46,7 +47,8 @@ from onnxstudio.ui.window_state import restore_window, save_window
 if TYPE_CHECKING:
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
 
-RUN_DOCKS = ("profile", "tensor", "compare")  # run inspection, beside the Run panel
+# Shown when first used, tabbed beside the Run panel: run inspection, cost, placement.
+RUN_DOCKS = ("profile", "tensor", "compare", "cost", "placement")
 MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
 
@@ -130,6 +132,9 @@ class MainWindow(QMainWindow):
         self.insight = RunInsight(self.current_tab, self.run_panel, self)
         self.insight.statusMessage.connect(self._status)
         self.insight.showPanel.connect(self.show_panel)
+        self.cost = CostInsight(self.current_tab, self)
+        self.cost.statusMessage.connect(self._status)
+        self.cost.showPanel.connect(self.show_panel)
         right = Qt.DockWidgetArea.RightDockWidgetArea
         keep_dock_tabs_readable(self)
         # Down the dock's edge the right side's eight tabs are all whole at 1280x800;
@@ -138,7 +143,9 @@ class MainWindow(QMainWindow):
         entries = {**self.inspector.entries(), "run": ("Run", self.run_panel, right),
                    "profile": ("Profile", scrolled(self.insight.profile_panel), right),
                    "tensor": ("Tensor", scrolled(self.insight.tensor_dock), right),
-                   "compare": ("Compare", scrolled(self.insight.compare_panel), right)}
+                   "compare": ("Compare", scrolled(self.insight.compare_panel), right),
+                   "cost": ("Cost", scrolled(self.cost.cost_panel), right),
+                   "placement": ("Where It Runs", scrolled(self.cost.placement_panel), right)}
         self.edits = editing.create_room(self)
         entries["history"] = editing.history_panel(self.edits)
         for key, (title, widget, area) in entries.items():
@@ -168,6 +175,7 @@ class MainWindow(QMainWindow):
             tab.shutdown()
         self.run_panel.shutdown()
         self.insight.shutdown()
+        self.cost.shutdown()
         TaskRunner.stop_all(self)  # no worker outlives the window
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -230,6 +238,7 @@ class MainWindow(QMainWindow):
             lambda value: self.insight.edge_clicked(value) if tab is self.current_tab()
             else None)
         tab.view.overlayClosed.connect(self.insight.clear_overlay)
+        tab.view.overlayClosed.connect(self.cost.overlay_cleared)  # after: sees it cleared
 
     def close_tab(self, index: int) -> None:
         if index < 0:
@@ -267,6 +276,7 @@ class MainWindow(QMainWindow):
         if model is not None and tab is not None:
             self.run_panel.set_model(tab.path, model, model_bytes=tab.model_bytes)
         self.insight.show_model(tab, model)
+        self.cost.show_model(tab, model)
 
     def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
         if tab.model is not None:

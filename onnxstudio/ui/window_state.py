@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from onnxstudio.ui.settings import app_settings
 
-DOCK_STATE_VERSION = 4  # bump when the set of docks changes: old layouts are then ignored
+DOCK_STATE_VERSION = 5  # bump when the set of docks changes: old layouts are then ignored
 
 
 def restore_window(window: QMainWindow, docks: dict[str, QDockWidget]) -> None:

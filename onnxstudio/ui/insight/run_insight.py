@@ -362,9 +362,10 @@ class RunInsight(QObject):
             return
         kind = tab.overlay_data.kind
         tab.set_overlay(None)
-        box = (self.profile_panel.heatmap_check if kind == PROFILE
-               else self.compare_panel.form.colour_check)
-        box.setChecked(False)
+        if kind in (PROFILE, COMPARISON):  # the cost and placement colours: their own dock
+            box = (self.profile_panel.heatmap_check if kind == PROFILE
+                   else self.compare_panel.form.colour_check)
+            box.setChecked(False)
 
     def _reveal(self, node_id: str) -> None:
         tab = self._tab()

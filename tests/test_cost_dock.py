@@ -1,0 +1,106 @@
+"""The Cost dock through the real window: rows sorted by MACs, CSV, the canvas coloured by a
+cost with a log-scale legend, collapsed groups showing their sum."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+
+from onnxstudio.model.formatting import human_count
+from onnxstudio.render.overlay import HEAT
+from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.main_window import MainWindow, sample_model_path
+from tests.conftest import ladder_model, shown_window
+
+
+def _open(window: MainWindow, qtbot, path: Path) -> ModelTab:
+    tab = window.open_paths([str(path)])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
+    return tab
+
+
+def _costed(window: MainWindow, qtbot) -> None:
+    window.commands["cost"].trigger()
+    panel = window.cost.cost_panel
+    qtbot.waitUntil(lambda: panel.result() is not None and not panel.busy, timeout=60000)
+
+
+def test_cost_dock_lists_nodes_by_macs_and_exports(qtbot, tmp_path: Path) -> None:
+    window = shown_window(qtbot)
+    _open(window, qtbot, sample_model_path())
+    _costed(window, qtbot)
+    assert window.docks["cost"].isVisible()
+    panel = window.cost.cost_panel
+    table = panel.node_model
+    macs = [table.rows[r].macs for r in range(table.rowCount())]
+    assert macs == sorted(macs, reverse=True) and macs[0] > 0
+    first = table.index(0, 1).data()
+    assert first in {"Conv", "Gemm", "MatMul"}
+    assert "MACs" in panel.summary.text() and "peak alive" in panel.summary.text()
+    # the header sorts by the numbers, not their text ("9.4K" < "12K")
+    panel.node_view.sortByColumn(4, Qt.SortOrder.DescendingOrder)
+    params = [table.rows[r].params for r in range(table.rowCount())]
+    assert params == sorted(params, reverse=True)
+    out = panel.export_csv(tmp_path / "c.csv")
+    assert out is not None and out.read_text().startswith("id,name,op_type,macs")
+
+
+def test_colour_by_cost_shows_a_log_legend_and_group_sums(qtbot) -> None:
+    window = shown_window(qtbot)
+    tab = _open(window, qtbot, ladder_model("bert12.onnx"))
+    _costed(window, qtbot)
+    panel = window.cost.cost_panel
+    panel.colour_combo.setCurrentIndex(panel.colour_combo.findData("macs"))
+    qtbot.waitUntil(lambda: tab.overlay_data is not None and tab.view.legend.isVisible(),
+                    timeout=60000)
+    assert tab.view.legend.title.text() == "MACs (log scale)"
+    overlay = tab.view.overlay()
+    assert overlay is not None and len(overlay.legend) == 6  # 0, then five log steps
+    cost = panel.result()
+    assert cost is not None
+    matmul = next(n for n in cost.nodes if n.op_type == "MatMul")
+    assert overlay.badges[matmul.id] == human_count(matmul.macs)
+    # collapsed, a group is coloured and labelled with the sum of the nodes it hides
+    before = tab.layout_data
+    window.collapse_all()
+    qtbot.waitUntil(lambda: tab.layout_data is not before and not tab.busy, timeout=60000)
+    qtbot.waitUntil(lambda: tab.view.overlay() is not overlay, timeout=60000)
+    overlay = tab.view.overlay()
+    assert overlay is not None
+    boxes = {b.id for b in tab.layout_data.boxes}
+    scope = next(s for s in cost.scopes if s.name in boxes and s.macs)
+    assert overlay.badges[scope.name] == human_count(scope.macs)
+    assert overlay.fill(scope.name) != HEAT[0]
+    assert overlay.tips[scope.name].startswith("MACs (log scale): ")
+    # ✕ on the legend: plain colours, and the combo follows
+    tab.view.legend.closed.emit()
+    assert tab.overlay_data is None and panel.chosen_cost() == "none"
+
+
+def test_where_it_runs_colours_by_provider_and_names_folded_nodes(qtbot, tmp_path) -> None:
+    from tests.builders import save
+    from tests.test_placement import conv_bn_relu
+
+    window = shown_window(qtbot)
+    tab = _open(window, qtbot, save(conv_bn_relu(), tmp_path / "cbr.onnx"))
+    window.commands["placement"].trigger()
+    panel = window.cost.placement_panel
+    qtbot.waitUntil(lambda: panel.result() is not None and not panel.busy, timeout=60000)
+    assert window.docks["placement"].isVisible()
+    rows = {panel.table.rows[r].name: r for r in range(panel.table.rowCount())}
+    bn = rows["/block/bn/BatchNormalization"]
+    assert panel.table.index(bn, 2).data() == "folded into Conv '/block/conv/Conv'"
+    assert panel.table.index(rows["/block/conv/Conv"], 1).data() == "CPU"
+    assert "CPU: 3 nodes" in panel.summary.text()
+    qtbot.waitUntil(lambda: tab.overlay_data is not None, timeout=60000)
+    overlay = tab.view.overlay()
+    assert overlay is not None and tab.view.legend.title.text().startswith("Where it runs")
+    assert [caption for _, caption in overlay.legend] == ["CPU 75 %", "not run (folded at load)"]
+    assert overlay.badges["n0"] == "fused" and overlay.badges["n1"] == "folded"
+    panel.colour_check.setChecked(False)
+    assert tab.overlay_data is None
+    panel.colour_check.setChecked(True)  # colours again; Run → Clear Heatmap: the box follows
+    qtbot.waitUntil(lambda: tab.overlay_data is not None, timeout=60000)
+    window.commands["clear_overlay"].trigger()
+    assert tab.overlay_data is None and not panel.colour_check.isChecked()
