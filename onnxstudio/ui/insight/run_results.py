@@ -126,9 +126,10 @@ class RunResults(QWidget):
         self.images_layout = QHBoxLayout(self.images_box)
         self.images_layout.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.images_box)
-        self.outputs_table = _table(0, 4, ["Output", "Kind", "Type / shape", "Statistics"])
+        self.outputs_table = _table(0, 5, ["Output", "Kind", "Type / shape", "Statistics",
+                                           "Why this kind"])
         self.outputs_table.horizontalHeader().setSectionResizeMode(
-            3, QHeaderView.ResizeMode.Stretch)
+            4, QHeaderView.ResizeMode.Stretch)
         lay.addWidget(self.outputs_table)
         self.values_table = _table(0, 0)
         lay.addWidget(self.values_table)
@@ -254,8 +255,12 @@ class RunResults(QWidget):
             self.top_caption.clear()
             return
         note = ", softmax applied" if view.softmax_applied else ""
-        self.top_caption.setText(f"Top {len(view.top)} of {view.name} "
-                                 f"(labels: {view.labels_source}{note})")
+        if view.kind == "token logits":
+            self.top_caption.setText(f"Next-token predictions of {view.name}: top "
+                                     f"{len(view.top)} at the last position{note}")
+        else:
+            self.top_caption.setText(f"Top {len(view.top)} of {view.name} "
+                                     f"(labels: {view.labels_source}{note})")
         t.setRowCount(len(view.top))
         for row, entry in enumerate(view.top):
             text = entry.label if entry.label == str(entry.index) else \
@@ -284,7 +289,9 @@ class RunResults(QWidget):
             label.setToolTip(f"{v.name}: {v.summary}")
             holder = QWidget()
             holder.setLayout(box)
-            box.addWidget(QLabel(v.name))
+            caption = v.name if v.kind == "image" else \
+                f"{v.name}: {v.kind}, one row per position"
+            box.addWidget(QLabel(caption))
             box.addWidget(label)
             self.images_layout.addWidget(holder)
         self.images_box.setVisible(bool(views))
@@ -294,11 +301,13 @@ class RunResults(QWidget):
         t.setRowCount(len(views))
         for row, v in enumerate(views):
             stats = "  ".join(f"{k} {val:.4g}" for k, val in v.stats.items())
-            for col, text in enumerate((v.name, v.kind, v.summary, stats)):
-                t.setItem(row, col, QTableWidgetItem(text))
+            for col, text in enumerate((v.name, v.kind, v.summary, stats, v.kind_reason)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                t.setItem(row, col, item)
         t.show()
-        shown = next((v for v in views if v.kind in ("sequence", "map")),
-                     next((v for v in views if v.kind == "tensor"), None))
+        readable = ("sequence", "map", "string", "embedding", "hidden state", "tensor")
+        shown = next((v for kind in readable for v in views if v.kind == kind), None)
         vt = self.values_table
         if shown is None or not shown.table:
             vt.hide()
