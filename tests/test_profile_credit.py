@@ -78,6 +78,7 @@ def test_float16_classifier_credits_the_casted_nchwc_convs(tmp_path: Path) -> No
     assert sorted(credits) == ["conv0", "conv1", "conv2"]
     for k in range(3):  # each Conv holds its folded BatchNormalization and fused Relu
         assert {f"bn{k}", f"relu{k}"} <= set(credits[f"conv{k}"])
+    assert credits["conv1"] == ["bn1", "relu1"]  # and nothing past the kernels around it
     convs = next(o for o in result.op_types() if o.op_type == "Conv")
     assert convs.share == max(o.share for o in result.op_types())
 

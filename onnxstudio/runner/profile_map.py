@@ -41,6 +41,7 @@ class OptimisedMap:
         self.producer = {o: i for i, n in enumerate(self.nodes) for o in n.output if o}
         self.model_tensors = set(self.producer) | {v.name for v in original.input} \
             | {t.name for t in original.initializer}
+        self.constant = _constant_nodes(original)
         self.kernels = {n.name: n for n in optimised.node if n.name}
         self.unnamed: dict[str, list[onnx.NodeProto]] = {}  # inlined functions' nodes
         for n in optimised.node:
@@ -133,14 +134,15 @@ class OptimisedMap:
 
     def _replaced(self, outputs: Iterable[str], kernel: str) -> list[int]:
         """Model nodes producing ``outputs`` and, upstream, those whose outputs the
-        optimised graph dropped (fused away) and no other kernel is named after."""
+        optimised graph dropped (fused away) and no other kernel is named after; nodes of
+        weights alone (a float16 weight's Cast) were folded before any run, not fused."""
         claims = self._claimed()
         covered: list[int] = []
         queue = deque(self.producer[t] for t in outputs if t in self.producer)
         seen: set[int] = set()
         while queue and len(covered) < _MAX_WALK:
             i = queue.popleft()
-            if i in seen or claims.get(i, kernel) != kernel:
+            if i in seen or claims.get(i, kernel) != kernel or i in self.constant:
                 continue
             seen.add(i)
             covered.append(i)
@@ -166,3 +168,14 @@ def _owner(covered: list[int], ops: list[str], kernel_op: str) -> Placement:
         return len(ops) - 1
     k = pick()
     return covered[k], [i for j, i in enumerate(covered) if j != k]
+
+
+def _constant_nodes(graph: onnx.GraphProto) -> set[int]:
+    """Main-graph nodes that read only weights and other such nodes (in file order)."""
+    constant_values = {t.name for t in graph.initializer}
+    found: set[int] = set()
+    for i, n in enumerate(graph.node):
+        if all(not x or x in constant_values for x in n.input):
+            found.add(i)
+            constant_values.update(o for o in n.output if o)
+    return found
