@@ -151,3 +151,45 @@ def test_a_long_clip_is_streamed_in_windows_with_the_state_carried(tmp_path: Pat
     assert prob.shape == [31, 1, 1] and prob.kind == "tensor" and not prob.top
     assert 0 <= prob.stats["min"] <= prob.stats["max"] <= 1
     assert len(prob.as_json()["values"]) == 31  # one speech probability per window in --json
+
+
+def test_imagenet_folders_named_by_wordnet_id_are_ground_truth(tmp_path: Path, qtbot,
+                                                               capsys: pytest.CaptureFixture[str]
+                                                               ) -> None:
+    from onnxstudio.runner.labels import bundled_imagenet, bundled_wordnet_ids
+    from onnxstudio.ui.insight.folder_view import FolderView
+
+    model = shared_model("zoo/onnx_light/light_squeezenet.onnx")
+    cat = Image.open(shared_model("images/chelsea.png")).convert("RGB")
+    for wnid in ("n02123045", "n01440764"):  # tabby, tench
+        (tmp_path / "val" / wnid).mkdir(parents=True)
+        cat.save(tmp_path / "val" / wnid / "chelsea.png")
+    assert len(bundled_wordnet_ids()) == len(bundled_imagenet()) == 1000
+    rows = list(run_folder(Pipeline(), RunRequest(model), collect(tmp_path / "val")))
+    assert [r.truth_label for r in rows] == ["tench", "tabby"]
+    assert all(r.correct is not None for r in rows)
+    summary = summarise(rows)
+    assert summary.accuracy is not None and summary.truths == 2
+    assert summary.classes[:2] == ["tabby", "tench"]
+    predicted = sorted({r.label for r in rows} - {"tabby", "tench"})
+    assert summary.classes[2:] == predicted
+    assert main(["run", str(model), str(tmp_path / "val"), "--json"]) == 0
+    confusion = json.loads(capsys.readouterr().out.splitlines()[-1])["summary"]["confusion"]
+    assert confusion["truth_classes"] == ["tabby", "tench"]
+    assert confusion["predicted_only"] == predicted
+    # The window: file names first, truth as the folder and its class, the matrix's rows
+    # only the truth classes and its predicted-only columns marked.
+    view = FolderView()
+    qtbot.addWidget(view)
+    view.start(len(rows), "val")
+    for row in rows:
+        view.add_row(row)
+    view.finish()
+    assert view.table.horizontalHeaderItem(0).text() == "File"
+    assert view.table.item(0, 0).text() == "n01440764/chelsea.png"
+    assert view.table.item(0, 4).text().endswith("n01440764 (tench)")
+    assert view.confusion.rowCount() == 2
+    headers = [view.confusion.horizontalHeaderItem(c).text()
+               for c in range(view.confusion.columnCount())]
+    assert headers[:2] == ["tabby", "tench"]
+    assert all(h.endswith("(predicted only)") for h in headers[2:])
