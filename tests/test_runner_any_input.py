@@ -141,16 +141,39 @@ def test_one_fp16_ulp_is_not_a_divergence_but_a_real_difference_is() -> None:
 
 
 def test_a_long_clip_is_streamed_in_windows_with_the_state_carried(tmp_path: Path) -> None:
-    """silero refuses a 1 s clip whole; it is fed as 31 windows of 512 samples, its state
-    output fed back as the next window's state, one speech probability per window."""
+    """silero refuses a 1 s clip whole; it is fed as 32 windows of 512 samples (the last
+    one padded, and said so), its state output fed back as the next window's state, one
+    speech probability per window, plotted in the window's Run panel."""
     model = shared_model(VAD)
     second = (0.3 * np.sin(np.arange(16000) / 16000 * 2 * np.pi * 220)).astype(np.float32)
     (out,) = Pipeline().execute(RunRequest(model, audio=_wav(tmp_path / "long.wav", second)))
-    assert out.source == "long.wav — 31 windows of 512 samples, state carried"
+    assert out.source == ("long.wav — 32 windows of 512 samples (the last padded with 384 "
+                          "zeros), state carried")
     (prob,) = out.views  # stateN is carried, not shown
-    assert prob.shape == [31, 1, 1] and prob.kind == "tensor" and not prob.top
+    assert prob.shape == [32, 1, 1] and prob.kind == "tensor" and not prob.top
     assert 0 <= prob.stats["min"] <= prob.stats["max"] <= 1
-    assert len(prob.as_json()["values"]) == 31  # one speech probability per window in --json
+    assert len(prob.as_json()["values"]) == 32  # one speech probability per window in --json
+    assert prob.series == prob.as_json()["values"] and prob.series_step_s == 0.032
+
+
+def test_audio_probabilities_are_plotted_per_window(tmp_path: Path, qtbot) -> None:
+    from onnxstudio.ui.insight.run_results import RunResults
+
+    second = (0.3 * np.sin(np.arange(16000) / 16000 * 2 * np.pi * 220)).astype(np.float32)
+    outcomes = Pipeline().execute(RunRequest(shared_model(VAD),
+                                             audio=_wav(tmp_path / "long.wav", second)))
+    results = RunResults()
+    qtbot.addWidget(results)
+    results.show()
+    assert results.series_plot.isHidden()
+    results.show_outcomes(outcomes)
+    assert not results.series_plot.isHidden()
+    assert results.series_caption.text() == "output per 32 ms window"
+    assert len(results.series_plot.values) == 32 and results.series_plot.value_range() == (0, 1)
+    picture = results.series_plot.grab().toImage()
+    assert picture.width() > 0 and picture.height() >= 110
+    results.clear()
+    assert results.series_plot.isHidden()
 
 
 def test_imagenet_folders_named_by_wordnet_id_are_ground_truth(tmp_path: Path, qtbot,

@@ -386,14 +386,18 @@ class Pipeline:
             r = session.run(f)
             return r.outputs, r.latency_ms
 
-        outputs, ms, count = run_in_windows(run, feeds, spec.name, window)
-        source = f"{name} — {count} windows of {window} samples, state carried"
+        outputs, ms, count, padded = run_in_windows(run, feeds, spec.name, window)
+        last = f" (the last padded with {padded} zeros)" if padded else ""
+        source = f"{name} — {count} windows of {window} samples{last}, state carried"
         outcome = self.explain(request, source, feeds, outputs, ms, None)
         for view in outcome.views:  # one value per window: a time series, not classes
             if view.kind == "classification":
                 view.kind, view.top, view.softmax_applied = "tensor", [], False
                 view.kind_reason = "one value per window: a time series"
             view.summary = f"{view.summary}, one row per {window}-sample window"
+            value = outputs[view.name]
+            if value.size == count and value.dtype.kind == "f":
+                view.series, view.series_step_s = value.reshape(-1).tolist(), window / rate
         return outcome
 
     def try_presets(self, request: RunRequest, presets: list[str] | None = None

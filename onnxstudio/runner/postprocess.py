@@ -47,6 +47,8 @@ class OutputView:
     table: list[list[str]] = field(default_factory=list)
     kind_reason: str = ""
     norm: float | None = None  # an embedding's L2 norm
+    series: list[float] | None = None  # one value per audio window, plotted over time
+    series_step_s: float = 0.0  # seconds between two values of the series
 
     def as_json(self) -> dict[str, object]:
         data: dict[str, object] = {"name": self.name, "dtype": self.dtype, "shape": self.shape,

@@ -28,6 +28,7 @@ from onnxstudio.runner.preprocess import PRESET_FORMULAS, PRESETS
 from onnxstudio.ui.insight.detection_view import DetectionView
 from onnxstudio.ui.insight.folder_view import FolderView
 from onnxstudio.ui.widgets.images import qimage_from_array
+from onnxstudio.ui.widgets.series_plot import SeriesPlot
 from onnxstudio.ui.widgets.wrapping import breakable, plain
 
 THUMB = 160
@@ -126,6 +127,11 @@ class RunResults(QWidget):
         self.images_layout = QHBoxLayout(self.images_box)
         self.images_layout.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.images_box)
+        self.series_caption = QLabel()
+        lay.addWidget(self.series_caption)
+        self.series_plot = SeriesPlot()
+        lay.addWidget(self.series_plot)
+        self._show_series(None)
         self.outputs_table = _table(0, 5, ["Output", "Kind", "Type / shape", "Statistics",
                                            "Why this kind"])
         self.outputs_table.horizontalHeader().setSectionResizeMode(
@@ -140,7 +146,7 @@ class RunResults(QWidget):
         """What the user ran the model for, as shown: the folder's table, the
         detections, the top-k table, the output images or else the outputs."""
         for w in (self.folder_view, self.detection_view, self.top_table, self.images_box,
-                  self.outputs_table):
+                  self.series_plot, self.outputs_table):
             if not w.isHidden():
                 return w
         return None
@@ -169,6 +175,7 @@ class RunResults(QWidget):
         self.outcome_combo.hide()
         self.thumbnail.clear()
         self.thumbnail.hide()
+        self._show_series(None)
         self.fed_label.clear()
         self.latency_label.clear()
         self.top_caption.clear()
@@ -197,6 +204,7 @@ class RunResults(QWidget):
         self.latency_label.setText(text)
         self._show_top(out.classification())
         self._show_images([v for v in out.views if v.image is not None])
+        self._show_series(next((v for v in out.views if v.series), None))
         self._show_outputs(out.views)
         self.detection_view.show_outcome(out)
         pre = out.preprocessed
@@ -295,6 +303,16 @@ class RunResults(QWidget):
             box.addWidget(label)
             self.images_layout.addWidget(holder)
         self.images_box.setVisible(bool(views))
+
+    def _show_series(self, view: OutputView | None) -> None:
+        """One value per audio window (speech probability), as a line over time."""
+        self.series_plot.setVisible(view is not None)
+        self.series_caption.setVisible(view is not None)
+        if view is None or view.series is None:
+            return
+        self.series_caption.setText(f"{view.name} per {view.series_step_s * 1000:.0f} ms "
+                                    "window")
+        self.series_plot.set_series(view.series, view.series_step_s, view.name)
 
     def _show_outputs(self, views: list[OutputView]) -> None:
         t = self.outputs_table
