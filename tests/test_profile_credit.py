@@ -80,7 +80,7 @@ def test_float16_classifier_credits_the_casted_nchwc_convs(tmp_path: Path) -> No
         assert {f"bn{k}", f"relu{k}"} <= set(credits[f"conv{k}"])
     assert credits["conv1"] == ["bn1", "relu1"]  # and nothing past the kernels around it
     convs = next(o for o in result.op_types() if o.op_type == "Conv")
-    assert convs.share == max(o.share for o in result.op_types())
+    assert convs.count == 3  # the heatmap paints the three Convs, nothing left unmapped
 
 
 def test_int8_classifier_credits_layout_reorders(tmp_path: Path) -> None:
