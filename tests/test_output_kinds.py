@@ -125,3 +125,17 @@ def test_window_draws_each_kind_the_way_it_reads(qtbot, panel: RunPanel, tmp_pat
     values = results.values_table
     assert values.isVisible()
     assert [values.item(r, 0).text() for r in range(values.rowCount())] == ["cat", "dog", "tabby"]
+
+
+def test_sequence_model_with_float_frames_gives_a_hidden_state(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An audio/sequence encoder: frames[1, 16, 32] -> MatMul -> [1, 16, 64]. No image goes
+    # in, so a [1, 16, 64] out is one vector per position, not a 16×64 grey picture.
+    w = numpy_helper.from_array(np.ones((32, 64), np.float32), "W")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["frames", "W"], ["encoded"])], "seq",
+        [helper.make_tensor_value_info("frames", TensorProto.FLOAT, [1, 16, 32])],
+        [helper.make_tensor_value_info("encoded", TensorProto.FLOAT, [1, 16, 64])], [w])
+    model = save(make_model(graph, opset=18), tmp_path / "seq.onnx")
+    (out,) = _run_json(model, capsys, "--random")["outputs"]
+    assert out["kind"] == "hidden state" and "MatMul" in out["kind_reason"]

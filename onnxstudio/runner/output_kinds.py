@@ -37,6 +37,7 @@ class OutputHints:
     producers: Mapping[str, str] = field(default_factory=dict)  # output -> op that wrote it
     distributions: frozenset[str] = frozenset()  # outputs a Softmax writes
     token_inputs: bool = False  # it reads integer [batch, sequence] ids: a text model
+    image_inputs: bool = False  # it reads a [batch, 1 or 3, H, W] (or NHWC) picture
 
 
 def writers(proto: onnx.ModelProto) -> dict[str, str]:
@@ -55,7 +56,10 @@ def writers(proto: onnx.ModelProto) -> dict[str, str]:
 def hints(info: ModelInfo) -> OutputHints:
     tokens = any(s.is_tensor and s.dtype in ("int64", "int32") and len(s.shape) == 2
                  for s in info.inputs)
-    return OutputHints(info.producers, info.distributions, tokens)
+    images = any(s.is_tensor and len(s.shape) == 4 and (s.shape[1] in (1, 3) or
+                                                       s.shape[3] in (1, 3))
+                 for s in info.inputs)
+    return OutputHints(info.producers, info.distributions, tokens, images)
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def tensor_kind(name: str, arr: np.ndarray, hints: OutputHints, *, has_labels: b
         return Kind("tensor", f"{arr.dtype} values{by}")
     big = [d for d in arr.shape if d != 1]
     if arr.ndim == 3 and arr.shape[0] == 1 and arr.shape[1] > 1 and \
-            (hints.token_inputs or not (fed_image and image_shaped)):
+            (hints.token_inputs or not (fed_image or hints.image_inputs)):
         if _LOGITS.search(name) or (arr.shape[2] >= VOCABULARY and op not in _NORMALISERS):
             why = "named logits" if _LOGITS.search(name) else f"{arr.shape[2]} scores per position"
             return Kind("token logits", f"{why}{by}: one score per vocabulary entry and position")
