@@ -1,4 +1,5 @@
-"""Regenerate imagenet1k.txt: the 1000 ImageNet-1k class names in the usual index order.
+"""Regenerate imagenet1k.txt: the 1000 ImageNet-1k class names in the usual index order, and
+imagenet1k_wnids.txt: their WordNet ids (n01440764 ...), which name ImageNet-style folders.
 
 Source: the `timm` wheel from PyPI (Apache-2.0): timm/data/_info/imagenet_synsets.txt gives the
 synset order, imagenet_synset_to_lemma.txt the WordNet lemmas; we keep each class's first lemma.
@@ -24,7 +25,8 @@ def fetch_wheel(dest: Path) -> Path:
     return next(dest.glob("timm-*.whl"))
 
 
-def labels_from_wheel(wheel: Path) -> list[str]:
+def labels_from_wheel(wheel: Path) -> tuple[list[str], list[str]]:
+    """(names, WordNet ids), both in class index order."""
     with zipfile.ZipFile(wheel) as z:
         synsets = z.read("timm/data/_info/imagenet_synsets.txt").decode().split()
         lemmas = {}
@@ -33,7 +35,7 @@ def labels_from_wheel(wheel: Path) -> list[str]:
             lemmas[key] = names.split(",")[0].strip()
     if len(synsets) != 1000:
         raise SystemExit(f"expected 1000 synsets, found {len(synsets)}")
-    return [lemmas[s] for s in synsets]
+    return [lemmas[s] for s in synsets], synsets
 
 
 def main() -> int:
@@ -42,9 +44,10 @@ def main() -> int:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         wheel = args.wheel or fetch_wheel(Path(tmp))
-        names = labels_from_wheel(wheel)
-    (LABEL_DIR / "imagenet1k.txt").write_text("\n".join(names) + "\n", encoding="utf-8")
-    print(f"wrote {len(names)} labels to {LABEL_DIR / 'imagenet1k.txt'}")
+        names, wnids = labels_from_wheel(wheel)
+    for file, lines in (("imagenet1k.txt", names), ("imagenet1k_wnids.txt", wnids)):
+        (LABEL_DIR / file).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        print(f"wrote {len(lines)} lines to {LABEL_DIR / file}")
     return 0
 
 

@@ -142,3 +142,42 @@ def test_value_map_links_renamed_tensors(tmp_path):
     mapping = result.value_map()
     for node_a, node_b in zip(original.graph.node, model.graph.node, strict=True):
         assert mapping[node_a.output[0]] == node_b.output[0]
+
+
+def _single_edit_counts(source: Path, edit, tmp_path: Path) -> dict[str, int]:
+    model = diff_edits.load(source)
+    edit(model)
+    counts = _diff(source, diff_edits.save(model, tmp_path / "edited.onnx")).summary()
+    del counts["matched"]
+    return counts
+
+
+@pytest.mark.parametrize("relative", ["zoo/onnx_light/light_squeezenet.onnx",
+                                      "zoo/onnx_light/light_inception_v1.onnx"])
+def test_removing_any_relu_reports_exactly_that_removal(tmp_path, relative):
+    # Fire/inception modules repeat Conv, Relu, Conv, Relu: a removal must not shift
+    # every Conv above it by one (squeezenet: 8 "changed" nodes for one removed Relu).
+    source = shared_model(relative)
+    relus = sum(n.op_type == "Relu" for n in diff_edits.load(source).graph.node)
+    wrong = {}
+    for nth in range(relus):
+        counts = _single_edit_counts(
+            source, lambda m, nth=nth: diff_edits.remove_node(m, "Relu", nth), tmp_path)
+        if counts != {"changed": 0, "added": 0, "removed": 1}:
+            wrong[nth] = counts
+    assert not wrong
+
+
+@pytest.mark.parametrize("edit,expected", [
+    (lambda m, nth: diff_edits.insert_after(m, "Relu", "Sigmoid", nth),
+     ({"changed": 0, "added": 1, "removed": 0},)),
+    (lambda m, nth: setattr([n for n in m.graph.node if n.op_type == "Relu"][nth],
+                            "op_type", "Sigmoid"),
+     ({"changed": 1, "added": 0, "removed": 0}, {"changed": 0, "added": 1, "removed": 1})),
+], ids=["insert", "swap"])
+def test_inserting_or_swapping_any_relu_is_one_edit(tmp_path, edit, expected):
+    source = shared_model("zoo/onnx_light/light_squeezenet.onnx")
+    relus = sum(n.op_type == "Relu" for n in diff_edits.load(source).graph.node)
+    for nth in range(relus):
+        counts = _single_edit_counts(source, lambda m, nth=nth: edit(m, nth), tmp_path)
+        assert counts in expected, (nth, counts)

@@ -161,3 +161,65 @@ def test_whole_graph_commands_pause_the_collector_only_while_they_run(
     assert seen == [False]  # paused while the graph was read
     assert gc.isenabled()  # and back on for whoever called main() in-process
     assert "m.onnx" in capsys.readouterr().out
+
+
+def _nested_weights_model() -> onnx.ModelProto:
+    """Weights where exporters put them besides the main graph's initializers: a float
+    Constant [4, 4] in each If branch, an initializer [3] in a Loop body, a Constant [8]
+    in a local function; and a scalar and an int64 shape Constant, which are not weights."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.builders import make_model
+
+    def branch(name: str, value: float) -> onnx.GraphProto:
+        w = numpy_helper.from_array(np.full((4, 4), value, np.float32))
+        return helper.make_graph(
+            [helper.make_node("Constant", [], [f"{name}_w"], value=w),
+             helper.make_node("MatMul", ["x", f"{name}_w"], [f"{name}_y"])],
+            name, [], [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, [1, 4])])
+
+    body = helper.make_graph(
+        [helper.make_node("Add", ["v", "b3"], ["v_out"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"])], "loop_body",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v_out", TensorProto.FLOAT, [3])],
+        [numpy_helper.from_array(np.ones(3, np.float32), "b3")])
+    scale = helper.make_function(
+        "local", "Scale", ["a"], ["z"],
+        [helper.make_node("Constant", [], ["s"],
+                          value=numpy_helper.from_array(np.ones(8, np.float32))),
+         helper.make_node("Mul", ["a", "s"], ["z"])],
+        [helper.make_opsetid("", 18)])
+    nodes = [
+        helper.make_node("If", ["flag"], ["y"], then_branch=branch("then", 1.0),
+                         else_branch=branch("else", 2.0)),
+        helper.make_node("Loop", ["trips", "", "v0"], ["v_final"], body=body),
+        helper.make_node("Scale", ["a"], ["z"], domain="local"),
+        helper.make_node("Constant", [], ["half"], value_float=0.5),
+        helper.make_node("Constant", [], ["shape"],
+                         value=numpy_helper.from_array(np.array([1, 4], np.int64))),
+    ]
+    graph = helper.make_graph(
+        nodes, "nested",
+        [helper.make_tensor_value_info("flag", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("trips", TensorProto.INT64, []),
+         helper.make_tensor_value_info("v0", TensorProto.FLOAT, [3]),
+         helper.make_tensor_value_info("a", TensorProto.FLOAT, [8])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+         for n in ("y", "v_final", "z")])
+    return make_model(graph, opset=18, functions=[scale], opset_imports=[
+        helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
+
+
+def test_info_counts_weights_in_bodies_and_local_functions(tmp_path: Path) -> None:
+    path = save(_nested_weights_model(), tmp_path / "nested.onnx")
+    result = _cli("info", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert info["parameters"] == 16 + 16 + 3 + 8
+    assert info["weight_bytes"] == 4 * (16 + 16 + 3 + 8)

@@ -141,13 +141,78 @@ def test_one_fp16_ulp_is_not_a_divergence_but_a_real_difference_is() -> None:
 
 
 def test_a_long_clip_is_streamed_in_windows_with_the_state_carried(tmp_path: Path) -> None:
-    """silero refuses a 1 s clip whole; it is fed as 31 windows of 512 samples, its state
-    output fed back as the next window's state, one speech probability per window."""
+    """silero refuses a 1 s clip whole; it is fed as 32 windows of 512 samples (the last
+    one padded, and said so), its state output fed back as the next window's state, one
+    speech probability per window, plotted in the window's Run panel."""
     model = shared_model(VAD)
     second = (0.3 * np.sin(np.arange(16000) / 16000 * 2 * np.pi * 220)).astype(np.float32)
     (out,) = Pipeline().execute(RunRequest(model, audio=_wav(tmp_path / "long.wav", second)))
-    assert out.source == "long.wav — 31 windows of 512 samples, state carried"
+    assert out.source == ("long.wav — 32 windows of 512 samples (the last padded with 384 "
+                          "zeros), state carried")
     (prob,) = out.views  # stateN is carried, not shown
-    assert prob.shape == [31, 1, 1] and prob.kind == "tensor" and not prob.top
+    assert prob.shape == [32, 1, 1] and prob.kind == "tensor" and not prob.top
     assert 0 <= prob.stats["min"] <= prob.stats["max"] <= 1
-    assert len(prob.as_json()["values"]) == 31  # one speech probability per window in --json
+    assert len(prob.as_json()["values"]) == 32  # one speech probability per window in --json
+    assert prob.series == prob.as_json()["values"] and prob.series_step_s == 0.032
+
+
+def test_audio_probabilities_are_plotted_per_window(tmp_path: Path, qtbot) -> None:
+    from onnxstudio.ui.insight.run_results import RunResults
+
+    second = (0.3 * np.sin(np.arange(16000) / 16000 * 2 * np.pi * 220)).astype(np.float32)
+    outcomes = Pipeline().execute(RunRequest(shared_model(VAD),
+                                             audio=_wav(tmp_path / "long.wav", second)))
+    results = RunResults()
+    qtbot.addWidget(results)
+    results.show()
+    assert results.series_plot.isHidden()
+    results.show_outcomes(outcomes)
+    assert not results.series_plot.isHidden()
+    assert results.series_caption.text() == "output per 32 ms window"
+    assert len(results.series_plot.values) == 32 and results.series_plot.value_range() == (0, 1)
+    picture = results.series_plot.grab().toImage()
+    assert picture.width() > 0 and picture.height() >= 110
+    results.clear()
+    assert results.series_plot.isHidden()
+
+
+def test_imagenet_folders_named_by_wordnet_id_are_ground_truth(tmp_path: Path, qtbot,
+                                                               capsys: pytest.CaptureFixture[str]
+                                                               ) -> None:
+    from onnxstudio.runner.labels import bundled_imagenet, bundled_wordnet_ids
+    from onnxstudio.ui.insight.folder_view import FolderView
+
+    model = shared_model("zoo/onnx_light/light_squeezenet.onnx")
+    cat = Image.open(shared_model("images/chelsea.png")).convert("RGB")
+    for wnid in ("n02123045", "n01440764"):  # tabby, tench
+        (tmp_path / "val" / wnid).mkdir(parents=True)
+        cat.save(tmp_path / "val" / wnid / "chelsea.png")
+    assert len(bundled_wordnet_ids()) == len(bundled_imagenet()) == 1000
+    rows = list(run_folder(Pipeline(), RunRequest(model), collect(tmp_path / "val")))
+    assert [r.truth_label for r in rows] == ["tench", "tabby"]
+    assert all(r.correct is not None for r in rows)
+    summary = summarise(rows)
+    assert summary.accuracy is not None and summary.truths == 2
+    assert summary.classes[:2] == ["tabby", "tench"]
+    predicted = sorted({r.label for r in rows} - {"tabby", "tench"})
+    assert summary.classes[2:] == predicted
+    assert main(["run", str(model), str(tmp_path / "val"), "--json"]) == 0
+    confusion = json.loads(capsys.readouterr().out.splitlines()[-1])["summary"]["confusion"]
+    assert confusion["truth_classes"] == ["tabby", "tench"]
+    assert confusion["predicted_only"] == predicted
+    # The window: file names first, truth as the folder and its class, the matrix's rows
+    # only the truth classes and its predicted-only columns marked.
+    view = FolderView()
+    qtbot.addWidget(view)
+    view.start(len(rows), "val")
+    for row in rows:
+        view.add_row(row)
+    view.finish()
+    assert view.table.horizontalHeaderItem(0).text() == "File"
+    assert view.table.item(0, 0).text() == "n01440764/chelsea.png"
+    assert view.table.item(0, 4).text().endswith("n01440764 (tench)")
+    assert view.confusion.rowCount() == 2
+    headers = [view.confusion.horizontalHeaderItem(c).text()
+               for c in range(view.confusion.columnCount())]
+    assert headers[:2] == ["tabby", "tench"]
+    assert all(h.endswith("(predicted only)") for h in headers[2:])

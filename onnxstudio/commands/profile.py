@@ -16,7 +16,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         description="Run MODEL once on INPUT (prepared as `onnxstudio run` does) with "
                     "onnxruntime's profiler on, and print the time of each node. With "
                     "--optimization disable kernels are the model's nodes one to one; with "
-                    "optimisations, fused kernels are credited to the node they start from.")
+                    "optimisations, each kernel (fused, reordered, cast) is credited to the "
+                    "model nodes it replaced.")
     add_input_options(p)
     p.add_argument("--json", action="store_true",
                    help="print {total_ms, nodes: [{name, op_type, time_ms}], ...}")

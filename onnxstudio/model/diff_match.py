@@ -7,7 +7,9 @@ operator and, recursively, who reads each output). A change upstream of a node l
 downstream hash intact and vice versa, so after one edit every node still has one
 fingerprint in common with its counterpart. Nodes whose fingerprint is unique on both
 sides are anchors; matches then spread to neighbours, then to equal names, then to a node
-squeezed between matched neighbours (an operator swapped for another). Every pass is
+squeezed between matched neighbours (an operator swapped for another). Where spreading
+meets a node inserted or removed, the two chains above are aligned before pairing, so a
+repeated Conv, Relu pattern is not shifted by one. Every pass is
 a few dictionary walks over the edges, so the whole is linear in graph size.
 """
 
@@ -45,6 +47,7 @@ def attribute_keys(node: Node) -> dict[str, Hashable]:
     return {a.name: _attr_key(a, node) for a in node.attributes}
 
 
+_ALIGN_STEPS = 12  # how far two chains are compared to tell a removal from an insertion
 Source = tuple[int, int]
 """Where an input comes from: (producer index, output k), or (-1, token id)."""
 
@@ -162,14 +165,27 @@ class _Side:
         # is still the same operator for pairing; the diff reports the domain change.
         self.weak = [hash(n.op_type) for n in graph.nodes]
         self._keys: dict[int, list[int]] = {}
+        self._strong: list[int] | None = None
+
+    @property
+    def strong(self) -> list[int]:
+        """Operator, domain, arity and attributes of each node."""
+        if self._strong is None:
+            self._strong = [
+                hash((n.domain, n.op_type, len(n.inputs), len(n.outputs),
+                      tuple(sorted(attribute_keys(n).items(), key=lambda kv: kv[0]))))
+                for n in self.graph.nodes]
+        return self._strong
+
+    def above(self, i: int) -> int:
+        """The producer of a node's first input, or -1."""
+        row = self.wiring.sources[i]
+        return row[0][0] if row else -1
 
     def keys(self, level: int) -> list[int]:
         if level not in self._keys:
             strength = level // 3
-            labels = self.weak if strength else [
-                hash((n.domain, n.op_type, len(n.inputs), len(n.outputs),
-                      tuple(sorted(attribute_keys(n).items(), key=lambda kv: kv[0]))))
-                for n in self.graph.nodes]
+            labels = self.weak if strength else self.strong
             up, down = _hashes(labels, self.wiring, strength)
             self._keys[3 * strength] = [hash(p) for p in zip(up, down, strict=True)]
             self._keys[3 * strength + 1] = up
@@ -238,14 +254,27 @@ class Matcher:
 
     def _look_through(self, p: int, q: int) -> None:
         """Producers that differ: one side may have a node inserted (or the other one
-        removed) right there, so try the producer just above it."""
-        above_q = self.b.wiring.sources[q][0][0] if self.b.wiring.sources[q] else -1
-        above_p = self.a.wiring.sources[p][0][0] if self.a.wiring.sources[p] else -1
-        for x, y in ((p, above_q), (above_p, q)):
-            if (x >= 0 and y >= 0 and self.a_to_b[x] < 0 and self.b_to_a[y] < 0
-                    and self.a.weak[x] == self.b.weak[y]):
-                self._pair(x, y)
-                return
+        removed) right there, so try the producer just above it. In a chain that repeats
+        (Conv, Relu, Conv, Relu) both guesses fit one step: the one whose chains above
+        stay alike longer is the edit (a Relu removed, not every Conv shifted by one)."""
+        options = [(x, y) for x, y in ((p, self.b.above(q)), (self.a.above(p), q))
+                   if x >= 0 and y >= 0 and self.a_to_b[x] < 0 and self.b_to_a[y] < 0
+                   and self.a.weak[x] == self.b.weak[y]]
+        if options:
+            self._pair(*max(options, key=lambda xy: self._alike_above(*xy)))
+
+    def _alike_above(self, x: int, y: int) -> int:
+        """How far up the first-input chains of ``x`` and ``y`` stay alike (operator and
+        attributes); reaching an already matched pair counts as alike all the way."""
+        for steps in range(_ALIGN_STEPS):
+            if x < 0 or y < 0:
+                return steps
+            if self.a_to_b[x] >= 0 or self.b_to_a[y] >= 0:
+                return _ALIGN_STEPS if self.a_to_b[x] == y else steps
+            if self.a.strong[x] != self.b.strong[y]:
+                return steps
+            x, y = self.a.above(x), self.b.above(y)
+        return _ALIGN_STEPS
 
     def _spread_readers(self, readers_a: Iterable[tuple[int, int, int]],
                         readers_b: Iterable[tuple[int, int, int]]) -> None:

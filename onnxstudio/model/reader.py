@@ -29,7 +29,7 @@ from onnxstudio.model.graph import (
     Value,
 )
 from onnxstudio.model.inferred import apply_inferred_types
-from onnxstudio.model.onnx_core import AttributeProto
+from onnxstudio.model.onnx_core import AttributeProto, TensorProto
 from onnxstudio.model.schemas import normalize_domain, resolve_schema
 from onnxstudio.model.typeproto import UNKNOWN as _UNKNOWN
 from onnxstudio.model.typeproto import initializer_info, tensor_summary, tensor_type
@@ -224,8 +224,24 @@ def _node_attributes(proto: onnx.NodeProto, node_id: str, ctx: _Context,
             for i, g in enumerate(attr.graphs):
                 body_key = f"{attr.name}[{i}]"
                 subgraphs[body_key] = _body(g, f"{node_id}/{body_key}/", ctx, opsets)
+        elif kind == AttributeProto.TENSOR and proto.op_type == "Constant" and \
+                attr.name == "value" and proto.domain in ("", "ai.onnx"):
+            _count_constant(attr.t, ctx)
         attributes.append(_attribute(attr, ctx))
     return attributes, subgraphs
+
+
+_WEIGHT_DTYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16,
+                  TensorProto.DOUBLE}
+
+
+def _count_constant(tensor: onnx.TensorProto, ctx: _Context) -> None:
+    """A float Constant of more than one value is a weight (exporters put If/Loop
+    branches' and local functions' weights there); scalars and shapes are not."""
+    info = initializer_info(tensor)
+    if tensor.data_type in _WEIGHT_DTYPES and info.elements > 1:
+        ctx.parameters += info.elements
+        ctx.weight_bytes += info.nbytes
 
 
 def _captured(graph: Graph, candidates: list[str]) -> list[str]:

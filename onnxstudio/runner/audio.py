@@ -121,12 +121,17 @@ def recurrent_pairs(inputs: list[str], outputs: list[str]) -> dict[str, str]:
 
 def run_in_windows(run: Callable[[dict[str, Any]], tuple[dict[str, Any], float]],
                    feeds: dict[str, Any], name: str, window: int
-                   ) -> tuple[dict[str, np.ndarray], float, int]:
+                   ) -> tuple[dict[str, np.ndarray], float, int, int]:
     """Feed ``feeds[name]`` window by window (a streaming model: silero and the like take
     one short window per call), carrying recurrent state from each call's outputs to the
-    next; the other outputs are stacked along a new first axis, one entry per window."""
+    next; the other outputs are stacked along a new first axis, one entry per window.
+    The last partial window is padded with zeros, not dropped: (outputs, ms, windows,
+    zeros padded)."""
     clip = feeds[name]
-    count = clip.shape[-1] // window
+    count = -(-clip.shape[-1] // window)
+    padding = count * window - clip.shape[-1]
+    if padding:
+        clip = np.pad(clip, [(0, 0)] * (clip.ndim - 1) + [(0, padding)])
     carried: dict[str, str] = {}
     stacked: dict[str, list[np.ndarray]] = {}
     total_ms = 0.0
@@ -142,4 +147,4 @@ def run_in_windows(run: Callable[[dict[str, Any]], tuple[dict[str, Any], float]]
         for o, v in outputs.items():
             if o not in carried.values():
                 stacked.setdefault(o, []).append(np.asarray(v))
-    return {o: np.stack(vs) for o, vs in stacked.items()}, total_ms, count
+    return {o: np.stack(vs) for o, vs in stacked.items()}, total_ms, count, padding

@@ -16,7 +16,7 @@ from PIL import Image
 
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.runner.images import is_image_path
-from onnxstudio.runner.labels import Labels
+from onnxstudio.runner.labels import Labels, wordnet_class
 from onnxstudio.runner.pipeline import ImageSource, Pipeline, RunOutcome, RunRequest
 from onnxstudio.runner.session import RunCancelled
 
@@ -40,6 +40,7 @@ class FolderRow:
     latency_ms: float | None = None
     error: str = ""
     correct: bool | None = None  # None: no ground truth for this file
+    truth_label: str | None = None  # the class the sub-folder names, as the labels spell it
     outcome: RunOutcome | None = None  # only while the caller wants it (overlays)
     thumbnail: np.ndarray | None = None  # small RGB uint8, when asked for
 
@@ -68,10 +69,13 @@ class FolderSummary:
     accuracy: float | None  # None when the sub-folder names are not class labels
     classes: list[str] = field(default_factory=list)  # confusion rows (truth) and columns
     matrix: list[list[int]] = field(default_factory=list)  # [truth][predicted]
+    truths: int = 0  # classes[:truths] occur as truth; the rest only as predictions
 
     def as_json(self) -> dict[str, object]:
         return {"images": self.images, "errors": self.errors, "accuracy": self.accuracy,
-                "confusion": {"classes": self.classes, "matrix": self.matrix}}
+                "confusion": {"classes": self.classes, "matrix": self.matrix,
+                              "truth_classes": self.classes[:self.truths],
+                              "predicted_only": self.classes[self.truths:]}}
 
 
 def collect(folder: str | Path) -> list[FolderItem]:
@@ -94,12 +98,16 @@ def _norm(text: str) -> str:
 
 
 def truth_index(truth: str, labels: Labels | None) -> int | None:
-    """The class a sub-folder name means: a label (case, '_' and '-' ignored) or an index."""
+    """The class a sub-folder name means: a label (case, '_' and '-' ignored), an ImageNet
+    WordNet id (``n02124075``) when the labels are ImageNet's, or an index."""
     if labels is not None:
         wanted = _norm(truth)
         for i, name in enumerate(labels.names):
             if _norm(name) == wanted:
                 return i
+        found = wordnet_class(truth, labels.names)
+        if found is not None:
+            return found
     if truth.isdigit() and (labels is None or int(truth) < len(labels.names)):
         return int(truth)
     return None
@@ -115,6 +123,8 @@ def _row(item: FolderItem, outcome: RunOutcome, labels: Labels | None) -> Folder
     if item.truth is not None and row.index is not None:
         want = truth_index(item.truth, labels)
         row.correct = None if want is None else want == row.index
+        if want is not None:
+            row.truth_label = labels.name(want) if labels is not None else str(want)
     return row
 
 
@@ -166,16 +176,19 @@ def summarise(rows: list[FolderRow]) -> FolderSummary:
     errors = sum(1 for r in rows if r.error)
     if not judged:
         return FolderSummary(len(rows), errors, None)
-    truths = sorted({r.item.truth or "" for r in judged})
+    def truth(r: FolderRow) -> str:
+        return r.truth_label or r.item.truth or ""
+
+    truths = sorted({truth(r) for r in judged})
     predicted = sorted({r.label or "" for r in judged} - set(truths))
     classes = truths + predicted
     pos = {c: i for i, c in enumerate(classes)}
     matrix = [[0] * len(classes) for _ in classes]
     for r in judged:
-        guess = (r.item.truth or "") if r.correct else (r.label or "")
-        matrix[pos[r.item.truth or ""]][pos[guess]] += 1
+        guess = truth(r) if r.correct else (r.label or "")
+        matrix[pos[truth(r)]][pos[guess]] += 1
     accuracy = sum(1 for r in judged if r.correct) / len(judged)
-    return FolderSummary(len(rows), errors, accuracy, classes, matrix)
+    return FolderSummary(len(rows), errors, accuracy, classes, matrix, len(truths))
 
 
 def to_csv(rows: list[FolderRow]) -> str:

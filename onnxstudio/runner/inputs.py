@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     import onnx
 
 from onnxstudio.errors import InputError
+from onnxstudio.runner.output_kinds import writers
 
 # onnx TensorProto.DataType -> numpy dtype name (strings stay as object arrays).
 _ONNX_DTYPES: dict[int, str] = {
@@ -64,6 +65,7 @@ class ModelInfo:
     producer_version: str = ""
     opset: int = 0  # the default domain's opset: the export's era
     distributions: frozenset[str] = frozenset()  # outputs a Softmax writes: probabilities
+    producers: dict[str, str] = field(default_factory=dict)  # output -> op that wrote it
 
 
 def _spec_from_value_info(vi: Any) -> TensorSpec:
@@ -127,7 +129,7 @@ def model_info(path: Path, proto: onnx.ModelProto) -> ModelInfo:
     distributions = frozenset(name for n in proto.graph.node if n.op_type == "Softmax"
                               for name in n.output if name in out_names)
     return ModelInfo(path, inputs, outputs, metadata, labels, proto.producer_name,
-                     proto.producer_version, int(opset), distributions)
+                     proto.producer_version, int(opset), distributions, writers(proto))
 
 
 def spec_from_ort(arg: Any) -> TensorSpec:

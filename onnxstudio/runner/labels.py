@@ -77,6 +77,26 @@ def bundled_imagenet() -> tuple[str, ...]:
     return tuple(ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip())
 
 
+def bundled_wordnet_ids() -> tuple[str, ...]:
+    """The WordNet id of each bundled ImageNet-1k class (``n02123045`` is "tabby"), the
+    names ImageNet-style folders carry."""
+    path = resource("labels", "imagenet1k_wnids.txt")
+    if not path.exists():
+        return ()
+    return tuple(ln.strip() for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip())
+
+
+def wordnet_class(folder: str, names: Sequence[str]) -> int | None:
+    """The class index a WordNet-id folder name means, when ``names`` are the bundled
+    ImageNet-1k classes (1001: after a background class)."""
+    if not re.fullmatch(r"n\d{8}", folder):
+        return None
+    wnids, imagenet = bundled_wordnet_ids(), bundled_imagenet()
+    if folder not in wnids or tuple(names[-len(imagenet):]) != imagenet:
+        return None
+    return wnids.index(folder) + len(names) - len(imagenet)
+
+
 def _fit(names: Sequence[str], n: int | None) -> tuple[str, ...] | None:
     """Names if they fit n classes (n - 1 names: index 0 is a background class)."""
     if n is None or len(names) == n:

@@ -30,6 +30,7 @@ from onnxstudio.runner.inputs import (
     read_model_info,
 )
 from onnxstudio.runner.labels import Labels, resolve_labels
+from onnxstudio.runner.output_kinds import hints
 from onnxstudio.runner.postprocess import OutputView, interpret
 from onnxstudio.runner.preprocess import (
     Preprocessed,
@@ -388,13 +389,18 @@ class Pipeline:
             r = session.run(f)
             return r.outputs, r.latency_ms
 
-        outputs, ms, count = run_in_windows(run, feeds, spec.name, window)
-        source = f"{name} — {count} windows of {window} samples, state carried"
+        outputs, ms, count, padded = run_in_windows(run, feeds, spec.name, window)
+        last = f" (the last padded with {padded} zeros)" if padded else ""
+        source = f"{name} — {count} windows of {window} samples{last}, state carried"
         outcome = self.explain(request, source, feeds, outputs, ms, None)
         for view in outcome.views:  # one value per window: a time series, not classes
             if view.kind == "classification":
                 view.kind, view.top, view.softmax_applied = "tensor", [], False
+                view.kind_reason = "one value per window: a time series"
             view.summary = f"{view.summary}, one row per {window}-sample window"
+            value = outputs[view.name]
+            if value.size == count and value.dtype.kind == "f":
+                view.series, view.series_step_s = value.reshape(-1).tolist(), window / rate
         return outcome
 
     def try_presets(self, request: RunRequest, presets: list[str] | None = None
@@ -417,11 +423,16 @@ class Pipeline:
         """Outputs -> views, and for a detector or segmenter fed an image, what it found."""
         assert self.info is not None
         labels = self.labels_for(request)
-        views = interpret(outputs, labels, fed_image, request.top_k, self.info.distributions)
+        views = interpret(outputs, labels, fed_image, request.top_k, hints(self.info))
         outcome = RunOutcome(name, fed_tensors(feeds), views, latency_ms, fed_image, bench)
         fmt = self.evidence().detector_format if fed_image is not None else ""
         if fed_image is None or not fmt:
             return outcome
+        kind = "mask" if fmt.startswith("seg") else "detections"
+        for view in views:  # the detector format named these outputs already
+            if view.kind not in ("sequence", "map", "string"):
+                view.kind, view.image = kind, None
+                view.kind_reason = f"{self.evidence().reason} ({fmt} outputs)"
         if fmt.startswith("seg"):
             outcome.segmentation = segment(fmt, outputs, fed_image, labels)
         else:

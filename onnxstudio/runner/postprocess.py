@@ -11,6 +11,7 @@ from PIL import Image
 
 from onnxstudio.model.formatting import format_number
 from onnxstudio.runner.labels import Labels
+from onnxstudio.runner.output_kinds import OutputHints, tensor_kind
 from onnxstudio.runner.preprocess import Preprocessed
 
 LabelSource = Callable[[int], Labels | None]
@@ -28,7 +29,9 @@ class TopEntry:
 
 @dataclass
 class OutputView:
-    """One output, ready to display: kind is classification, image, sequence, map or tensor."""
+    """One output, ready to display: kind is classification, image, embedding, hidden
+    state, token logits, string, detections, mask, sequence, map or tensor (``kind_reason``
+    says what evidence chose it)."""
 
     name: str
     kind: str
@@ -40,13 +43,22 @@ class OutputView:
     softmax_applied: bool = False
     labels_source: str = ""
     image: np.ndarray | None = None  # uint8 (H, W, 3)
-    values: list[float] | None = None  # a small numeric tensor, flattened, for --json
+    values: list[float] | list[str] | None = None  # a small tensor, flattened, for --json
     table: list[list[str]] = field(default_factory=list)
+    kind_reason: str = ""
+    norm: float | None = None  # an embedding's L2 norm
+    series: list[float] | None = None  # one value per audio window, plotted over time
+    series_step_s: float = 0.0  # seconds between two values of the series
 
     def as_json(self) -> dict[str, object]:
-        data: dict[str, object] = {"name": self.name, "dtype": self.dtype, "shape": self.shape}
+        data: dict[str, object] = {"name": self.name, "dtype": self.dtype, "shape": self.shape,
+                                   "kind": self.kind, "kind_reason": self.kind_reason}
         if self.values is not None:
             data["values"] = self.values
+        if self.norm is not None:
+            data["norm"] = self.norm
+        if self.kind == "token logits":
+            data["next_token"] = [{"token": t.index, "score": t.score} for t in self.top]
         return data
 
 
@@ -162,14 +174,17 @@ def _map_table(m: Mapping[Any, Any]) -> list[list[str]]:
 
 def interpret(outputs: Mapping[str, Any], labels_for: LabelSource | None = None,
               pre: Preprocessed | None = None, k: int = 5,
-              distributions: frozenset[str] = frozenset()) -> list[OutputView]:
-    """Turn every output into an OutputView; classification vectors get top-k with labels
-    (``distributions``: outputs a Softmax wrote, never soft-maxed again)."""
+              hints: OutputHints | None = None) -> list[OutputView]:
+    """Turn every output into an OutputView of the kind its evidence shows
+    (``output_kinds``); classification vectors get top-k with labels, never soft-maxed
+    again when a Softmax wrote them."""
+    hints = hints or OutputHints()
     views: list[OutputView] = []
     for name, value in outputs.items():
         if isinstance(value, list):
             view = OutputView(name, "sequence", "sequence", [len(value)],
-                              f"sequence of {len(value)} items")
+                              f"sequence of {len(value)} items",
+                              kind_reason="a sequence value")
             if value and isinstance(value[0], dict):
                 first: dict[Any, Any] = value[0]
                 view.summary = f"sequence of {len(value)} maps ({len(first)} keys each)"
@@ -183,30 +198,74 @@ def interpret(outputs: Mapping[str, Any], labels_for: LabelSource | None = None,
                 view.top = [TopEntry(int(i), format_number(keys[i]), float(scores[i]))
                             for i in order]
                 view.labels_source = "map keys"
+                view.kind_reason = "a sequence of maps: class -> score (ZipMap)"
             else:
                 view.table = [[str(i), format_number(v)] for i, v in enumerate(value[:TABLE_ROWS])]
             views.append(view)
             continue
         if isinstance(value, dict):
             view = OutputView(name, "map", "map", [len(value)], f"map of {len(value)} entries",
-                              table=_map_table(value))
+                              table=_map_table(value), kind_reason="a map value")
             views.append(view)
             continue
-        arr = np.asarray(value)
-        view = OutputView(name, "tensor", str(arr.dtype), [int(d) for d in arr.shape],
-                          stats=stats(arr), table=value_table(arr))
-        if arr.dtype.kind in "fiub" and 0 < arr.size <= JSON_VALUES:
-            view.values = [float(v) for v in arr.reshape(-1)]
-        view.summary = f"{arr.dtype}{list(arr.shape)}"
-        vec = class_vector(arr)
-        image = as_image(arr, pre) if vec is None else None
-        if vec is not None:
-            labels = labels_for(vec.size) if labels_for else None
-            view.kind = "classification"
-            view.top, view.softmax_applied = top_k(vec, k, labels, name in distributions)
-            view.labels_source = labels.source if labels else "class indices"
-        elif image is not None:
-            view.kind = "image"
-            view.image = image
-        views.append(view)
+        views.append(_tensor_view(name, np.asarray(value), labels_for, pre, k, hints))
+        continue
     return views
+
+
+def _tensor_view(name: str, arr: np.ndarray, labels_for: LabelSource | None,
+                 pre: Preprocessed | None, k: int, hints: OutputHints) -> OutputView:
+    """One tensor output, drawn the way its kind reads."""
+    view = OutputView(name, "tensor", str(arr.dtype), [int(d) for d in arr.shape],
+                      stats=stats(arr), summary=f"{arr.dtype}{list(arr.shape)}")
+    vec = class_vector(arr)
+    labels = labels_for(vec.size) if labels_for and vec is not None else None
+    image = as_image(arr, pre) if vec is None and arr.dtype.kind in "fiub" else None
+    kind = tensor_kind(name, arr, hints, has_labels=labels is not None,
+                       image_shaped=image is not None, fed_image=pre is not None)
+    view.kind, view.kind_reason = kind.kind, kind.reason
+    if kind.kind == "string":
+        texts = [format_number(v) for v in arr.reshape(-1)]
+        view.table = [[t] for t in texts[:TABLE_ROWS]]
+        view.values = texts[:JSON_VALUES]
+        shown = ", ".join(repr(t) for t in texts[:3]) + (" ..." if len(texts) > 3 else "")
+        view.summary = f"{len(texts)} strings: {shown}"
+        return view
+    view.table = value_table(arr)
+    if arr.dtype.kind in "fiub" and 0 < arr.size <= JSON_VALUES:
+        view.values = [float(v) for v in arr.reshape(-1)]
+    if kind.kind == "classification" and vec is not None:
+        view.top, view.softmax_applied = top_k(vec, k, labels, name in hints.distributions)
+        view.labels_source = labels.source if labels else "class indices"
+    elif kind.kind == "image":
+        view.image = image
+    elif kind.kind == "embedding":
+        view.norm = float(np.linalg.norm(arr.astype(np.float64)))
+        view.summary += f", L2 norm {view.norm:.4g}"
+    elif kind.kind == "hidden state":
+        plane = arr[0].astype(np.float64)
+        view.image = position_heatmap(plane)
+        norms = np.linalg.norm(plane, axis=1)
+        view.summary += (f", {plane.shape[0]} positions; per-position norm "
+                         f"{norms.min():.3g}–{norms.max():.3g}")
+    elif kind.kind == "token logits":
+        last = arr[0, -1].astype(np.float64)
+        view.top, view.softmax_applied = top_k(last, k, None)
+        for entry in view.top:
+            entry.label = f"token {entry.index}"
+        view.labels_source = f"next token after position {arr.shape[1] - 1}, token ids"
+    return view
+
+
+def position_heatmap(plane: np.ndarray) -> np.ndarray:
+    """A [positions, features] plane as RGB, one row per position: blue below zero, red
+    above, white at zero, scaled by the largest magnitude; cells enlarged to be seen."""
+    finite = np.nan_to_num(plane)
+    peak = float(np.abs(finite).max()) or 1.0
+    t = np.clip(finite / peak, -1.0, 1.0)
+    white = 1.0 - np.abs(t)
+    rgb = np.stack([np.where(t > 0, 1.0, white), white, np.where(t < 0, 1.0, white)], axis=-1)
+    rows, cols = plane.shape
+    tall, wide = max(1, 160 // max(rows, 1)), max(1, 320 // max(cols, 1))
+    pixels = (rgb * 255 + 0.5).astype(np.uint8)
+    return np.ascontiguousarray(np.repeat(np.repeat(pixels, tall, axis=0), wide, axis=1))

@@ -3,9 +3,11 @@
 onnxruntime writes a Chrome-trace JSON with one ``cat == "Node"`` event per kernel. With
 optimisations off, kernels are the model's nodes one to one. With them on, kernels may be
 fused (``Conv`` + ``Add`` + ``Relu`` becomes one ``Conv`` named after the ``Relu``'s output
-value plus ``_nchwc``) or inserted (layout ``ReorderOutput``); fused kernels are credited to
-the node they start from and list the nodes they cover, kernels we cannot place are kept
-as unmapped time, so nothing is silently dropped or counted twice.
+value plus ``_nchwc``) or inserted (layout ``ReorderOutput``, float16 casts). The session
+also saves the graph it runs, and ``profile_map`` places each kernel by the model tensors
+around it; names are the fallback. Fused kernels are credited to one node and list the
+nodes they cover, kernels we cannot place are kept as unmapped time, so nothing is
+silently dropped or counted twice.
 """
 
 from __future__ import annotations
@@ -28,12 +30,14 @@ from onnxstudio.errors import RunError
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.pipeline import RunRequest
+from onnxstudio.runner.profile_map import OptimisedMap
 
 _KERNEL_SUFFIX = "_kernel_time"
 # What onnxruntime's optimisers add to the name of the node (or value) they replace:
-# "fused n16" (Gemm/MatMul + activation), "r70_mul_nchwc", "r68_bn_nchwc" (NCHWc transformer
+# "fused n16" (Gemm/MatMul + activation), "InsertedPrecisionFreeCast_r21_nchwc" (a float16
+# Conv run in float32), "r70_mul_nchwc", "r68_bn_nchwc" (NCHWc transformer
 # after folding a Mul or BatchNormalization into the Conv), "..._token_5" (made unique).
-_PREFIXES = ("fused ",)
+_PREFIXES = ("fused ", "InsertedPrecisionFreeCast_")
 _CONVERTED = re.compile(r"^(_bn|_mul|_add)")
 _SUFFIX = re.compile(r"(_nchwc|_token_\d+|_fused|_bn|_mul|_add|/MatMulAddFusion"
                      r"|_MatMulAddFusion)$")
@@ -233,11 +237,12 @@ class _Mapper:
 
 
 def parse_trace(events: Sequence[dict[str, Any]], graph: onnx.GraphProto,
-                skip_runs: int = 0) -> tuple[float, int, list[NodeTime], list[KernelTime],
-                                             dict[int, int]]:
+                skip_runs: int = 0, optimised: onnx.GraphProto | None = None
+                ) -> tuple[float, int, list[NodeTime], list[KernelTime], dict[int, int]]:
     """Mean per-run times from a trace: (total_ms, runs, nodes, unmapped, fused_into).
 
     Runs are the ``model_run`` session events; the first ``skip_runs`` are warm-up.
+    ``optimised``: the graph onnxruntime ran, which places kernels by their tensors.
     """
     run_windows = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"]))
                          for e in events
@@ -248,6 +253,8 @@ def parse_trace(events: Sequence[dict[str, Any]], graph: onnx.GraphProto,
     runs = len(windows)
     total_ms = sum(b - a for a, b in windows) / runs / 1000.0
     mapper = _Mapper(graph)
+    by_tensors = OptimisedMap(graph, optimised, lambda k, o: mapper.place(k, o, None)) \
+        if optimised is not None else None
     nodes: dict[int, NodeTime] = {}
     unmapped: dict[str, KernelTime] = {}
     fused_into: dict[int, int] = {}
@@ -268,7 +275,8 @@ def parse_trace(events: Sequence[dict[str, Any]], graph: onnx.GraphProto,
         raw_index = args.get("node_index")
         index = int(raw_index) if raw_index not in (None, "") else None
         ms = float(e.get("dur", 0.0)) / 1000.0 / runs
-        placed = mapper.place(kernel, op, index)
+        placed = by_tensors.place(kernel, op) if by_tensors is not None \
+            else mapper.place(kernel, op, index)
         if placed is None:
             k = unmapped.setdefault(kernel, KernelTime(kernel, op, 0.0))
             k.time_ms += ms
@@ -299,9 +307,16 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
     """
     model = request.read()
     with tempfile.TemporaryDirectory(prefix="onnxstudio-profile-") as tmp:
+        saved = Path(tmp) / "optimised.onnx"
+
         def enable(options: ort.SessionOptions) -> None:
             options.enable_profiling = True
             options.profile_file_prefix = str(Path(tmp) / "trace")
+            if request.config.optimization != "disable":  # kernels are then not the nodes
+                options.optimized_model_filepath = str(saved)
+                options.add_session_config_entry(  # weights aside: only the graph is read
+                    "session.optimized_model_external_initializers_file_name",
+                    "optimised.data")
 
         session = model.session(request.config, tweak=enable, cancel=cancel)
         source, feeds = request_feeds(request, session, model)
@@ -315,7 +330,17 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
         except (OSError, ValueError) as exc:
             raise RunError(f"{request.model.name}: cannot read onnxruntime's profile "
                            f"({exc})") from exc
+        optimised = _read_graph(saved)
     total, n, nodes, unmapped, fused = parse_trace(events, model.proto.graph,
-                                                   skip_runs=max(0, warmup))
+                                                   skip_runs=max(0, warmup), optimised=optimised)
     return ProfileResult(request.model, source, request.config.optimization,
                          request.config.provider, n, total, nodes, unmapped, fused)
+
+
+def _read_graph(path: Path) -> onnx.GraphProto | None:
+    """The optimised graph onnxruntime saved, without its weights; None when it wrote
+    none (optimisations off) or one we cannot read (names then place the kernels)."""
+    try:
+        return onnx.load(str(path), load_external_data=False).graph if path.is_file() else None
+    except (OSError, ValueError, onnx.onnx_cpp2py_export.checker.ValidationError):
+        return None

@@ -105,7 +105,10 @@ class FolderView(QWidget):
         score = QTableWidgetItem("" if row.score is None else f"{row.score:.3f}")
         latency = QTableWidgetItem("" if row.latency_ms is None else f"{row.latency_ms:.1f} ms")
         mark = {True: "✓ ", False: "✗ ", None: ""}[row.correct]
-        truth = QTableWidgetItem(mark + (row.item.truth or ""))
+        shown_truth = row.item.truth or ""
+        if row.truth_label and row.truth_label != shown_truth:  # n02123045 (tabby)
+            shown_truth = f"{shown_truth} ({row.truth_label})"
+        truth = QTableWidgetItem(mark + shown_truth)
         for col, item in enumerate((name, top, score, latency, truth)):
             if row.correct is not None:
                 item.setBackground(QBrush(RIGHT_BG if row.correct else WRONG_BG))
@@ -127,17 +130,21 @@ class FolderView(QWidget):
         self.summary.setText("Confusion matrix (rows: truth, columns: top-1)"
                              if s.accuracy is not None else "")
         self.export_button.setEnabled(bool(self._rows))
-        self._show_confusion(s.classes, s.matrix)
+        self._show_confusion(s.classes, s.matrix, s.truths)
 
-    def _show_confusion(self, classes: list[str], matrix: list[list[int]]) -> None:
+    def _show_confusion(self, classes: list[str], matrix: list[list[int]], truths: int) -> None:
+        """Rows: the classes that occur as truth; columns: those and the classes that
+        were only ever predicted, marked so."""
         c = self.confusion
         if not classes:
             c.hide()
             return
-        c.setRowCount(len(classes))
+        matrix = matrix[:truths]
+        c.setRowCount(truths)
         c.setColumnCount(len(classes))
-        c.setHorizontalHeaderLabels(classes)
-        c.setVerticalHeaderLabels(classes)
+        c.setHorizontalHeaderLabels(classes[:truths] + [f"{name} (predicted only)"
+                                                         for name in classes[truths:]])
+        c.setVerticalHeaderLabels(classes[:truths])
         peak = max((n for line in matrix for n in line), default=1) or 1
         for i, line in enumerate(matrix):
             for j, n in enumerate(line):

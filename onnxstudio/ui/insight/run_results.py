@@ -29,6 +29,7 @@ from onnxstudio.ui.insight.detection_view import DetectionView
 from onnxstudio.ui.insight.folder_view import FolderView
 from onnxstudio.ui.insight.verdict_view import VerdictView
 from onnxstudio.ui.widgets.images import qimage_from_array
+from onnxstudio.ui.widgets.series_plot import SeriesPlot
 from onnxstudio.ui.widgets.wrapping import breakable, plain
 
 THUMB = 160
@@ -130,9 +131,15 @@ class RunResults(QWidget):
         self.images_layout = QHBoxLayout(self.images_box)
         self.images_layout.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.images_box)
-        self.outputs_table = _table(0, 4, ["Output", "Kind", "Type / shape", "Statistics"])
+        self.series_caption = QLabel()
+        lay.addWidget(self.series_caption)
+        self.series_plot = SeriesPlot()
+        lay.addWidget(self.series_plot)
+        self._show_series(None)
+        self.outputs_table = _table(0, 5, ["Output", "Kind", "Type / shape", "Statistics",
+                                           "Why this kind"])
         self.outputs_table.horizontalHeader().setSectionResizeMode(
-            3, QHeaderView.ResizeMode.Stretch)
+            4, QHeaderView.ResizeMode.Stretch)
         lay.addWidget(self.outputs_table)
         self.values_table = _table(0, 0)
         lay.addWidget(self.values_table)
@@ -143,7 +150,7 @@ class RunResults(QWidget):
         """What the user ran the model for, as shown: the folder's table, the
         detections, the top-k table, the output images or else the outputs."""
         for w in (self.verdict_view, self.folder_view, self.detection_view, self.top_table,
-                  self.images_box, self.outputs_table):
+                  self.images_box, self.series_plot, self.outputs_table):
             if not w.isHidden():
                 return w
         return None
@@ -174,6 +181,7 @@ class RunResults(QWidget):
         self.outcome_combo.hide()
         self.thumbnail.clear()
         self.thumbnail.hide()
+        self._show_series(None)
         self.fed_label.clear()
         self.latency_label.clear()
         self.top_caption.clear()
@@ -202,6 +210,7 @@ class RunResults(QWidget):
         self.latency_label.setText(text)
         self._show_top(out.classification())
         self._show_images([v for v in out.views if v.image is not None])
+        self._show_series(next((v for v in out.views if v.series), None))
         self._show_outputs(out.views)
         self.detection_view.show_outcome(out)
         pre = out.preprocessed
@@ -260,8 +269,12 @@ class RunResults(QWidget):
             self.top_caption.clear()
             return
         note = ", softmax applied" if view.softmax_applied else ""
-        self.top_caption.setText(f"Top {len(view.top)} of {view.name} "
-                                 f"(labels: {view.labels_source}{note})")
+        if view.kind == "token logits":
+            self.top_caption.setText(f"Next-token predictions of {view.name}: top "
+                                     f"{len(view.top)} at the last position{note}")
+        else:
+            self.top_caption.setText(f"Top {len(view.top)} of {view.name} "
+                                     f"(labels: {view.labels_source}{note})")
         t.setRowCount(len(view.top))
         for row, entry in enumerate(view.top):
             text = entry.label if entry.label == str(entry.index) else \
@@ -290,21 +303,35 @@ class RunResults(QWidget):
             label.setToolTip(f"{v.name}: {v.summary}")
             holder = QWidget()
             holder.setLayout(box)
-            box.addWidget(QLabel(v.name))
+            caption = v.name if v.kind == "image" else \
+                f"{v.name}: {v.kind}, one row per position"
+            box.addWidget(QLabel(caption))
             box.addWidget(label)
             self.images_layout.addWidget(holder)
         self.images_box.setVisible(bool(views))
+
+    def _show_series(self, view: OutputView | None) -> None:
+        """One value per audio window (speech probability), as a line over time."""
+        self.series_plot.setVisible(view is not None)
+        self.series_caption.setVisible(view is not None)
+        if view is None or view.series is None:
+            return
+        self.series_caption.setText(f"{view.name} per {view.series_step_s * 1000:.0f} ms "
+                                    "window")
+        self.series_plot.set_series(view.series, view.series_step_s, view.name)
 
     def _show_outputs(self, views: list[OutputView]) -> None:
         t = self.outputs_table
         t.setRowCount(len(views))
         for row, v in enumerate(views):
             stats = "  ".join(f"{k} {val:.4g}" for k, val in v.stats.items())
-            for col, text in enumerate((v.name, v.kind, v.summary, stats)):
-                t.setItem(row, col, QTableWidgetItem(text))
+            for col, text in enumerate((v.name, v.kind, v.summary, stats, v.kind_reason)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                t.setItem(row, col, item)
         t.show()
-        shown = next((v for v in views if v.kind in ("sequence", "map")),
-                     next((v for v in views if v.kind == "tensor"), None))
+        readable = ("sequence", "map", "string", "embedding", "hidden state", "tensor")
+        shown = next((v for kind in readable for v in views if v.kind == kind), None)
         vt = self.values_table
         if shown is None or not shown.table:
             vt.hide()
