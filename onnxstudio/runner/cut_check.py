@@ -64,8 +64,10 @@ def cpu_session(model: bytes | str | Path, name: str | Path) -> ort.InferenceSes
 
 def full_model_values(model_path: str | Path, names: list[str],
                       feeds: dict[str, Any] | None = None, seed: int = 0,
-                      cancel: CancelToken | None = None) -> dict[str, np.ndarray]:
-    """The full model's values of ``names`` (and its feeds) on ``feeds`` or random inputs."""
+                      cancel: CancelToken | None = None,
+                      dim_sizes: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """The full model's values of ``names`` (and its feeds) on ``feeds`` or random inputs
+    (``dim_sizes``: the user's sizes of symbolic dimensions)."""
     path = Path(model_path)
     proto, external = read_model_proto(path)  # refuses data outside the model's folder
     if external:
@@ -79,7 +81,8 @@ def full_model_values(model_path: str | Path, names: list[str],
     proto.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
     session = cpu_session(proto.SerializeToString(), path)
     if feeds is None:
-        feeds = synthetic_feeds(read_model_info(path).inputs, seed=seed)
+        info = read_model_info(path)
+        feeds = synthetic_feeds(info.inputs, dim_sizes, seed=seed, hints=info.dim_hints)
     wanted = [o.name for o in session.get_outputs()]
     try:
         with (cancel or CancelToken()).run_options() as options:

@@ -64,6 +64,7 @@ class ModelInfo:
     producer_version: str = ""
     opset: int = 0  # the default domain's opset: the export's era
     distributions: frozenset[str] = frozenset()  # outputs a Softmax writes: probabilities
+    dim_hints: dict[str, int] = field(default_factory=dict)  # e.g. an LLM cache's head size
 
 
 def _spec_from_value_info(vi: Any) -> TensorSpec:
@@ -126,8 +127,11 @@ def model_info(path: Path, proto: onnx.ModelProto) -> ModelInfo:
     out_names = {o.name for o in proto.graph.output}
     distributions = frozenset(name for n in proto.graph.node if n.op_type == "Softmax"
                               for name in n.output if name in out_names)
+    from onnxstudio.runner.llm_dims import dim_hints
+
     return ModelInfo(path, inputs, outputs, metadata, labels, proto.producer_name,
-                     proto.producer_version, int(opset), distributions)
+                     proto.producer_version, int(opset), distributions,
+                     dim_hints(path, proto, inputs))
 
 
 def spec_from_ort(arg: Any) -> TensorSpec:
