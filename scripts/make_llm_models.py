@@ -1,7 +1,7 @@
 """Make small decoder LLMs the two ways people export them, from random weights (no download).
 
     python scripts/make_llm_models.py OUT            # the tiny ones (seconds each)
-    python scripts/make_llm_models.py OUT --big      # also a > 2 GB dynamo Llama
+    python scripts/make_llm_models.py OUT --big      # and a 2.3 GB dynamo Llama
 
 Needs torch (CPU build), transformers, onnxscript and onnxruntime-genai, which the project
 itself does not depend on: tests that use these models skip when they are absent.
@@ -11,7 +11,8 @@ itself does not depend on: tests that use these models skip when they are absent
   MatMulNBits (int4), SkipSimplifiedLayerNormalization, RotaryEmbedding, genai_config.json.
 - ``dynamo-llama/``: ``torch.onnx.export(dynamo=True, external_data=True)`` of a tiny Llama
   with its past key/values as inputs and the present ones as outputs.
-- ``dynamo-llama-big/`` (``--big``): the same exporter on a Llama of ~600 M parameters.
+- ``dynamo-llama-big/`` (``--big``): the same exporter on a Llama of ~570 M parameters
+  (2.3 GB of weights, 10 layers).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ VOCAB = 1000
 TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
         "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": VOCAB,
         "max_position_embeddings": 256}
-BIG = {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 8,
+BIG = {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 10,
        "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 32000,
        "max_position_embeddings": 2048}
 GENAI = [("llama", "int4"), ("llama", "fp32"), ("qwen2", "int4"), ("phi3", "int4"),
@@ -134,7 +135,7 @@ def dynamo(out: Path, name: str = "dynamo-llama", sizes: dict[str, int] = TINY) 
                   for kind in ("key", "value")]
     dynamic = {"input_ids": {0: auto, 1: auto}, "attention_mask": {0: auto, 1: auto},
                "past": tuple({0: auto, 2: auto} for _ in past_names)}
-    wrapper = _WithCache.module(model, layers)
+    wrapper = _WithCache.module(model, layers).eval()
     target = out / name
     target.mkdir(parents=True, exist_ok=True)
     with torch.no_grad():

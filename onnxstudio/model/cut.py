@@ -263,7 +263,7 @@ def cut_from_tensors(model: Model, inputs: Sequence[str] | None,
 # ---------------------------------------------------------------- writing
 
 
-def _protected(model: Model, extra: Iterable[str | Path]) -> list[Path]:
+def protected_paths(model: Model, extra: Iterable[str | Path]) -> list[Path]:
     folder = Path(model.path).parent
     paths = [Path(model.path), *(Path(p) for p in extra)]
     for graph in [model.graph, *(f.body for f in model.functions)]:
@@ -429,7 +429,7 @@ def write_cut(model: Model, cut: Cut, dest: str | Path, *, external: bool | None
     folder beside ``dest`` and checked there; only then renamed into place.
     """
     dest = Path(dest).expanduser()
-    check_destination(dest, _protected(model, protect), CutError)
+    check_destination(dest, protected_paths(model, protect), CutError)
     sub = build_cut_proto(model, cut, proto=proto, known=known, inferred=inferred)
     total = sum(t.ByteSize() for t in sub.graph.initializer)
     if external is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -70,6 +71,8 @@ def write_model_file(proto: onnx.ModelProto, dest: Path, *, external: bool,
         data_path = None
         if external and (tmp_dir / data_name).exists():
             data_path = dest.with_name(data_name)
+            # onnx writes the weights 0600; they take the model file's mode (the umask's)
+            os.chmod(tmp_dir / data_name, stat.S_IMODE(os.stat(tmp_model).st_mode))
             os.replace(tmp_dir / data_name, data_path)
         os.replace(tmp_model, dest)
     except OSError as exc:

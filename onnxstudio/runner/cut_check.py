@@ -16,7 +16,7 @@ import onnx
 import onnxruntime as ort
 
 from onnxstudio.errors import Cancelled, RunError
-from onnxstudio.model.external import load_external_weights, model_folder
+from onnxstudio.model.external import model_folder
 from onnxstudio.model.load import check_model_bytes, read_checked, read_model_proto
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.inputs import read_model_info
@@ -69,9 +69,9 @@ def full_model_values(model_path: str | Path, names: list[str],
     """The full model's values of ``names`` (and its feeds) on ``feeds`` or random inputs
     (``dim_sizes``: the user's sizes of symbolic dimensions)."""
     path = Path(model_path)
-    proto, external = read_model_proto(path)  # refuses data outside the model's folder
-    if external:
-        load_external_weights(proto, path)
+    # refuses data outside the model's folder; the weights stay on disk, where onnxruntime
+    # reads them (never one proto over protobuf's 2 GB, nor the weights twice in memory)
+    proto, _external = read_model_proto(path)
     g = proto.graph
     known = {i.name for i in g.input} | {o for n in g.node for o in n.output}
     unknown = [n for n in names if n not in known]

@@ -36,7 +36,8 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.model import Model
 from onnxstudio.model.formatting import human_bytes
-from onnxstudio.model.split import CostKind, SplitPlan, manifest_json, plan_split, write_split
+from onnxstudio.model.split import CostKind, SplitPlan, plan_split
+from onnxstudio.model.split_write import manifest_json, write_split
 from onnxstudio.render.overlay import OverlayData, stage_fill, stages_overlay
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
