@@ -73,6 +73,19 @@ class SplitPlan:
         ideal = self.total_cost / len(self.stages) if self.stages else 0.0
         return max(s.cost for s in self.stages) / ideal if ideal else 1.0
 
+    def unwritable(self, model: Model) -> str | None:
+        """Why the stages cannot be written, before anyone asks (None: they can): a stage's
+        input or output needs a dtype and rank, which the model does not tell."""
+        graph = model.graph
+        for stage in self.stages:
+            for name in (*(i.name for i in stage.inputs), *stage.outputs):
+                value = graph.values.get(name)
+                if value is not None and tensor_bytes(value.type) is None \
+                        and value.type.kind == "tensor":
+                    return (f"stage {stage.number} needs '{name}', whose dtype or rank the "
+                            "model does not tell; choose another number of stages")
+        return None
+
     def cut(self, model: Model, stage: Stage) -> Cut:
         """The stage as a :class:`Cut`, ready for :func:`onnxstudio.model.cut.write_cut`."""
         graph = model.graph

@@ -174,7 +174,11 @@ class SplitDialog(QDialog):
             f"The costliest stage is {plan.imbalance:.2f}× the ideal share. Handed over "
             f"at the cuts (symbolic dimensions counted as 1): {handed}. The cut tensors "
             "are marked on the canvas; nothing is written until you ask.")
-        self.write_button.setEnabled(True)
+        refusal = plan.unwritable(self.model)
+        self.write_button.setEnabled(refusal is None)
+        self.write_button.setToolTip(refusal or "")
+        if refusal is not None:
+            self.summary.setText(f"{self.summary.text()}\n\nCannot be written: {refusal}.")
         self.preview(_stage_overlay(self.model, plan), handed_over(plan))
         self.planned.emit(plan)
 
