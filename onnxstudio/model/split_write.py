@@ -39,6 +39,8 @@ def manifest_json(model: Model, plan: SplitPlan) -> dict[str, Any]:
         "total_cost": plan.total_cost,
         "imbalance": round(plan.imbalance, 4),
         "cut_bytes": list(plan.cut_bytes),
+        "model_inputs": list(model.graph.inputs),
+        "model_outputs": list(model.graph.outputs),
         "stages": [{
             "file": stage.file,
             "inputs": [{"name": i.name, "from": i.source} for i in stage.inputs],
