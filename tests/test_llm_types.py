@@ -132,3 +132,17 @@ def test_strict_check_of_stages_tolerates_onnxruntimes_default_domain_operator(
     onnx.save(broken, str(tmp_path / "broken.onnx"))
     with pytest.raises(CutError, match=r"fails onnx\.checker"):
         check_model_file(tmp_path / "broken.onnx", CutError, "the model")
+
+
+def test_info_counts_int4_weights_as_the_weights_they_stand_for(tmp_path: Path) -> None:
+    path = save_tiny_llm(tmp_path / "tiny", layers=2)
+    proto = onnx.load(str(path))
+    nbits = [n for n in proto.graph.node if n.op_type == "MatMulNBits"]
+    attrs = [{a.name: a.i for a in n.attribute} for n in nbits]
+    storage = {name for n in nbits for name in n.input[1:]}
+    plain = sum(int(np.prod(t.dims)) for t in proto.graph.initializer
+                if t.name not in storage)
+    want = plain + sum(a["K"] * a["N"] for a in attrs)
+    assert load_model(path).parameters == want
+    packed = sum(int(np.prod(t.dims)) for t in proto.graph.initializer)
+    assert packed < want  # what was shown before: packed bytes and scales

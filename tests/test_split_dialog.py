@@ -80,6 +80,7 @@ def test_an_llm_plans_writable_stages_in_the_window(qtbot, tmp_path: Path) -> No
 
     w = shown_window(qtbot)
     wait_open(qtbot, w.open_paths([str(save_tiny_llm(tmp_path / "tiny", layers=4))])[0])
+    assert w.tabs.tabText(w.tabs.currentIndex()) == "tiny/model.onnx"  # not "model.onnx"
     dialog = _open_dialog(w, qtbot)
     assert dialog.plan is not None and dialog.plan.unwritable(w.current_tab().model) is None
     assert dialog.write_button.isEnabled()
