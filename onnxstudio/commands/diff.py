@@ -64,13 +64,13 @@ def _print_text(result: ModelDiff, limit: int) -> None:
                 w(f"{section[:-1]:<9}{_MARK[e.status]} {e.key}: {_side(e.a)} → {_side(e.b)}\n")
     for status in ("changed", "removed", "added"):
         chosen: list[Any] = []
-        for pattern, entries in result.patterns(status):
-            if len(entries) < 3:  # rare changes are listed one by one
-                chosen += entries
+        for pattern, group in result.patterns(status):
+            if len(group) < 3:  # rare changes are listed one by one
+                chosen += group
                 continue
-            names = ", ".join(e.title for e in entries[:2])
-            w(f"{_MARK[status]} {len(entries):,} × {pattern}: {names}, "
-              f"… and {len(entries) - 2:,} more\n")
+            names = ", ".join(e.title for e in group[:2])
+            w(f"{_MARK[status]} {len(group):,} × {pattern}: {names}, "
+              f"… and {len(group) - 2:,} more\n")
         for entry in chosen[:limit]:
             w(f"{_MARK[status]} {entry.title} ({entry.op_type})\n")
             for c in entry.changes:
