@@ -146,3 +146,16 @@ def test_info_counts_int4_weights_as_the_weights_they_stand_for(tmp_path: Path) 
     assert load_model(path).parameters == want
     packed = sum(int(np.prod(t.dims)) for t in proto.graph.initializer)
     assert packed < want  # what was shown before: packed bytes and scales
+
+
+def test_the_first_view_bundles_the_cache_inputs_so_the_layers_show(tmp_path: Path) -> None:
+    from onnxstudio.layout import build_layout, default_state
+
+    model = load_model(save_tiny_llm(tmp_path / "tiny", layers=4))
+    layout = build_layout(model, default_state(model.graph))
+    shown = {box.id: box for box in layout.boxes}
+    bundle = [b for b in layout.boxes if b.title == "past key/values"]
+    assert len(bundle) == 1 and bundle[0].subtitle == "8 inputs"
+    assert not any(i.startswith("in:past_key_values") for i in shown)
+    assert "in:input_ids" in shown and "in:attention_mask" in shown
+    assert {f"layers.{i}" for i in range(4)} <= {g.label for g in layout.groups}
