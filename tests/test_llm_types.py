@@ -159,3 +159,33 @@ def test_the_first_view_bundles_the_cache_inputs_so_the_layers_show(tmp_path: Pa
     assert not any(i.startswith("in:past_key_values") for i in shown)
     assert "in:input_ids" in shown and "in:attention_mask" in shown
     assert {f"layers.{i}" for i in range(4)} <= {g.label for g in layout.groups}
+
+
+def test_int4_weights_dequantise_to_what_onnxruntime_multiplies_by(tmp_path: Path) -> None:
+    import onnxruntime as ort
+
+    from onnxstudio.model.quantized import dequantize_nbits
+    from onnxstudio.model.weights import WeightStore
+    from tests.llm_builders import INNER
+
+    path = save_tiny_llm(tmp_path / "tiny", layers=1)
+    model = load_model(path)
+    store = WeightStore(path)
+    name = "model.layers.0.mlp.down_proj.weight_Q4"
+    weight = dequantize_nbits(model.graph, name, store.read)
+    assert weight is not None and weight.shape == (INNER, HIDDEN)
+    # onnxruntime's own MatMulNBits on the identity gives the weight it stands for
+    proto = onnx.load(str(path))
+    keep = {name, "model.layers.0.mlp.down_proj.weight_scales"}
+    node = next(n for n in proto.graph.node if n.op_type == "MatMulNBits" and name in n.input)
+    graph = helper.make_graph(
+        [node], "one", [helper.make_tensor_value_info(node.input[0], F, [INNER, INNER])],
+        [helper.make_tensor_value_info(node.output[0], F, [INNER, HIDDEN])],
+        [t for t in proto.graph.initializer if t.name in keep])
+    single = helper.make_model(graph, opset_imports=list(proto.opset_import))
+    single.ir_version = proto.ir_version
+    session = ort.InferenceSession(single.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    want = session.run(None, {node.input[0]: np.eye(INNER, dtype=np.float32)})[0]
+    np.testing.assert_allclose(weight, want, rtol=1e-5, atol=1e-6)
+    assert dequantize_nbits(model.graph, "model.embed_tokens.weight", store.read) is None
