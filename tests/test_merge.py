@@ -76,3 +76,25 @@ def test_merge_refusals_are_one_line(tmp_path: Path, capsys) -> None:
         assert reason in err and err.count("\n") == 1
     assert main(["merge", str(a), str(b), str(a), "--connect", "y=x"]) == 2
     assert "refusing to write over" in capsys.readouterr().err
+
+
+def test_stages_with_external_weights_merge_file_to_file(tmp_path: Path, monkeypatch) -> None:
+    import functools
+
+    import onnxstudio.model.split_write as split_write
+    from onnxstudio.model.cut import write_cut
+
+    monkeypatch.setattr(split_write, "write_cut", functools.partial(write_cut, external=True))
+    path = save_tiny_llm(tmp_path / "tiny", layers=2)
+    assert main(["split", str(path), str(tmp_path / "stages"), "--stages", "2",
+                 "--no-check"]) == 0
+    assert (tmp_path / "stages" / "stage_1.onnx.data").exists()
+    assert main(["merge", str(tmp_path / "stages"), str(tmp_path / "merged.onnx")]) == 0
+    data = tmp_path / "merged.onnx.data"
+    assert data.exists() and data.stat().st_mode == (tmp_path / "merged.onnx").stat().st_mode
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging left
+    info = read_model_info(path)
+    feeds = synthetic_feeds(info.inputs, hints=info.dim_hints)
+    want, got = _outputs(path, feeds), _outputs(tmp_path / "merged.onnx", feeds)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         raise CutError("give a folder of stages, or two models A.onnx B.onnx")
     data = write_merged(merged, args.out, _protected(sources))
-    g = merged.graph
+    g = merged.proto.graph
     print(f"wrote {args.out}: {plural(len(g.node), 'node')}, "
           f"{plural(len(g.input), 'input')}, {plural(len(g.output), 'output')}"
           + (f", weights in {data.name}" if data is not None else ""))

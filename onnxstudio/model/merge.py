@@ -11,11 +11,17 @@ other new file is written (atomically, never over an input, weights beside it wh
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import stat
+import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import onnx
+from onnx import external_data_helper
 
 from onnxstudio.errors import CutError
 from onnxstudio.model.external import model_folder
@@ -28,11 +34,11 @@ from onnxstudio.model.write import (
     write_model_file,
 )
 
+_PIECE = 16 * 2**20
+
 
 def _load(path: Path) -> onnx.ModelProto:
     """The checked proto with its weights read in (the one loader refuses hostile paths)."""
-    from onnx import external_data_helper
-
     proto, external = read_model_proto(path)
     if external:
         try:
@@ -63,12 +69,23 @@ def _opsets(protos: Sequence[onnx.ModelProto]) -> list[onnx.OperatorSetIdProto]:
     return [onnx.helper.make_opsetid(d, v) for d, v in versions.items()]
 
 
-def merge_stages(folder: str | Path) -> onnx.ModelProto:
-    """One model from a split's ``manifest.json`` and stages, computing what they chain."""
+@dataclass(frozen=True)
+class Merged:
+    """A merged model whose large weights still lie in its sources' data files: tensor
+    name -> the folder its external data location is relative to."""
+
+    proto: onnx.ModelProto
+    sources: dict[str, Path]
+
+
+def merge_stages(folder: str | Path) -> Merged:
+    """One model from a split's ``manifest.json`` and stages, computing what they chain;
+    the stages' weights are not read (they are copied file to file when written)."""
     folder = Path(folder).expanduser()
     manifest = _manifest(folder)
-    stages = [_load(folder / stage["file"]) for stage in manifest["stages"]]
+    stages = [read_model_proto(folder / stage["file"])[0] for stage in manifest["stages"]]
     made: set[str] = set()
+    sources: dict[str, Path] = {}
     nodes: list[onnx.NodeProto] = []
     weights: dict[str, onnx.TensorProto] = {}
     infos: dict[str, onnx.ValueInfoProto] = {}
@@ -84,7 +101,11 @@ def merge_stages(folder: str | Path) -> onnx.ModelProto:
                 continue  # a constant or cheap chain an earlier stage already computes
             nodes.append(node)
             made.update(o for o in node.output if o)
-        weights.update({t.name: t for t in g.initializer if t.name not in weights})
+        for tensor in g.initializer:
+            if tensor.name not in weights:
+                weights[tensor.name] = tensor
+                if external_data_helper.uses_external_data(tensor):
+                    sources[tensor.name] = folder  # stages' data lies beside them
         infos.update({vi.name: vi for vi in (*g.value_info, *g.input, *g.output)})
         outputs.update({vi.name: vi for vi in g.output})
         functions.update({(f.domain, f.name): f for f in proto.functions})
@@ -105,7 +126,7 @@ def merge_stages(folder: str | Path) -> onnx.ModelProto:
     merged.functions.extend(functions.values())
     props = {p.key: p.value for p in first.metadata_props if p.key != "onnxstudio.cut_from"}
     onnx.helper.set_model_props(merged, {**props, "onnxstudio.merged_from": folder.name})
-    return merged
+    return Merged(merged, sources)
 
 
 def _pairs(connect: Sequence[str]) -> list[tuple[str, str]]:
@@ -119,7 +140,7 @@ def _pairs(connect: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def merge_two(a_path: str | Path, b_path: str | Path, connect: Sequence[str]
-              ) -> tuple[onnx.ModelProto, str | None]:
+              ) -> tuple[Merged, str | None]:
     """A then B, B's inputs named in ``connect`` (``A_OUT=B_IN``) fed by A's outputs.
     Returns the model and, when B's names had to be prefixed to keep them apart, a note."""
     from onnx import compose
@@ -147,15 +168,61 @@ def merge_two(a_path: str | Path, b_path: str | Path, connect: Sequence[str]
         raise CutError(f"{a_path.name} + {b_path.name}: cannot be joined ({exc})") from exc
     note = (f"names of {b_path.name} clashed with {a_path.name}'s; they are prefixed "
             f"'{prefix}'") if prefix else None
-    return merged, note
+    return Merged(merged, {}), note
 
 
-def write_merged(proto: onnx.ModelProto, dest: str | Path,
+def _copy_weights(merged: Merged, data: Path) -> None:
+    """Append every external weight's bytes to ``data``, in pieces, and point its tensor
+    there: peak memory is one piece, not the model (the 2.3 GB Llama's stages merged at
+    6.6 GB when read whole)."""
+    with data.open("wb") as out:
+        for tensor in merged.proto.graph.initializer:
+            folder = merged.sources.get(tensor.name)
+            if folder is None:
+                continue
+            info = external_data_helper.ExternalDataInfo(tensor)
+            offset = out.tell()
+            with (folder / info.location).open("rb") as source:
+                source.seek(info.offset or 0)
+                left = info.length if info.length is not None else -1
+                while left:
+                    piece = source.read(_PIECE if left < 0 else min(_PIECE, left))
+                    if not piece:
+                        break
+                    out.write(piece)
+                    left -= len(piece) if left > 0 else 0
+            del tensor.external_data[:]
+            for key, value in (("location", data.name), ("offset", str(offset)),
+                               ("length", str(out.tell() - offset))):
+                entry = tensor.external_data.add()
+                entry.key, entry.value = key, value
+
+
+def write_merged(merged: Merged, dest: str | Path,
                  protect: Sequence[str | Path]) -> Path | None:
     """Write the merged model to a new file (weights in ``DEST.data`` when large)."""
     dest = Path(dest).expanduser()
     check_destination(dest, [Path(p) for p in protect], CutError)
-    total = sum(t.ByteSize() for t in proto.graph.initializer)
-    external = total > EXTERNAL_THRESHOLD or total > PROTOBUF_SAFE
-    return write_model_file(proto, dest, external=external, error=CutError,
-                            check=lambda p: check_model_file(p, CutError, "the merged model"))
+
+    def check(path: Path) -> None:
+        check_model_file(path, CutError, "the merged model")
+
+    if not merged.sources:
+        total = sum(t.ByteSize() for t in merged.proto.graph.initializer)
+        external = total > EXTERNAL_THRESHOLD or total > PROTOBUF_SAFE
+        return write_model_file(merged.proto, dest, external=external, error=CutError,
+                                check=check)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.stem}.tmp-", dir=dest.parent))
+    data = dest.with_name(f"{dest.name}.data")
+    try:
+        _copy_weights(merged, staging / data.name)
+        (staging / dest.name).write_bytes(merged.proto.SerializeToString())
+        os.chmod(staging / data.name, stat.S_IMODE(os.stat(staging / dest.name).st_mode))
+        check(staging / dest.name)
+        os.replace(staging / data.name, data)
+        os.replace(staging / dest.name, dest)
+    except OSError as exc:
+        raise CutError(f"{dest}: could not be written ({exc.strerror or exc})") from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return data
