@@ -98,3 +98,28 @@ def test_stages_with_external_weights_merge_file_to_file(tmp_path: Path, monkeyp
     want, got = _outputs(path, feeds), _outputs(tmp_path / "merged.onnx", feeds)
     for name in want:
         np.testing.assert_array_equal(got[name], want[name])
+
+
+def test_file_merge_models_rebuilds_stages_and_opens_the_result(qtbot, tmp_path: Path) -> None:
+    from tests.conftest import shown_window
+    from tests.test_main_window import wait_open
+
+    path = save_tiny_llm(tmp_path / "tiny", layers=2)
+    assert main(["split", str(path), str(tmp_path / "stages"), "--stages", "2",
+                 "--no-check"]) == 0
+    window = shown_window(qtbot)
+    dialog = window.merge_models()
+    qtbot.addWidget(dialog)
+    assert not dialog.merge_button.isEnabled()  # nothing chosen yet
+    dialog.folder.setText(str(tmp_path / "stages"))
+    dialog.out.setText(str(tmp_path / "whole.onnx"))
+    assert dialog.merge_button.isEnabled()
+    with qtbot.waitSignal(dialog.merged, timeout=30000):
+        dialog.merge_button.click()
+    assert "Wrote" in dialog.status.text()
+    tab = window.current_tab()
+    assert tab is not None and tab.path == tmp_path / "whole.onnx"
+    wait_open(qtbot, tab)
+    assert tab.model is not None and len(tab.model.graph.nodes) == len(
+        onnx.load(str(path)).graph.node)
+    dialog.close()

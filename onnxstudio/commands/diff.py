@@ -61,7 +61,8 @@ def _print_text(result: ModelDiff, limit: int) -> None:
     for section, entries in result.graph_entries().items():
         for e in entries:
             if e.status != "matched":
-                w(f"{section[:-1]:<9}{_MARK[e.status]} {e.key}: {_side(e.a)} → {_side(e.b)}\n")
+                w(f"{section.removesuffix('s'):<9}{_MARK[e.status]} {e.key}: "
+                  f"{_side(e.a)} → {_side(e.b)}\n")
     for status in ("changed", "removed", "added"):
         chosen: list[Any] = []
         for pattern, group in result.patterns(status):
