@@ -140,3 +140,11 @@ def test_real_exports_run_and_split_with_default_options(exported: Path, name: s
     folder = tmp_path / "again"
     write_split(load_model(path), plan, folder)
     assert check_chain(path, folder, _manifest(folder)).ok
+
+
+def test_a_failed_check_names_the_dims_to_set(tmp_path: Path, capsys) -> None:
+    path = save_tiny_llm(tmp_path / "tiny", layers=2)
+    assert main(["split", str(path), str(tmp_path / "out"), "--stages", "2",
+                 "--dim", "kv_cache_dim=3"]) == 2
+    err = capsys.readouterr().err
+    assert "kv_cache_dim=3" in err and "--dim NAME=SIZE" in err and err.count("\n") == 1

@@ -21,7 +21,7 @@ from onnxstudio.model.load import check_model_bytes, read_checked, read_model_pr
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.inputs import read_model_info
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.runner.synthetic import synthetic_feeds
+from onnxstudio.runner.synthetic import dims_note, synthetic_feeds
 from onnxstudio.runner.tolerance import close_for, coarsest
 
 
@@ -80,9 +80,11 @@ def full_model_values(model_path: str | Path, names: list[str],
     declared = {o.name for o in g.output}
     proto.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
     session = cpu_session(proto.SerializeToString(), path)
+    note = ""
     if feeds is None:
         info = read_model_info(path)
         feeds = synthetic_feeds(info.inputs, dim_sizes, seed=seed, hints=info.dim_hints)
+        note = f"; {dims_note(info.inputs, dim_sizes, info.dim_hints)}"
     wanted = [o.name for o in session.get_outputs()]
     try:
         with (cancel or CancelToken()).run_options() as options:
@@ -90,7 +92,8 @@ def full_model_values(model_path: str | Path, names: list[str],
     except Cancelled:
         raise
     except Exception as exc:
-        raise RunError(f"{path.name}: the full model failed to run ({exc})") from exc
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RunError(f"{path.name}: the full model failed to run ({first}{note})") from exc
     return {**feeds, **dict(zip(wanted, results, strict=True))}
 
 
