@@ -24,7 +24,7 @@ from typing import Any
 import onnx
 import onnxruntime as ort
 
-from onnxstudio.errors import RunError
+from onnxstudio.errors import Cancelled, RunError
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.pipeline import RunRequest
@@ -310,7 +310,7 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
             for _ in range(max(0, warmup) + max(1, runs)):
                 session.run(feeds)
         except RunError as exc:
-            if not request.random:
+            if not request.random or isinstance(exc, Cancelled):
                 raise
             info = model.info()
             note = dims_note(info.inputs, request.dim_sizes, info.dim_hints)
