@@ -225,3 +225,23 @@ def test_weights_table_copies_selected_values(qtbot, tmp_path):
     w2 = next(numpy_helper.to_array(t) for t in tiny_mlp().graph.initializer if t.name == "W2")
     assert [float(x) for x in panel.selection_text().split("\t")] == pytest.approx(
         [w2[1, 0], w2[1, 2]], rel=1e-4)
+
+
+def test_int4_weights_show_dequantised(qtbot, tmp_path):
+    from onnxstudio.model.quantized import dequantize_nbits
+    from onnxstudio.model.weights import WeightStore
+    from tests.llm_builders import HIDDEN, save_tiny_llm
+
+    path = save_tiny_llm(tmp_path / "tiny", layers=1)
+    model = load_model(path)
+    name = "model.layers.0.attn.q_proj.weight_Q4"
+    panel = WeightsPanel()
+    qtbot.addWidget(panel)
+    load_weight(qtbot, panel, model, name)
+    labels = {k: v.text() for k, v in panel.stat_labels.items()}
+    assert labels["dtype"] == "uint8 (shown as float32)"
+    assert labels["shape"].endswith(f"blocks of a {HIDDEN}×{HIDDEN} weight, shown dequantised")
+    table = panel.table_model
+    assert (table.rowCount(), table.columnCount()) == (HIDDEN, HIDDEN)
+    want = dequantize_nbits(model.graph, name, WeightStore(path).read)
+    assert float(table.data(table.index(3, 5))) == pytest.approx(float(want[3, 5]), rel=1e-4)

@@ -13,7 +13,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxstudio.cli import main
 from onnxstudio.errors import CutError
 from onnxstudio.model import load_model
-from onnxstudio.model.split import BAND, plan_split, write_split
+from onnxstudio.model.split import BAND, plan_split
+from onnxstudio.model.split_write import write_split
 from onnxstudio.runner.split_check import check_chain
 from tests.builders import make_model, save
 from tests.conftest import ladder_model, shared_model

@@ -73,3 +73,45 @@ def test_write_stages_writes_the_manifest_and_checks_the_chain(window: MainWindo
     manifest = json.loads((out / "manifest.json").read_text())
     assert [s["file"] for s in manifest["stages"]] == [f"stage_{k}.onnx" for k in range(1, 5)]
     assert "match the whole model" in dialog.summary.text()
+
+
+def test_an_llm_plans_writable_stages_in_the_window(qtbot, tmp_path: Path) -> None:
+    from tests.llm_builders import save_tiny_llm
+
+    w = shown_window(qtbot)
+    wait_open(qtbot, w.open_paths([str(save_tiny_llm(tmp_path / "tiny", layers=4))])[0])
+    assert w.tabs.tabText(w.tabs.currentIndex()) == "tiny/model.onnx"  # not "model.onnx"
+    dialog = _open_dialog(w, qtbot)
+    assert dialog.plan is not None and dialog.plan.unwritable(w.current_tab().model) is None
+    assert dialog.write_button.isEnabled()
+    dialog.close()
+
+
+def test_a_plan_that_cannot_be_written_is_refused_before_asking(qtbot, tmp_path: Path) -> None:
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.builders import make_model
+
+    rng = np.random.default_rng(0)
+    nodes, inits, previous = [], [], "x"
+    for i in range(4):  # every layer ends in an operator nobody knows the types of
+        inits.append(numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32),
+                                             f"W{i}"))
+        nodes += [helper.make_node("MatMul", [previous, f"W{i}"], [f"m{i}"], name=f"/l{i}/MM"),
+                  helper.make_node("Mystery", [f"m{i}"], [f"h{i}"], domain="x.custom",
+                                   name=f"/l{i}/Mystery")]
+        previous = f"h{i}"
+    graph = helper.make_graph(nodes, "opaque",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8])],
+                              [helper.make_tensor_value_info(previous, TensorProto.FLOAT,
+                                                             [1, 8])], initializer=inits)
+    model = make_model(graph, opset_imports=[helper.make_opsetid("", 21),
+                                             helper.make_opsetid("x.custom", 1)])
+    w = shown_window(qtbot)
+    wait_open(qtbot, w.open_paths([str(save(model, tmp_path / "opaque.onnx"))])[0])
+    dialog = _open_dialog(w, qtbot)
+    assert not dialog.write_button.isEnabled()
+    assert "Cannot be written" in dialog.summary.text()
+    assert "dtype or rank" in dialog.write_button.toolTip()
+    dialog.close()

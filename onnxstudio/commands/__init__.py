@@ -16,6 +16,7 @@ COMMANDS: dict[str, str] = {
     "compare": "compare",
     "diff": "diff",
     "split": "split",
+    "merge": "merge",
     "edit": "edit",
     "cost": "cost",
     "placement": "placement",

@@ -61,9 +61,17 @@ def _print_text(result: ModelDiff, limit: int) -> None:
     for section, entries in result.graph_entries().items():
         for e in entries:
             if e.status != "matched":
-                w(f"{section[:-1]:<9}{_MARK[e.status]} {e.key}: {_side(e.a)} → {_side(e.b)}\n")
+                w(f"{section.removesuffix('s'):<9}{_MARK[e.status]} {e.key}: "
+                  f"{_side(e.a)} → {_side(e.b)}\n")
     for status in ("changed", "removed", "added"):
-        chosen = [e for e in result.nodes if e.status == status]
+        chosen: list[Any] = []
+        for pattern, group in result.patterns(status):
+            if len(group) < 3:  # rare changes are listed one by one
+                chosen += group
+                continue
+            names = ", ".join(e.title for e in group[:2])
+            w(f"{_MARK[status]} {len(group):,} × {pattern}: {names}, "
+              f"… and {len(group) - 2:,} more\n")
         for entry in chosen[:limit]:
             w(f"{_MARK[status]} {entry.title} ({entry.op_type})\n")
             for c in entry.changes:

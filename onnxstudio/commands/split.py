@@ -23,8 +23,15 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("model", help="the .onnx model to split")
     parser.add_argument("outdir", help="folder for the stages and manifest.json")
-    parser.add_argument("--stages", type=int, required=True, metavar="N",
-                        help="how many stages")
+    parser.add_argument("--stages", type=int, metavar="N",
+                        help="how many stages (cut where the cost balances)")
+    parser.add_argument("--cut-after", action="append", default=[], metavar="NODE",
+                        help="cut after this node (its name); repeat for more cuts")
+    parser.add_argument("--cut", action="append", default=[], metavar="TENSOR",
+                        help="cut after the node making this tensor; repeat for more cuts")
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
+                        help="size of a symbolic dimension for the check's random inputs "
+                        "and --by time (e.g. --dim sequence_length=128)")
     parser.add_argument("--by", choices=COST_KINDS, default="params",
                         help="what to balance: weight bytes, an operator FLOP estimate, or "
                         "time per node from a profile on random inputs (default: params)")
@@ -34,7 +41,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def _times(model_path: str) -> dict[int, float]:
+def _times(model_path: str, dims: dict[str, int]) -> dict[int, float]:
     """Per-node ms from onnxruntime's profiler, optimisations off so nodes map 1:1."""
     from pathlib import Path
 
@@ -42,7 +49,7 @@ def _times(model_path: str) -> dict[int, float]:
     from onnxstudio.runner.profile import profile
     from onnxstudio.runner.session import SessionConfig
 
-    result = profile(RunRequest(Path(model_path), random=True,
+    result = profile(RunRequest(Path(model_path), random=True, dim_sizes=dims,
                                 config=SessionConfig(optimization="disable")),
                      runs=3, warmup=1)
     return {n.index: n.time_ms for n in result.nodes}
@@ -65,20 +72,27 @@ def _table(plan: Any) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from onnxstudio.model import load_model
-    from onnxstudio.model.split import manifest_json, plan_split, write_split
+    from onnxstudio.model.split import plan_at, plan_split
+    from onnxstudio.model.split_write import manifest_json, write_split
+    from onnxstudio.runner.synthetic import parse_dim_sizes
 
-    if args.stages < 1:
+    by_hand = bool(args.cut_after or args.cut)
+    if by_hand == (args.stages is not None):
+        raise CutError("give --stages N, or cuts with --cut-after NODE / --cut TENSOR")
+    if args.stages is not None and args.stages < 1:
         raise CutError(f"--stages {args.stages}: give a number of stages of 1 or more")
+    dims = parse_dim_sizes(",".join(args.dim))
     model = load_model(args.model)
-    times = _times(args.model) if args.by == "time" else None
-    plan = plan_split(model, args.stages, args.by, times)
+    times = _times(args.model, dims) if args.by == "time" else None
+    plan = plan_at(model, args.cut_after, args.cut, args.by, times) if by_hand else \
+        plan_split(model, args.stages, args.by, times)
     written = write_split(model, plan, args.outdir)
     report = manifest_json(model, plan)
     check = None
     if not args.no_check:
         from onnxstudio.runner.split_check import check_chain
 
-        check = check_chain(args.model, written.folder, report["stages"])
+        check = check_chain(args.model, written.folder, report["stages"], dim_sizes=dims)
         report["check"] = check.as_json()
     if args.json:
         print(json.dumps(report, indent=2))

@@ -28,7 +28,7 @@ from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import join_edges, place_items, transpose
 from onnxstudio.layout.edge_collect import EdgeCollector
 from onnxstudio.layout.layered import LayoutCancelled, layout_dag
-from onnxstudio.layout.scopes import ScopeGroup, ScopeTree, graph_scope_tree
+from onnxstudio.layout.scopes import CACHE_GROUP, ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import SideMoves, apply_side_moves, side_moves
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Box, Direction, Layout
@@ -124,7 +124,8 @@ class _Builder(EdgeCollector):
                     self._add_group(child, body, sub, nodes)
                 else:
                     title = child.label
-                    sub_text = plural(child.node_count, "node")
+                    sub_text = plural(child.node_count, "node") if child.node_count or \
+                        child.label != CACHE_GROUP else plural(len(child.children), "input")
                     w, h = sizing.group_box_size(title, sub_text)
                     self._box(Box(gid, "group", 0, 0, w, h, title, sub_text, category="group",
                                   expandable=True), unit)

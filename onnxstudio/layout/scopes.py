@@ -210,6 +210,17 @@ class _Groups:
             self.kids.append(sub.children)
         return gi
 
+    def bundle(self, ids: list[str], label: str) -> None:
+        """Put head boxes ``ids`` into a group of their own under the root."""
+        gi = self.at((label,))
+        moving = set(ids)
+        self.root.children[:] = [c for c in self.root.children
+                                 if isinstance(c, ScopeGroup) or c not in moving]
+        self.kids[gi].extend(ids)
+        for i, box_id in enumerate(self.head):
+            if box_id in moving:
+                self.leaf_group[i] = gi
+
     def add_nodes(self, nodes: list[Node]) -> None:
         """Each node into the group of its scope path; thousands of nodes share each
         ``/a/b/`` prefix, so a prefix's group is found once (names without one still
@@ -336,6 +347,25 @@ def _links(graph: Graph) -> Links:
     return Links(src, dst, np.fromiter(chain.from_iterable(free), np.int64), nested)
 
 
+CACHE_GROUP = "past key/values"
+"""The group an LLM's cache inputs are bundled in: it opens collapsed (``state.py``), so the
+first view shows the layers rather than a row of 48 inputs and a fan of wires."""
+_CACHE_BUNDLE_MIN = 4
+
+
+def cache_inputs(graph: Graph) -> list[str]:
+    """An LLM's key/value cache inputs (4-D or unranked, named past/cache), when there are
+    enough of them to crowd the first view; else none."""
+    found = []
+    for name in graph.inputs:
+        value = graph.values.get(name)
+        shape = value.type.shape if value is not None else None
+        lowered = name.lower()
+        if ("past" in lowered or "cache" in lowered) and (shape is None or len(shape) == 4):
+            found.append(name)
+    return found if len(found) >= _CACHE_BUNDLE_MIN else []
+
+
 def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree:
     """The scope tree of a (main) graph's boxes, cached per Graph object."""
     with _CACHE_LOCK:
@@ -370,6 +400,9 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
         return succ, {n.id: n.name or n.op_type for n in nodes}
 
     grown = _Groups(prefix.rstrip("/"), head)
+    caches = cache_inputs(graph)
+    if caches:
+        grown.bundle([f"in:{prefix}{v}" for v in caches], CACHE_GROUP)
     grown.add_nodes(nodes)
     apart = (len(set(graph.inputs)) == len(graph.inputs)
              and len(set(graph.outputs)) == len(graph.outputs))

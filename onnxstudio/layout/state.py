@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from onnxstudio.layout.scopes import ScopeGroup, graph_scope_tree
+from onnxstudio.layout.scopes import CACHE_GROUP, ScopeGroup, graph_scope_tree
 from onnxstudio.model.graph import Graph
 
 Functions = dict[tuple[str, str], Graph]
@@ -88,7 +88,8 @@ def default_state(graph: Graph) -> ExpandState:
     state = ExpandState()
     total = len(tree.group_of)
     if total <= EXPAND_ALL_LIMIT:
-        state.groups.update(g.id for g in tree.root.groups())
+        state.groups.update(g.id for g in tree.root.groups() if g.label != CACHE_GROUP
+                            or g.parent is not tree.root)
         return state
     level: list[ScopeGroup] = [tree.root]
     visible = len(tree.root.children)

@@ -28,6 +28,7 @@ from onnxstudio.model.write import (
     EXTERNAL_THRESHOLD,
     PROTOBUF_SAFE,
     check_destination,
+    check_model_file,
     write_model_file,
 )
 
@@ -262,7 +263,7 @@ def cut_from_tensors(model: Model, inputs: Sequence[str] | None,
 # ---------------------------------------------------------------- writing
 
 
-def _protected(model: Model, extra: Iterable[str | Path]) -> list[Path]:
+def protected_paths(model: Model, extra: Iterable[str | Path]) -> list[Path]:
     folder = Path(model.path).parent
     paths = [Path(model.path), *(Path(p) for p in extra)]
     for graph in [model.graph, *(f.body for f in model.functions)]:
@@ -273,12 +274,14 @@ def _protected(model: Model, extra: Iterable[str | Path]) -> list[Path]:
 
 def _value_infos(proto: onnx.ModelProto, inferred: onnx.ModelProto | None
                  ) -> dict[str, onnx.ValueInfoProto]:
+    """Declared types, unless inference knows more (an exporter may declare a dtype only)."""
     found: dict[str, onnx.ValueInfoProto] = {}
     for g in (inferred.graph if inferred is not None else None, proto.graph):
         if g is None:
             continue
         for vi in (*g.value_info, *g.output, *g.input):
-            if vi.type.WhichOneof("value") is not None:
+            if vi.type.WhichOneof("value") is not None and (
+                    vi.name not in found or _complete(vi) or not _complete(found[vi.name])):
                 found[vi.name] = vi
     return found
 
@@ -426,7 +429,7 @@ def write_cut(model: Model, cut: Cut, dest: str | Path, *, external: bool | None
     folder beside ``dest`` and checked there; only then renamed into place.
     """
     dest = Path(dest).expanduser()
-    check_destination(dest, _protected(model, protect), CutError)
+    check_destination(dest, protected_paths(model, protect), CutError)
     sub = build_cut_proto(model, cut, proto=proto, known=known, inferred=inferred)
     total = sum(t.ByteSize() for t in sub.graph.initializer)
     if external is None:
@@ -434,11 +437,7 @@ def write_cut(model: Model, cut: Cut, dest: str | Path, *, external: bool | None
     external = external or sub.ByteSize() > PROTOBUF_SAFE
 
     def checked(path: Path) -> None:
-        try:
-            onnx.checker.check_model(str(path))
-        except onnx.checker.ValidationError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
-            raise CutError(f"the sub-model fails onnx.checker: {first}") from exc
+        check_model_file(path, CutError, "the sub-model")
 
     data_path = write_model_file(sub, dest, external=external, error=CutError,
                                  check=checked if check else None)

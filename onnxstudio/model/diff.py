@@ -92,6 +92,16 @@ class ModelDiff:
             counts[entry.status] += 1
         return counts
 
+    def patterns(self, status: str) -> list[tuple[str, list[NodeDiff]]]:
+        """The entries of ``status`` grouped by what changed, names and sizes aside
+        ("MatMul → MatMulNBits; weight float32 → uint8"), the largest group first: a
+        quantised model's 121 identical rewrites read as one line with a count."""
+        groups: dict[str, list[NodeDiff]] = {}
+        for entry in self.nodes:
+            if entry.status == status:
+                groups.setdefault(_pattern(entry), []).append(entry)
+        return sorted(groups.items(), key=lambda item: -len(item[1]))
+
     def graph_entries(self) -> dict[str, list[GraphEntry]]:
         return {"inputs": self.inputs, "outputs": self.outputs, "opsets": self.opsets,
                 "metadata": self.metadata}
@@ -163,6 +173,27 @@ class ModelDiff:
             "graph": {section: [e.as_json(keys[section]) for e in entries]
                       for section, entries in self.graph_entries().items()},
         }
+
+
+def _change_pattern(change: Change) -> str:
+    if change.kind == "op_type":
+        return ""  # the entry's title says it
+    if change.weight is not None:
+        a, b = change.weight.a, change.weight.b
+        if a.dtype != b.dtype:
+            return f"weight {a.dtype} → {b.dtype}"
+        return "weight shape" if a.shape != b.shape else "weight values"
+    return str(change.kind)
+
+
+def _pattern(entry: NodeDiff) -> str:
+    a, b = entry.a, entry.b
+    if a is not None and b is not None and (a.domain, a.op_type) != (b.domain, b.op_type):
+        title = f"{a.op_type} → {b.op_type}"
+    else:
+        title = entry.op_type
+    details = sorted({p for p in map(_change_pattern, entry.changes) if p})
+    return f"{title} ({'; '.join(details)})" if details else title
 
 
 def diff_models(a: Model, b: Model, *, weights: bool = True,

@@ -6,6 +6,7 @@ weights panel, the profile table and its summary line, ``info`` and the Model pa
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import SupportsFloat, TypeGuard
@@ -87,3 +88,21 @@ def shape_list(shape: Dims | None) -> str:
     if shape is None:
         return "?"
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+_GENERIC_NAMES = frozenset({"model.onnx", "model_quantized.onnx", "model_optimized.onnx",
+                            "decoder_model.onnx", "decoder_model_merged.onnx"})
+"""File names exporters give every model (genai's builder, optimum): the folder says which."""
+
+
+def model_title(path: str | os.PathLike[str]) -> str:
+    """A model's name for a tab: its file name, or its folder's when every export is called
+    ``model.onnx`` (optimum's ``onnx/`` sub-folder skipped)."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.name not in _GENERIC_NAMES:
+        return p.name
+    folder = p.parent.parent if p.parent.name == "onnx" else p.parent
+    name = folder.resolve().name if folder.name in ("", ".") else folder.name
+    return f"{name}/{p.name}" if name else p.name

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from onnxstudio.model import onnx_core
+from onnxstudio.model.contrib_types import complete_types, uses_contrib
 from onnxstudio.model.guard import unsafe_for_inference
 
 if TYPE_CHECKING:
@@ -26,12 +27,16 @@ def infer_shapes(proto: onnx.ModelProto, guarded: bool = True
     unsafe = unsafe_for_inference(proto) if guarded else None
     if unsafe:
         return None, unsafe
+    problem = None
     try:
-        return onnx_core.infer_shapes(proto, check_type=True, strict_mode=True), None
+        inferred = onnx_core.infer_shapes(proto, check_type=True, strict_mode=True)
     except Exception as exc:  # onnx raises several types (InferenceError, RuntimeError...)
         lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
         problem = f"shape inference failed: {lines[0] if lines else type(exc).__name__}"
-    try:
-        return onnx_core.infer_shapes(proto, strict_mode=False), problem
-    except Exception:
-        return None, problem
+        try:
+            inferred = onnx_core.infer_shapes(proto, strict_mode=False)
+        except Exception:
+            return None, problem
+    if uses_contrib(proto):  # onnx stops at onnxruntime's operators: carry types through
+        complete_types(inferred)
+    return inferred, problem

@@ -30,6 +30,7 @@ from onnxstudio.model.graph import (
 )
 from onnxstudio.model.inferred import apply_inferred_types
 from onnxstudio.model.onnx_core import AttributeProto, TensorProto
+from onnxstudio.model.quantized import unpacked_parameters
 from onnxstudio.model.schemas import normalize_domain, resolve_schema
 from onnxstudio.model.typeproto import UNKNOWN as _UNKNOWN
 from onnxstudio.model.typeproto import initializer_info, tensor_summary, tensor_type
@@ -356,7 +357,7 @@ def _build(proto: onnx.ModelProto, path: Path, external_data: bool,
         graph=graph,
         functions=functions,
         external_data=external_data,
-        parameters=ctx.parameters,
+        parameters=unpacked_parameters(graph, ctx.parameters),
         weight_bytes=ctx.weight_bytes,
         warnings=warnings,
     )

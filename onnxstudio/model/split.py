@@ -10,22 +10,20 @@ every stage that needs one carries its own copy, so no stage is fed a constant.
 
 from __future__ import annotations
 
+import difflib
 import itertools
-import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 from onnxstudio.errors import CutError
+from onnxstudio.model.carry import carried_nodes, carried_producers
 from onnxstudio.model.cost.ops import node_work
-from onnxstudio.model.cut import Cut, boundary, is_constant, value_deps, write_cut
+from onnxstudio.model.cut import Cut, boundary, value_deps
 from onnxstudio.model.graph import Graph, Model, Node, TensorType
-from onnxstudio.model.load import read_model_proto
 
 CostKind = Literal["params", "flops", "time"]
 COST_KINDS: tuple[CostKind, ...] = ("params", "flops", "time")
@@ -76,6 +74,19 @@ class SplitPlan:
         ideal = self.total_cost / len(self.stages) if self.stages else 0.0
         return max(s.cost for s in self.stages) / ideal if ideal else 1.0
 
+    def unwritable(self, model: Model) -> str | None:
+        """Why the stages cannot be written, before anyone asks (None: they can): a stage's
+        input or output needs a dtype and rank, which the model does not tell."""
+        graph = model.graph
+        for stage in self.stages:
+            for name in (*(i.name for i in stage.inputs), *stage.outputs):
+                value = graph.values.get(name)
+                if value is not None and tensor_bytes(value.type) is None \
+                        and value.type.kind == "tensor":
+                    return (f"stage {stage.number} needs '{name}', whose dtype or rank the "
+                            "model does not tell; choose another number of stages")
+        return None
+
     def cut(self, model: Model, stage: Stage) -> Cut:
         """The stage as a :class:`Cut`, ready for :func:`onnxstudio.model.cut.write_cut`."""
         graph = model.graph
@@ -112,20 +123,6 @@ def _flops(graph: Graph, node: Node) -> float:
     return 2.0 * macs + element_ops
 
 
-def _carried(graph: Graph, index: int, constant: Sequence[bool]) -> list[int]:
-    """The constant producers node ``index`` needs, transitively (a stage carries them)."""
-    found: list[int] = []
-    pending = [index]
-    while pending:
-        for name in value_deps(graph, pending.pop()):
-            value = graph.values.get(name)
-            producer = value.producer if value is not None else None
-            if producer is not None and constant[producer] and producer not in found:
-                found.append(producer)
-                pending.append(producer)
-    return found
-
-
 def node_costs(model: Model, by: CostKind, constant: Sequence[bool],
                times: Mapping[int, float] | None = None) -> np.ndarray:
     """Cost of each computing node: weight bytes it is first to need, FLOPs, or ms.
@@ -149,7 +146,7 @@ def node_costs(model: Model, by: CostKind, constant: Sequence[bool],
         for node in graph.nodes:
             if constant[node.index]:
                 continue
-            for index in [node.index, *_carried(graph, node.index, constant)]:
+            for index in [node.index, *carried_producers(graph, node.index, constant)]:
                 for name in value_deps(graph, index):
                     info = graph.initializers.get(name)
                     if info is not None and name not in seen:
@@ -235,7 +232,7 @@ def _stage_nodes(graph: Graph, start: int, stop: int, constant: Sequence[bool]) 
              if not constant[i] or any(graph.values[o].kind == "output"
                                        for o in graph.nodes[i].outputs if o)}
     for index in list(nodes):
-        nodes.update(_carried(graph, index, constant))
+        nodes.update(carried_producers(graph, index, constant))
     return sorted(nodes)
 
 
@@ -271,80 +268,81 @@ def _stages(graph: Graph, node_lists: Sequence[list[int]], constant: Sequence[bo
     return tuple(result)
 
 
-def plan_split(model: Model, stages: int, by: CostKind = "params",
-               times: Mapping[int, float] | None = None) -> SplitPlan:
-    """Where to cut ``model`` into ``stages`` consecutive parts (nothing is written)."""
+def _prepare(model: Model, by: CostKind, times: Mapping[int, float] | None
+             ) -> tuple[list[bool], np.ndarray, np.ndarray]:
+    """Carried nodes, running cost and running count of computing nodes, per position."""
     graph = model.graph
-    if stages < 1:
-        raise CutError("the number of stages must be at least 1")
     _check_order(graph)
-    memo: dict[int, bool] = {}
-    constant = [is_constant(graph, i, memo) for i in range(len(graph.nodes))]
-    computing = len(constant) - sum(constant)
-    if stages > computing:
-        raise CutError(f"{stages} stages asked of a graph of {computing} computing nodes")
+    constant = carried_nodes(graph)
     costs = node_costs(model, by, constant, times)
     if not costs.any():  # e.g. no weights at all: balance by node count instead
         costs = np.array([0.0 if c else 1.0 for c in constant])
     prefix = np.concatenate([[0.0], np.cumsum(costs)])
     work = np.concatenate([[0], np.cumsum([not c for c in constant])])
-    handover, blocked = _handover(graph, constant)
-    bounds = [0, *_choose_cuts(prefix, work, handover, blocked, stages), len(graph.nodes)]
+    return constant, prefix, work
+
+
+def _plan(model: Model, by: CostKind, constant: list[bool], prefix: np.ndarray,
+          handover: np.ndarray, cuts: Sequence[int]) -> SplitPlan:
+    graph = model.graph
+    bounds = [0, *cuts, len(graph.nodes)]
     node_lists = [_stage_nodes(graph, a, b, constant) for a, b in itertools.pairwise(bounds)]
     return SplitPlan(by, _stages(graph, node_lists, constant, prefix, bounds),
                      float(prefix[-1]), tuple(int(handover[b]) for b in bounds[1:-1]))
 
 
-@dataclass(frozen=True)
-class WrittenSplit:
-    folder: Path
-    files: tuple[Path, ...]
-    manifest: Path
+def plan_split(model: Model, stages: int, by: CostKind = "params",
+               times: Mapping[int, float] | None = None) -> SplitPlan:
+    """Where to cut ``model`` into ``stages`` consecutive parts (nothing is written)."""
+    if stages < 1:
+        raise CutError("the number of stages must be at least 1")
+    constant, prefix, work = _prepare(model, by, times)
+    computing = len(constant) - sum(constant)
+    if stages > computing:
+        raise CutError(f"{stages} stages asked of a graph of {computing} computing nodes")
+    handover, blocked = _handover(model.graph, constant)
+    cuts = _choose_cuts(prefix, work, handover, blocked, stages)
+    return _plan(model, by, constant, prefix, handover, cuts)
 
 
-def manifest_json(model: Model, plan: SplitPlan) -> dict[str, Any]:
-    """What ``manifest.json`` says: each stage's file, what it is fed and from where."""
-    return {
-        "model": Path(model.path).name,
-        "by": plan.by,
-        "total_cost": plan.total_cost,
-        "imbalance": round(plan.imbalance, 4),
-        "cut_bytes": list(plan.cut_bytes),
-        "stages": [{
-            "file": stage.file,
-            "inputs": [{"name": i.name, "from": i.source} for i in stage.inputs],
-            "outputs": list(stage.outputs),
-            "params": stage.params,
-            "nodes": len(stage.nodes),
-            "cost": stage.cost,
-            "share": stage.cost / plan.total_cost if plan.total_cost else 0.0,
-        } for stage in plan.stages],
-    }
+def _position(model: Model, where: str, after_node: bool) -> int:
+    """The cut position after node ``where`` (name or id), or after the node making tensor
+    ``where``."""
+    graph = model.graph
+    if after_node:
+        index = next((n.index for n in graph.nodes if where in (n.name, n.id)), None)
+        if index is None:
+            close = difflib.get_close_matches(where, [n.name for n in graph.nodes], n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise CutError(f"--cut-after {where}: no node of that name{hint}")
+        return index + 1
+    value = graph.values.get(where)
+    if value is None:
+        close = difflib.get_close_matches(where, list(graph.values), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise CutError(f"--cut {where}: no tensor of that name{hint}")
+    if value.producer is None:
+        raise CutError(f"--cut {where}: a model input or weight; cut at a tensor a node makes")
+    return value.producer + 1
 
 
-def write_split(model: Model, plan: SplitPlan, folder: str | Path) -> WrittenSplit:
-    """Write ``stage_1.onnx … stage_N.onnx`` and ``manifest.json`` into ``folder``.
-
-    Each stage goes through :func:`write_cut` (atomic, checked by onnx.checker, never
-    over the model or its weights); the manifest is written last, so a folder with a
-    manifest always holds every stage it names.
-    """
-    out = Path(folder).expanduser()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise CutError(f"{out}: cannot create the folder ({exc.strerror or exc})") from exc
-    from onnxstudio.model.inference import infer_shapes
-
-    proto, _external = read_model_proto(Path(model.path))
-    inferred, _problem = infer_shapes(proto)
-    files = tuple(write_cut(model, plan.cut(model, stage), out / stage.file, proto=proto,
-                            inferred=inferred).path for stage in plan.stages)
-    manifest = out / "manifest.json"
-    tmp = manifest.with_name(f".{manifest.name}.tmp")
-    try:
-        tmp.write_text(json.dumps(manifest_json(model, plan), indent=2) + "\n")
-        os.replace(tmp, manifest)
-    except OSError as exc:
-        raise CutError(f"{manifest}: could not be written ({exc.strerror or exc})") from exc
-    return WrittenSplit(out, files, manifest)
+def plan_at(model: Model, after_nodes: Sequence[str] = (), tensors: Sequence[str] = (),
+            by: CostKind = "params", times: Mapping[int, float] | None = None) -> SplitPlan:
+    """Stages cut by hand: after the named nodes, or after the nodes making the named
+    tensors (in the stored topological order)."""
+    constant, prefix, work = _prepare(model, by, times)
+    handover, blocked = _handover(model.graph, constant)
+    labelled = sorted({_position(model, n, True): n for n in after_nodes}.items()
+                      | {_position(model, t, False): t for t in tensors}.items())
+    positions = sorted({p for p, _ in labelled})
+    previous = 0
+    for position, label in labelled:
+        if position >= len(model.graph.nodes) or work[position] == work[previous]:
+            raise CutError(f"cut at '{label}' leaves a stage with nothing to compute")
+        if blocked[position]:
+            raise CutError(f"cut at '{label}' crosses a tensor whose dtype or rank is unknown; "
+                           "cut elsewhere")
+        previous = position
+    if not positions:
+        raise CutError("no cut given")
+    return _plan(model, by, constant, prefix, handover, positions)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -70,6 +71,8 @@ def write_model_file(proto: onnx.ModelProto, dest: Path, *, external: bool,
         data_path = None
         if external and (tmp_dir / data_name).exists():
             data_path = dest.with_name(data_name)
+            # onnx writes the weights 0600; they take the model file's mode (the umask's)
+            os.chmod(tmp_dir / data_name, stat.S_IMODE(os.stat(tmp_model).st_mode))
             os.replace(tmp_dir / data_name, data_path)
         os.replace(tmp_model, dest)
     except OSError as exc:
@@ -77,3 +80,49 @@ def write_model_file(proto: onnx.ModelProto, dest: Path, *, external: bool,
     finally:
         shutil.rmtree(tmp_dir, ignore_errors=True)
     return data_path
+
+
+_UNCHECKED = "onnxstudio.unchecked"
+
+
+def _unknown_default_ops(path: Path) -> onnx.ModelProto | None:
+    """The model with onnxruntime's operators of the default domain (onnx has no schema
+    for SimplifiedLayerNormalization, which the genai builder writes there) moved to a
+    domain the checker leaves alone; None when there are none."""
+    from onnxstudio.model import onnx_core
+    from onnxstudio.model.ort_schemas import ort_schema
+
+    proto = onnx.load(str(path), load_external_data=False)
+    version = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 1)
+    moved = 0
+    for node in proto.graph.node:
+        if node.domain in ("", "ai.onnx"):
+            try:
+                onnx_core.defs.get_schema(node.op_type, version, "")
+            except onnx_core.SchemaError:
+                if ort_schema(node.op_type, "", version) is not None:
+                    node.domain = _UNCHECKED
+                    moved += 1
+    if not moved:
+        return None
+    proto.opset_import.append(onnx.helper.make_opsetid(_UNCHECKED, 1))
+    return proto
+
+
+def check_model_file(path: Path, error: type[OnnxStudioError], what: str) -> None:
+    """onnx.checker on a written file, naming ``what`` failed; operators onnxruntime
+    defines in onnx's own domain are not held against it."""
+    try:
+        stand_in = _unknown_default_ops(path)
+        if stand_in is None:
+            onnx.checker.check_model(str(path))
+        else:
+            saved = path.with_name(f".{path.name}.checked")
+            try:
+                saved.write_bytes(stand_in.SerializeToString())
+                onnx.checker.check_model(str(saved))
+            finally:
+                saved.unlink(missing_ok=True)
+    except onnx.checker.ValidationError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
+        raise error(f"{what} fails onnx.checker: {first}") from exc

@@ -260,11 +260,13 @@ def _stages(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
 
 def stages_overlay(stages: Sequence[tuple[Sequence[str], str, str]], title: str
                    ) -> OverlayData:
-    """Stage k's node ids, its legend caption and its tooltip line, as an overlay."""
+    """Stage k's node ids, its legend caption and its tooltip line, as an overlay. A node
+    several stages carry (a constant, an LLM's mask lengths) shows the first of them."""
     values: dict[str, float] = {}
     tips: dict[str, str] = {}
     for number, (node_ids, caption, tip) in enumerate(stages, 1):
-        values.update(dict.fromkeys(node_ids, float(number)))
+        for node_id in node_ids:
+            values.setdefault(node_id, float(number))
         tips[f"legend {number}"] = caption
         tips[f"stage {number}"] = tip
     return OverlayData("stages", title, values, tips)

@@ -16,12 +16,12 @@ import onnx
 import onnxruntime as ort
 
 from onnxstudio.errors import Cancelled, RunError
-from onnxstudio.model.external import load_external_weights, model_folder
+from onnxstudio.model.external import model_folder
 from onnxstudio.model.load import check_model_bytes, read_checked, read_model_proto
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.inputs import read_model_info
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.runner.synthetic import synthetic_feeds
+from onnxstudio.runner.synthetic import dims_note, synthetic_feeds
 from onnxstudio.runner.tolerance import close_for, coarsest
 
 
@@ -64,12 +64,14 @@ def cpu_session(model: bytes | str | Path, name: str | Path) -> ort.InferenceSes
 
 def full_model_values(model_path: str | Path, names: list[str],
                       feeds: dict[str, Any] | None = None, seed: int = 0,
-                      cancel: CancelToken | None = None) -> dict[str, np.ndarray]:
-    """The full model's values of ``names`` (and its feeds) on ``feeds`` or random inputs."""
+                      cancel: CancelToken | None = None,
+                      dim_sizes: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """The full model's values of ``names`` (and its feeds) on ``feeds`` or random inputs
+    (``dim_sizes``: the user's sizes of symbolic dimensions)."""
     path = Path(model_path)
-    proto, external = read_model_proto(path)  # refuses data outside the model's folder
-    if external:
-        load_external_weights(proto, path)
+    # refuses data outside the model's folder; the weights stay on disk, where onnxruntime
+    # reads them (never one proto over protobuf's 2 GB, nor the weights twice in memory)
+    proto, _external = read_model_proto(path)
     g = proto.graph
     known = {i.name for i in g.input} | {o for n in g.node for o in n.output}
     unknown = [n for n in names if n not in known]
@@ -78,8 +80,11 @@ def full_model_values(model_path: str | Path, names: list[str],
     declared = {o.name for o in g.output}
     proto.graph.output.extend(onnx.ValueInfoProto(name=n) for n in names if n not in declared)
     session = cpu_session(proto.SerializeToString(), path)
+    note = ""
     if feeds is None:
-        feeds = synthetic_feeds(read_model_info(path).inputs, seed=seed)
+        info = read_model_info(path)
+        feeds = synthetic_feeds(info.inputs, dim_sizes, seed=seed, hints=info.dim_hints)
+        note = f"; {dims_note(info.inputs, dim_sizes, info.dim_hints)}"
     wanted = [o.name for o in session.get_outputs()]
     try:
         with (cancel or CancelToken()).run_options() as options:
@@ -87,7 +92,8 @@ def full_model_values(model_path: str | Path, names: list[str],
     except Cancelled:
         raise
     except Exception as exc:
-        raise RunError(f"{path.name}: the full model failed to run ({exc})") from exc
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RunError(f"{path.name}: the full model failed to run ({first}{note})") from exc
     return {**feeds, **dict(zip(wanted, results, strict=True))}
 
 

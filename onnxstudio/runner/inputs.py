@@ -66,6 +66,7 @@ class ModelInfo:
     opset: int = 0  # the default domain's opset: the export's era
     distributions: frozenset[str] = frozenset()  # outputs a Softmax writes: probabilities
     producers: dict[str, str] = field(default_factory=dict)  # output -> op that wrote it
+    dim_hints: dict[str, int] = field(default_factory=dict)  # e.g. an LLM cache's head size
 
 
 def _spec_from_value_info(vi: Any) -> TensorSpec:
@@ -128,8 +129,11 @@ def model_info(path: Path, proto: onnx.ModelProto) -> ModelInfo:
     out_names = {o.name for o in proto.graph.output}
     distributions = frozenset(name for n in proto.graph.node if n.op_type == "Softmax"
                               for name in n.output if name in out_names)
+    from onnxstudio.runner.llm_dims import dim_hints
+
     return ModelInfo(path, inputs, outputs, metadata, labels, proto.producer_name,
-                     proto.producer_version, int(opset), distributions, writers(proto))
+                     proto.producer_version, int(opset), distributions, writers(proto),
+                     dim_hints(path, proto, inputs))
 
 
 def spec_from_ort(arg: Any) -> TensorSpec:

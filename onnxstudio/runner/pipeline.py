@@ -46,6 +46,7 @@ from onnxstudio.runner.synthetic import (
     AUDIO_SAMPLES,
     default_dim_sizes,
     dim_key,
+    dims_note,
     synthetic_feeds,
 )
 from onnxstudio.runner.testdata import TestSet, Verdict, load_test_data, verdict
@@ -250,7 +251,8 @@ class Pipeline:
             return [self._npy_job(request)]
         if request.random:
             specs = self.info.inputs or session.inputs
-            feeds = synthetic_feeds(specs, request.dim_sizes, zeros=request.zeros)
+            feeds = synthetic_feeds(specs, request.dim_sizes, zeros=request.zeros,
+                                    hints=self.info.dim_hints)
             return [("zero inputs" if request.zeros else "random inputs", feeds, None)]
         raise InputError("nothing to run: give an image, a .wav or .npy file, or random inputs")
 
@@ -286,8 +288,10 @@ class Pipeline:
                     if key is not None and axis < np.ndim(given[spec.name]):
                         sizes.setdefault(key, int(np.shape(given[spec.name])[axis]))
         rest = [s for s in specs if s.name not in given]
+        hints = self.info.dim_hints if self.info is not None else None
         feeds = synthetic_feeds(rest, {k: v for k, v in sizes.items()
-                                       if k in default_dim_sizes(rest)}, zeros=request.zeros)
+                                       if k in default_dim_sizes(rest)}, zeros=request.zeros,
+                                hints=hints)
         for name, value in (extra_values or {}).items():
             if name in feeds:
                 feeds[name] = np.full_like(feeds[name], value)
@@ -354,6 +358,8 @@ class Pipeline:
                     outcomes.append(RunOutcome(name, fed_tensors(feeds), [], 0.0,
                                                check=Verdict(name, error=str(exc))))
                     continue
+                if request.random:
+                    raise self.with_dims(request, exc) from exc
                 if request.audio is None:
                     raise
                 outcomes.append(self._windowed(request, name, feeds))  # a streaming model
@@ -371,6 +377,12 @@ class Pipeline:
                 outcome.check = verdict(test, result.outputs)
             outcomes.append(outcome)
         return outcomes
+
+    def with_dims(self, request: RunRequest, exc: RunError) -> RunError:
+        """A random run's failure, naming the sizes it gave each symbolic dimension."""
+        note = dims_note(self._specs(), request.dim_sizes,
+                         self.info.dim_hints if self.info is not None else None)
+        return RunError(f"{exc} ({note})" if note else str(exc))
 
     def _windowed(self, request: RunRequest, name: str, feeds: dict[str, Any]) -> RunOutcome:
         """A clip the model refused whole, fed as the short windows a streaming model takes

@@ -26,11 +26,12 @@ from typing import Any
 import onnx
 import onnxruntime as ort
 
-from onnxstudio.errors import RunError
+from onnxstudio.errors import Cancelled, RunError
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.feeds import request_feeds
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile_map import OptimisedMap
+from onnxstudio.runner.synthetic import dims_note
 
 _KERNEL_SUFFIX = "_kernel_time"
 # What onnxruntime's optimisers add to the name of the node (or value) they replace:
@@ -323,6 +324,12 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
         try:
             for _ in range(max(0, warmup) + max(1, runs)):
                 session.run(feeds)
+        except RunError as exc:
+            if not request.random or isinstance(exc, Cancelled):
+                raise
+            info = model.info()
+            note = dims_note(info.inputs, request.dim_sizes, info.dim_hints)
+            raise RunError(f"{exc} ({note})") from exc
         finally:
             trace = session.session.end_profiling()
         try:

@@ -75,10 +75,13 @@ def _tolerance(values: Mapping[str, Any]) -> float:
 
 
 def check_chain(model_path: str | Path, folder: str | Path,
-                stages: Sequence[Mapping[str, Any]], seed: int = 0) -> ChainCheck:
-    """Run the manifest's ``stages`` (``file``, ``inputs``, ``outputs``) one after another."""
+                stages: Sequence[Mapping[str, Any]], seed: int = 0,
+                dim_sizes: dict[str, int] | None = None) -> ChainCheck:
+    """Run the manifest's ``stages`` (``file``, ``inputs``, ``outputs``) one after another,
+    one stage's session at a time; ``dim_sizes``: sizes of the random inputs' dims."""
     handed = [o for stage in stages for o in stage["outputs"]]
-    whole = full_model_values(model_path, list(dict.fromkeys(handed)), seed=seed)
+    whole = full_model_values(model_path, list(dict.fromkeys(handed)), seed=seed,
+                              dim_sizes=dim_sizes)
     tolerance = _tolerance(whole)
     values: dict[str, Any] = {}  # what the chain itself computed so far, and the feeds
     results = []

@@ -51,8 +51,9 @@ def _size_for(spec: TensorSpec, axis: int, key: str) -> int:
         return IMAGE_SIDE
     if ("batch" in name and not seq_named) or (axis == 0 and len(spec.shape) >= 2):
         return 1
-    if "past" in name or "cache" in name:
-        return 1
+    cache = f"{name} {spec.name.lower()}"
+    if ("past" in cache or "cache" in cache) and axis < len(spec.shape) - 1:
+        return 0  # an empty cache: the first step of generation, as a prompt runs
     integer = bool(spec.dtype) and spec.dtype.startswith(("int", "uint"))  # type: ignore[union-attr]
     last = axis == len(spec.shape) - 1
     if integer and (seq_named or last):
@@ -62,14 +63,31 @@ def _size_for(spec: TensorSpec, axis: int, key: str) -> int:
     return 1
 
 
-def default_dim_sizes(specs: Sequence[TensorSpec]) -> dict[str, int]:
-    """Sensible sizes for every symbolic dimension (see module docstring)."""
+def default_dim_sizes(specs: Sequence[TensorSpec],
+                      hints: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Sensible sizes for every symbolic dimension (see module docstring); ``hints``:
+    sizes the model's folder or weights tell (an LLM cache's head size)."""
     sizes: dict[str, int] = {}
     for spec in specs:
         for axis, d in enumerate(spec.shape):
             key = dim_key(spec, axis, d)
             if key is not None and key not in sizes and "+" not in key:
                 sizes[key] = _size_for(spec, axis, key)
+    sizes.update({k: v for k, v in (hints or {}).items() if k in sizes})
+    return _follow_totals(sizes, set())
+
+
+def _follow_totals(sizes: dict[str, int], given: set[str]) -> dict[str, int]:
+    """A total length (``total_sequence_length``) is the past plus the new tokens, unless
+    set: an LLM refuses a mask that disagrees with its cache and its input ids."""
+    totals = [k for k in sizes if "total" in k.lower() and k not in given]
+    past = [k for k in sizes if "past" in k.lower() and "total" not in k.lower()
+            and ("seq" in k.lower() or "len" in k.lower())]
+    new = [k for k in sizes if any(w in k.lower() for w in ("seq", "len", "token"))
+           and "past" not in k.lower() and "total" not in k.lower()]
+    if totals and new:
+        for key in totals:
+            sizes[key] = sizes[new[0]] + (sizes[past[0]] if past else 0)
     return sizes
 
 
@@ -103,6 +121,18 @@ def parse_dim_sizes(text: str) -> dict[str, int]:
 
 def format_dim_sizes(sizes: Mapping[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def dims_note(specs: Sequence[TensorSpec], sizes: Mapping[str, int] | None = None,
+              hints: Mapping[str, int] | None = None) -> str:
+    """What a failed random run adds: the sizes it used and how to set others."""
+    used = default_dim_sizes(specs, hints)
+    used.update(sizes or {})
+    used = _follow_totals(used, set(sizes or {}))
+    if not used:
+        return ""
+    return (f"random inputs used {format_dim_sizes(used)}; set a symbolic dimension "
+            "with --dim NAME=SIZE")
 
 
 def _named_value(spec: TensorSpec, sizes: Mapping[str, int]) -> float | None:
@@ -141,15 +171,17 @@ def synthetic_input(spec: TensorSpec, sizes: Mapping[str, int], rng: np.random.G
 
 
 def synthetic_feeds(specs: Sequence[TensorSpec], sizes: Mapping[str, int] | None = None,
-                    seed: int = 0, zeros: bool = False) -> dict[str, np.ndarray]:
+                    seed: int = 0, zeros: bool = False,
+                    hints: Mapping[str, int] | None = None) -> dict[str, np.ndarray]:
     """Feeds for every input; ``sizes`` overrides the default sizes of symbolic dims."""
-    merged = default_dim_sizes(specs)
+    merged = default_dim_sizes(specs, hints)
     unknown = sorted(set(sizes or {}) - set(merged))
     if unknown:
         known = ", ".join(merged) or "none"
         raise InputError(f"dims: no symbolic dimension named {', '.join(unknown)} "
                          f"(this model has: {known})")
     merged.update(sizes or {})
+    merged = _follow_totals(merged, set(sizes or {}))
     check_budget(specs, merged)
     rng = np.random.default_rng(seed)
     return {s.name: synthetic_input(s, merged, rng, zeros) for s in specs}

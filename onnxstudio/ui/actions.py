@@ -78,6 +78,8 @@ def command_table(w: MainWindow) -> list[Entry]:
         Command("diff", "&Diff With…", file, partial(diffing.diff_with_dialog, w),
                 "Ctrl+Shift+D", "Compare this model with another one, node by node", "model",
                 separator=True),
+        Command("merge", "&Merge Models…", file, w.merge_models,
+                tip="Rebuild a model from split stages, or join two models"),
         Command("export", "&Export Diagram…", file, w.export_diagram, "Ctrl+E",
                 "Export the graph as SVG, PNG, PDF, DOT or JSON", "model",
                 icon_text="Export"),

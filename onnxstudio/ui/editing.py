@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
 
+from onnxstudio.model.formatting import model_title
 from onnxstudio.model.index import node_by_id
 from onnxstudio.ui.edit.controller import Rebuilt
 from onnxstudio.ui.edit.room import EditRoom
@@ -79,7 +80,7 @@ def update_title(window: MainWindow, tab: ModelTab | None) -> None:
         index = window.tabs.indexOf(tab)
         mark = UNSAVED_MARK if window.edits.is_modified(tab) else ""
         if index >= 0 and tab.model is not None:
-            window.tabs.setTabText(index, f"{tab.path.name}{mark}")
+            window.tabs.setTabText(index, f"{model_title(tab.path)}{mark}")
             window.tabs.setTabToolTip(
                 index, f"{tab.path}" + ("\nEdited: not saved yet" if mark else ""))
     current = window.current_tab()
@@ -87,7 +88,7 @@ def update_title(window: MainWindow, tab: ModelTab | None) -> None:
         window.setWindowTitle("onnxstudio")
         return
     mark = UNSAVED_MARK if window.edits.is_modified(current) else ""
-    window.setWindowTitle(f"{current.path.name}{mark} — onnxstudio")
+    window.setWindowTitle(f"{model_title(current.path)}{mark} — onnxstudio")
 
 
 def confirm_close_all(window: MainWindow) -> bool:

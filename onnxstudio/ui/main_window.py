@@ -45,6 +45,7 @@ from onnxstudio.ui.widgets.status import StatusBar
 from onnxstudio.ui.window_state import restore_window, save_window
 
 if TYPE_CHECKING:
+    from onnxstudio.ui.dialogs.merge_dialog import MergeDialog
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
 
 # Shown when first used, tabbed beside the Run panel: run inspection, cost, placement.
@@ -414,6 +415,15 @@ class MainWindow(QMainWindow):
         """Model → Split into Stages…: a non-modal preview, so the canvas stays in view."""
         tab = self.current_tab()
         return open_split_dialog(self, tab) if tab is not None else None
+
+    def merge_models(self) -> MergeDialog:
+        """File → Merge Models…: the merged model opens in a tab of its own."""
+        from onnxstudio.ui.dialogs.merge_dialog import MergeDialog
+
+        dialog = MergeDialog(self)
+        dialog.merged.connect(lambda path: self.open_paths([path]))
+        dialog.show()
+        return dialog
 
     def _last_run_input(self) -> RunRequest | None:
         """The input the run panel last ran on the current model (None: nothing yet)."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QUrl
 
 from onnxstudio.layout.types import Layout
+from onnxstudio.model.formatting import model_title
 from onnxstudio.runner.testdata import holds_test_data
 from onnxstudio.ui import diffing, editing
 from onnxstudio.ui.canvas.model_tab import ModelTab
@@ -41,7 +42,7 @@ def add_model_tab(window: MainWindow, path: Path) -> ModelTab:
     tab.view.selectionChanged.connect(lambda ids: window._on_selection(tab, ids))
     window.connect_canvas(tab)
     editing.connect_tab(window, tab)
-    index = window.tabs.addTab(tab, path.name)
+    index = window.tabs.addTab(tab, model_title(path))
     window.tabs.setTabToolTip(index, str(path))
     window.tabs.setCurrentIndex(index)
     window.central.setCurrentWidget(window.tabs)
@@ -70,7 +71,7 @@ def _failed(window: MainWindow, tab: ModelTab, message: str) -> None:
     window.statusBar().showMessage(message, 10000)
     index = window.tabs.indexOf(tab)
     if index >= 0 and tab.model is None:
-        window.tabs.setTabText(index, f"⚠ {tab.path.name}")
+        window.tabs.setTabText(index, f"⚠ {model_title(tab.path)}")
 
 
 def _layout_changed(window: MainWindow, tab: ModelTab, layout: Layout) -> None:

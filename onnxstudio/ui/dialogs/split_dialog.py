@@ -36,7 +36,8 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.model import Model
 from onnxstudio.model.formatting import human_bytes
-from onnxstudio.model.split import CostKind, SplitPlan, manifest_json, plan_split, write_split
+from onnxstudio.model.split import CostKind, SplitPlan, plan_split
+from onnxstudio.model.split_write import manifest_json, write_split
 from onnxstudio.render.overlay import OverlayData, stage_fill, stages_overlay
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
@@ -173,7 +174,11 @@ class SplitDialog(QDialog):
             f"The costliest stage is {plan.imbalance:.2f}× the ideal share. Handed over "
             f"at the cuts (symbolic dimensions counted as 1): {handed}. The cut tensors "
             "are marked on the canvas; nothing is written until you ask.")
-        self.write_button.setEnabled(True)
+        refusal = plan.unwritable(self.model)
+        self.write_button.setEnabled(refusal is None)
+        self.write_button.setToolTip(refusal or "")
+        if refusal is not None:
+            self.summary.setText(f"{self.summary.text()}\n\nCannot be written: {refusal}.")
         self.preview(_stage_overlay(self.model, plan), handed_over(plan))
         self.planned.emit(plan)
 

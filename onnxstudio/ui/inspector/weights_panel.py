@@ -28,8 +28,9 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.model.formatting import format_number, human_bytes
-from onnxstudio.model.graph import InitializerInfo, Model
+from onnxstudio.model.graph import Graph, InitializerInfo, Model
 from onnxstudio.model.index import ModelIndex
+from onnxstudio.model.quantized import dequantize_nbits
 from onnxstudio.model.weights import (
     TensorStats,
     WeightStore,
@@ -53,6 +54,7 @@ class LoadedWeight:
     raw: np.ndarray  # as onnx returned it (bfloat16 stays bfloat16)
     values: np.ndarray  # display form: bfloat16/float8 widened to float32
     stats: TensorStats
+    dequantised: bool = False  # values are the K×N weights packed int4 blocks stand for
 
 
 class ArrayTableModel(MatrixTableModel):
@@ -74,10 +76,13 @@ class ArrayTableModel(MatrixTableModel):
         return row_index_label(self._shape, section)
 
 
-def _load(store: WeightStore, name: str) -> LoadedWeight:
+def _load(store: WeightStore, graph: Graph, name: str) -> LoadedWeight:
+    """The weight's values; an int4/8 MatMulNBits weight dequantised to the K×N floats
+    it stands for (its packed bytes say nothing to a reader)."""
     raw = store.read(name)
-    values = display_array(raw)
-    return LoadedWeight(name, raw, values, tensor_stats(values))
+    unpacked = dequantize_nbits(graph, name, store.read)
+    values = display_array(raw) if unpacked is None else unpacked
+    return LoadedWeight(name, raw, values, tensor_stats(values), unpacked is not None)
 
 
 class WeightsPanel(QWidget):
@@ -172,7 +177,8 @@ class WeightsPanel(QWidget):
         self._show_info(info)
         self.stack.setCurrentIndex(1)
         store = self.store
-        self._loader.start(lambda _context: _load(store, name))
+        graph = model.graph
+        self._loader.start(lambda _context: _load(store, graph, name))
 
     def _show_info(self, info: InitializerInfo) -> None:
         where = ""
@@ -205,6 +211,10 @@ class WeightsPanel(QWidget):
         labels["nonfinite"].setText(f"{s.nans:,} / {s.infs:,}")
         if result.raw.dtype != result.values.dtype:
             labels["dtype"].setText(f"{result.raw.dtype.name} (shown as {result.values.dtype})")
+        if result.dequantised:
+            k, n = result.values.shape
+            labels["shape"].setText(f"{labels['shape'].text()}: blocks of a {k}×{n} "
+                                    "weight, shown dequantised")
         self.histogram.set_histogram(
             s.histogram, s.edges, "" if s.minimum is None else format_number(s.minimum),
             "" if s.maximum is None else format_number(s.maximum))

@@ -1,0 +1,150 @@
+"""LLMs into pipeline stages: layers with their own caches, few tensors per cut, all or nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from onnxstudio.cli import main
+from onnxstudio.errors import CutError
+from onnxstudio.model import load_model
+from onnxstudio.model.cut import cut_from_tensors, write_cut
+from onnxstudio.model.split import plan_at, plan_split
+from onnxstudio.model.split_write import write_split
+from onnxstudio.runner.split_check import check_chain
+from tests.llm_builders import save_tiny_llm
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _manifest(folder: Path) -> list[dict]:
+    return json.loads((folder / "manifest.json").read_text())["stages"]
+
+
+def _layers_of_caches(stage: dict) -> set[int]:
+    return {int(i["name"].split(".")[1]) for i in stage["inputs"]
+            if i["name"].startswith("past_key_values.")}
+
+
+def test_an_llm_splits_with_each_cache_in_its_layers_stage(tmp_path: Path, capsys) -> None:
+    path = save_tiny_llm(tmp_path / "tiny", layers=4)
+    assert main(["split", str(path), str(tmp_path / "out"), "--stages", "3"]) == 0
+    assert "chained stages match the whole model" in capsys.readouterr().out
+    stages = _manifest(tmp_path / "out")
+    seen: set[int] = set()
+    for stage in stages:
+        layers = _layers_of_caches(stage)
+        assert not layers & seen  # no cache is fed to two stages
+        seen |= layers
+        handed = [i for i in stage["inputs"] if i["from"] != "model"]
+        assert len(handed) <= 2  # the residual stream, not the mask's lengths and shapes
+        # the mask's lengths are recomputed from the model's mask, not handed over
+        assert not any("attn_mask_reformat" in i["name"] for i in handed)
+    assert seen == {0, 1, 2, 3}
+
+
+def test_cuts_by_hand_after_a_node_or_a_tensor(tmp_path: Path, capsys) -> None:
+    path = save_tiny_llm(tmp_path / "tiny", layers=2)
+    assert main(["split", str(path), str(tmp_path / "a"), "--cut-after",
+                 "/model/layers.0/mlp/down_proj/MatMul_Q4"]) == 0
+    assert "chained stages match" in capsys.readouterr().out
+    assert [_layers_of_caches(s) for s in _manifest(tmp_path / "a")] == [{0}, {1}]
+    model = load_model(path)
+    plan = plan_at(model, tensors=["/model/layers.0/post_attention_layernorm/output_3"])
+    assert len(plan.stages) == 2
+    assert main(["split", str(path), str(tmp_path / "b"), "--cut", "no_such"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("onnxstudio: --cut no_such: no tensor") and err.count("\n") == 1
+
+
+def test_the_check_takes_dims(tmp_path: Path, capsys) -> None:
+    path = save_tiny_llm(tmp_path / "tiny", layers=2)
+    assert main(["split", str(path), str(tmp_path / "out"), "--stages", "2",
+                 "--dim", "sequence_length=3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["check"]["ok"]
+
+
+def test_a_failed_split_leaves_nothing_behind(tmp_path: Path, monkeypatch) -> None:
+    path = save_tiny_llm(tmp_path / "tiny", layers=2)
+    model = load_model(path)
+    plan = plan_split(model, 2)
+    import onnxstudio.model.split_write as split_write
+
+    calls = []
+
+    def failing(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 2:
+            raise CutError("disk full")
+        return write_cut(*args, **kwargs)
+
+    monkeypatch.setattr(split_write, "write_cut", failing)
+    with pytest.raises(CutError, match="disk full"):
+        write_split(model, plan, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny"]
+
+
+def test_external_weights_take_the_model_files_permissions(tmp_path: Path) -> None:
+    path = save_tiny_llm(tmp_path / "tiny", layers=1)
+    model = load_model(path)
+    old = os.umask(0o022)
+    try:
+        written = write_cut(model, cut_from_tensors(model, None, None), tmp_path / "cut.onnx",
+                            external=True)
+    finally:
+        os.umask(old)
+    assert written.data_path is not None
+    assert stat.S_IMODE(written.data_path.stat().st_mode) == 0o644
+    assert stat.S_IMODE(written.path.stat().st_mode) == 0o644
+
+
+# ---------------------------------------------------------------- real exports (no CI)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The genai builder's int4 Llama and the dynamo exporter's Llama, made here."""
+    pytest.importorskip("torch")
+    pytest.importorskip("onnxruntime_genai")
+    pytest.importorskip("onnxscript")
+    out = tmp_path_factory.mktemp("llms")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import make_llm_models
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    with warnings.catch_warnings():  # torch's and transformers' own, while generating
+        warnings.simplefilter("ignore")
+        make_llm_models.genai("llama", "int4", out)
+        make_llm_models.dynamo(out)
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["genai-llama-int4", "dynamo-llama"])
+def test_real_exports_run_and_split_with_default_options(exported: Path, name: str,
+                                                         tmp_path: Path, capsys) -> None:
+    path = exported / name / "model.onnx"
+    assert main(["run", str(path), "--random"]) == 0
+    assert main(["split", str(path), str(tmp_path / "out"), "--stages", "2"]) == 0
+    assert "chained stages match the whole model" in capsys.readouterr().out
+    plan = plan_split(load_model(path), 2)
+    folder = tmp_path / "again"
+    write_split(load_model(path), plan, folder)
+    assert check_chain(path, folder, _manifest(folder)).ok
+
+
+def test_a_failed_check_names_the_dims_to_set(tmp_path: Path, capsys) -> None:
+    path = save_tiny_llm(tmp_path / "tiny", layers=2)
+    assert main(["split", str(path), str(tmp_path / "out"), "--stages", "2",
+                 "--dim", "kv_cache_dim=3"]) == 2
+    err = capsys.readouterr().err
+    assert "kv_cache_dim=3" in err and "--dim NAME=SIZE" in err and err.count("\n") == 1
