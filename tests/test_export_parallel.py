@@ -10,31 +10,27 @@ from pathlib import Path
 
 import pytest
 
+from onnxstudio.concurrency.fork import Forked, ForkFailed
 from onnxstudio.export.formats import export_layout
 from onnxstudio.export.options import ExportOptions
-from onnxstudio.forked import Forked, ForkFailed
 from onnxstudio.model import load_model
 from tests.builders import relu_chain, save, tiny_mlp
 from tests.conftest import ladder_model
 from tests.render_support import demo_layout
 
-needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 
-
-@needs_fork
-def test_forked_work_runs_in_another_process() -> None:
+def test_forked_work_runs_in_another_process(forking: None) -> None:
     assert Forked(os.getpid).result() != os.getpid()
 
 
-@needs_fork
-def test_forked_work_that_raises_has_no_result() -> None:
+def test_forked_work_that_raises_has_no_result(forking: None) -> None:
     with pytest.raises(ForkFailed):
         Forked(lambda: 1 // 0).result()
 
 
-@needs_fork
-def test_a_result_cut_short_is_no_result_and_delivered_forks_are_reaped(monkeypatch) -> None:
-    from onnxstudio import forked
+def test_a_result_cut_short_is_no_result_and_delivered_forks_are_reaped(
+        forking: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxstudio.concurrency import fork as forked
 
     done = Forked(lambda: "whole")
     assert done.result() == "whole"
@@ -89,9 +85,8 @@ def test_load_with_inference_started_from_the_file_is_the_same_model(tmp_path: P
     assert early.graph.values["v7"].type.describe() == "float32[2×8]"
 
 
-@needs_fork
 @pytest.mark.parametrize("early", [False, True])
-def test_inference_that_crashes_its_fork_is_named_by_the_guard(tmp_path: Path,
+def test_inference_that_crashes_its_fork_is_named_by_the_guard(forking: None, tmp_path: Path,
                                                                early: bool) -> None:
     """The fork infers unguarded: onnx's LabelEncoder inference segfaults on an input
     nothing defines, which ends the fork only; the model opens with the guard's reason."""
@@ -160,9 +155,8 @@ def test_parallel_svg_of_a_real_model_is_the_same_file(tmp_path: Path) -> None:
     assert _svg_bytes(tmp_path, layout, model, True, "bert") == one
 
 
-@needs_fork
 @pytest.mark.parametrize("clash", [False, True])
-def test_a_slow_fork_hands_its_last_boxes_to_the_parent(tmp_path: Path,
+def test_a_slow_fork_hands_its_last_boxes_to_the_parent(forking: None, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         clash: bool) -> None:
     """The parent, done with its half first, asks the fork to stop halfway through the
@@ -192,8 +186,7 @@ def test_a_slow_fork_hands_its_last_boxes_to_the_parent(tmp_path: Path,
     assert len(asked) >= (500 if clash else 100)  # its share (and, on a clash, all again)
 
 
-@needs_fork
-def test_a_fork_that_dies_mid_write_leaves_the_parent_to_paint_its_half(
+def test_a_fork_that_dies_mid_write_leaves_the_parent_to_paint_its_half(forking: None,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The fork writes its part into the file itself; one that dies halfway through
     that write costs nothing but time: the parent paints its half over it."""
@@ -245,8 +238,7 @@ def test_the_split_leaves_the_fork_room_to_write_its_part() -> None:
     assert _share(7, 0.0, 1e-4) == 3
 
 
-@needs_fork
-def test_side_sources_decided_in_a_fork_give_the_same_layout(
+def test_side_sources_decided_in_a_fork_give_the_same_layout(forking: None,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """build_layout(parallel=True) decides where the far-reaching side inputs go in a
     fork while it joins the edges (and runs ``meanwhile``): the same layout as one
@@ -283,8 +275,7 @@ def test_side_sources_decided_in_a_fork_give_the_same_layout(
     assert layout_to_dict(build_layout(model, state, parallel=True)) == one
 
 
-@needs_fork
-def test_the_forks_byte_checks_count_only_for_the_file_this_process_read(
+def test_the_forks_byte_checks_count_only_for_the_file_this_process_read(forking: None,
         tmp_path: Path) -> None:
     """The inference fork reads the file first and answers the loader's byte checks
     (is every name UTF-8?); a file replaced since is checked again here."""

@@ -63,12 +63,14 @@ def _export(args: argparse.Namespace) -> int:
     options.format = fmt
     check_destination(out, [model_path])  # before the (possibly slow) load
     inferring = None
-    forks = not needs_qt(fmt)  # Qt's threads do not survive a fork
-    if not forks:
+    if needs_qt(fmt):
         from onnxstudio.export.qtapp import ensure_gui_app
 
         ensure_gui_app()  # sets the offscreen platform first when there is no display
-    else:
+    from onnxstudio.concurrency.fork import may_fork
+
+    forks = may_fork()  # not beside Qt, nor without fork: then all in this process
+    if forks:
         # Shapes are inferred in a fork (not beside Qt: a fork keeps one thread), started
         # once onnx's core is loaded: it reads the model while this process imports the
         # rest (never the whole onnx package: see onnx_core).
@@ -95,7 +97,7 @@ def _export(args: argparse.Namespace) -> int:
         for keep in stores:
             keep()
 
-    result = export_layout(layout, model, out, options, parallel=True, meanwhile=keep_layouts)
+    result = export_layout(layout, model, out, options, parallel=forks, meanwhile=keep_layouts)
     for notice in result.notices:
         print(f"onnxstudio: note: {notice}", file=sys.stderr)
     what = f", {result.size[0]:.0f}×{result.size[1]:.0f}" if any(result.size) else ""

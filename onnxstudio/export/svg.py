@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from onnxstudio.concurrency.fork import Forked, ForkFailed
 from onnxstudio.export.atomic import atomic_write
 from onnxstudio.export.options import (
     CancelFn,
@@ -24,7 +25,6 @@ from onnxstudio.export.options import (
 )
 from onnxstudio.export.sheet import item_count, paint_state, plan_sheet
 from onnxstudio.export.surfaces import WatchSurface
-from onnxstudio.forked import Forked, ForkFailed
 from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.svg_surface import SvgSurface
@@ -42,7 +42,7 @@ def export_svg(layout: Layout, model: Model | None, dest: Path, options: ExportO
                cancel: CancelFn | None = None, parallel: bool = False,
                meanwhile: Callable[[], object] | None = None) -> None:
     """``parallel``: paint half of the drawing in a forked process (one-shot commands
-    only; see onnxstudio.forked), unless progress is reported or cancel polled; then
+    only; see onnxstudio.concurrency.fork), unless progress is reported or cancel polled; then
     ``meanwhile`` runs while the fork finishes (the caller runs it otherwise)."""
     sheet = plan_sheet(layout, model, options)
     svg = SvgSurface()

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from onnxstudio.forked import Forked, ForkFailed
+from onnxstudio.concurrency.fork import Forked, ForkFailed
+from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import join_edges, place_items, transpose
 from onnxstudio.layout.edge_collect import EdgeCollector
@@ -34,7 +35,6 @@ from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Box, Direction, Layout
 from onnxstudio.layout.units import Piece, Unit
 from onnxstudio.model.formatting import plural
-from onnxstudio.model.gil_runs import dismantle
 from onnxstudio.model.graph import Graph, Model, Node
 
 FRAME_LABEL_PAD = 26.0  # room above a group's content for its label
@@ -272,7 +272,7 @@ def build_layout(
     ``graph`` may be a Model: its main graph is drawn and its local functions can expand
     in place; otherwise ``functions`` maps (domain, name) to function bodies.
     Raises LayoutCancelled when ``cancel()`` turns true (checked between groups).
-    ``parallel``: where side sources go is decided in a fork (onnxstudio.forked: a
+    ``parallel``: where side sources go is decided in a fork (onnxstudio.concurrency.fork: a
     one-shot command only) while this process joins the edges' pieces and then runs
     ``meanwhile`` (BERT-96: 75 ms of the layout's 330 beside 60).
     """

@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from onnxstudio.concurrency.gil_runs import dismantle, fromiter_in_runs
 from onnxstudio.layout.types import Box, GroupFrame, Layout
-from onnxstudio.model.gil_runs import dismantle, fromiter_in_runs
 
 MIN_FANOUT = 3
 REACH = 4.0  # edges at least this many times longer (vertically) than the median edge
