@@ -177,7 +177,7 @@ def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
 
 class SideMoves(NamedTuple):
     """What moving the side sources does to a layout, decided before the edges' routes
-    exist (build_layout: in a fork, while they are joined): boxes moved (index, new x,
+    exist (build_layout: before they are joined): boxes moved (index, new x,
     their edges), how far right everything then shifts, the refitted width."""
 
     moves: list[tuple[int, float, list[int]]]
