@@ -104,27 +104,6 @@ def test_inference_that_crashes_its_fork_is_named_by_the_guard(forking: None, tm
     assert model.warnings == load_model(path).warnings
 
 
-def test_overlapped_load_runs_untyped_work_while_shapes_are_inferred(
-        forking: None, tmp_path: Path) -> None:
-    """``meanwhile`` gets the built model, marked as the file's (so the layout cache
-    serves its scope tree), before the inferred types arrive."""
-    from onnxstudio.model.source import read_from
-
-    path = save(relu_chain(30), tmp_path / "chain.onnx")
-    seen: list[tuple[str | None, str | None]] = []
-
-    def meanwhile(model) -> None:
-        source = read_from(model)
-        seen.append((source and source.shapes, model.graph.values["v7"].type.shape))
-
-    model = load_model(path, overlap=True, meanwhile=meanwhile)
-    assert seen == [("inferred", None)]
-    assert model.graph.values["v7"].type.describe() == "float32[2×8]"
-    assert read_from(model) is not None and _types(model) == _types(load_model(path))
-    with pytest.raises(ZeroDivisionError):
-        load_model(path, overlap=True, meanwhile=lambda _model: 1 // 0)
-
-
 @pytest.mark.parametrize("early", [False, True])
 def test_without_fork_the_overlapped_load_is_the_same_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, early: bool) -> None:

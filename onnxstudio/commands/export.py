@@ -78,14 +78,12 @@ def _export(args: argparse.Namespace) -> int:
 
         inferring = ForkedInference(model_path)
     from onnxstudio.export.build import layout_for_export
-    from onnxstudio.layout.cache import scope_tree, stores_later
+    from onnxstudio.layout.cache import stores_later
     from onnxstudio.model import load_model
 
-    # The scope tree, which reads no types, is made while the fork finishes. What the
-    # layout cache keeps is written once the export is.
-    with stores_later() as stores:
+    with stores_later() as stores:  # what the layout cache keeps: written after the file
         try:
-            model = load_model(model_path, meanwhile=scope_tree, inferring=inferring)
+            model = load_model(model_path, inferring=inferring)
         finally:
             if inferring is not None:
                 inferring.cancel()  # collected by now, unless the load failed

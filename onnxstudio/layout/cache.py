@@ -127,8 +127,8 @@ _later = threading.local()
 @contextlib.contextmanager
 def stores_later() -> Iterator[list[Callable[[], None]]]:
     """Within, on this thread: what would be kept is queued instead, for the caller to
-    write while it waits anyway. The CLI export hashes and encodes BERT-96's layout
-    (80 ms) while its fork paints; the window's workers keep as they go."""
+    write later. The CLI export hashes and encodes BERT-96's layout (80 ms) once its
+    file is written; the window's workers keep as they go."""
     outer = getattr(_later, "stores", None)
     queued: list[Callable[[], None]] = []
     _later.stores = queued
