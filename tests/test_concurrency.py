@@ -4,12 +4,14 @@ process and no file behind, and the path without fork writes the same bytes."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,12 +43,48 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
-def _gone(pid: int) -> bool:
-    for _ in range(300):  # it exits as soon as it sees its parent gone
-        if not _alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
+# Runs a command as a subreaper (Linux), so that what the command leaves behind when it
+# is killed becomes this harness' child, not init's (which may end it for us): the
+# command prints the pid to watch, gets the signal, and the harness says whether that
+# process ended by itself.
+HARNESS = r"""
+import ctypes, json, os, signal, subprocess, sys, tempfile, time
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+sig, command = int(sys.argv[1]), sys.argv[2:]
+errors = tempfile.TemporaryFile("w+")  # not a pipe: what is left behind may hold it
+run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
+watched = int(run.stdout.readline())
+alive = os.path.exists(f"/proc/{watched}")
+run.send_signal(sig)
+run.wait(timeout=60)
+errors.seek(0)
+stderr = errors.read()
+gone = False
+for _ in range(300):  # it exits as soon as it sees its parent gone
+    try:
+        gone = os.waitpid(watched, os.WNOHANG)[0] != 0
+    except ChildProcessError:  # the command itself, reaped above
+        gone = True
+    if gone:
+        break
+    time.sleep(0.05)
+if not gone:
+    os.kill(watched, signal.SIGKILL)
+    os.waitpid(watched, 0)
+print(json.dumps({"alive": alive, "gone": gone, "code": run.returncode,
+                  "stderr": stderr, "command": run.pid, "watched": watched}))
+"""
+
+
+def _killed(sig: signal.Signals, *command: str) -> dict[str, Any]:
+    """Run ``command`` under HARNESS, signal it, and tell what became of its process."""
+    proc = subprocess.run([sys.executable, "-c", HARNESS, str(int(sig)), *command],
+                          capture_output=True, text=True, env=_env(), cwd=REPO, timeout=180,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    result: dict[str, Any] = json.loads(proc.stdout)
+    assert result["alive"], result
+    return result
 
 
 GUARD = r"""
@@ -115,15 +153,7 @@ time.sleep(120)
 @needs_proc
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_fork_ends_with_its_parent(sig: signal.Signals) -> None:
-    parent = subprocess.Popen([sys.executable, "-c", HANGING_FORK], stdout=subprocess.PIPE,
-                              text=True, env=_env(), cwd=REPO)
-    assert parent.stdout is not None
-    pid = int(parent.stdout.readline())
-    assert _alive(pid)
-    parent.send_signal(sig)
-    parent.wait(timeout=60)
-    parent.stdout.close()
-    assert _gone(pid)
+    assert _killed(sig, sys.executable, "-c", HANGING_FORK)["gone"]
 
 
 HANGING_CHILD = r"""
@@ -147,15 +177,7 @@ time.sleep(120)
 def test_a_child_process_ends_with_its_parent_and_removes_its_folder(tmp_path: Path) -> None:
     """A window killed while it infers shapes or profiles leaves no child running and
     no job folder: the child watches its stdin, which only the parent holds open."""
-    parent = subprocess.Popen([sys.executable, "-c", HANGING_CHILD, str(tmp_path)],
-                              stdout=subprocess.PIPE, text=True, env=_env(), cwd=REPO)
-    assert parent.stdout is not None
-    pid = int(parent.stdout.readline())
-    assert _alive(pid) and len(list(tmp_path.iterdir())) == 1
-    parent.kill()
-    parent.wait(timeout=60)
-    parent.stdout.close()
-    assert _gone(pid)
+    assert _killed(signal.SIGKILL, sys.executable, "-c", HANGING_CHILD, str(tmp_path))["gone"]
     for _ in range(100):
         if not list(tmp_path.iterdir()):
             break
@@ -196,20 +218,13 @@ def test_a_killed_export_leaves_no_process_and_no_file(tmp_path: Path, where: st
     model = save(tiny_mlp(), tmp_path / "mlp.onnx")
     out = tmp_path / "out"
     out.mkdir()
-    command = [sys.executable, "-c", PAUSED_EXPORT, where, "named" if named else "unnamed",
-               "export", str(model), str(out / "graph.svg")]
-    export = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env=_env(), cwd=REPO)
-    assert export.stdout is not None
-    paused = int(export.stdout.readline())
-    assert (paused != export.pid) == (where == "fork")
-    export.send_signal(sig)
-    _, stderr = export.communicate(timeout=60)
-    assert _gone(paused)
-    assert list(out.iterdir()) == []
-    assert "Traceback" not in stderr
+    result = _killed(sig, sys.executable, "-c", PAUSED_EXPORT, where,
+                     "named" if named else "unnamed", "export", str(model), str(out / "graph.svg"))
+    assert (result["watched"] != result["command"]) == (where == "fork")
+    assert result["gone"] and list(out.iterdir()) == []
+    assert "Traceback" not in result["stderr"]
     if sig == signal.SIGTERM:
-        assert export.returncode == 128 + signal.SIGTERM
+        assert result["code"] == 128 + signal.SIGTERM
 
 
 def _export(mode: str, model: Path, out: Path) -> subprocess.CompletedProcess[str]:
