@@ -7,13 +7,14 @@ import contextlib
 import gc
 import io
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from onnxstudio import __version__
-from onnxstudio.child_process import run_child
 from onnxstudio.commands import COMMANDS, load
+from onnxstudio.concurrency.child import run_child
 from onnxstudio.errors import describe_failure
 
 
@@ -75,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from onnxstudio.ui.app import run_app
 
             handler = run_app
+    if first in COMMANDS and argv is None:
+        signal.signal(signal.SIGTERM, _terminated)
     if quiet_gc:
         gc.disable()  # see WHOLE_GRAPH_COMMANDS
     code = _run(handler, args)
@@ -100,6 +103,12 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
             raise
         print(f"onnxstudio: {describe_failure(exc)}", file=sys.stderr)
         return 2
+
+
+def _terminated(_signum: int, _frame: object) -> NoReturn:
+    """SIGTERM ends a command as an exception does, so its cleanups run (a temporary
+    file where there are no unnamed ones; forks end by themselves with this process)."""
+    raise SystemExit(128 + signal.SIGTERM)
 
 
 def _end_process(code: int) -> NoReturn:

@@ -56,3 +56,14 @@ def _isolated_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
     monkeypatch.setenv("ONNXSTUDIO_SETTINGS_DIR", str(home / "settings"))
+
+
+@pytest.fixture()
+def forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let this test process fork although Qt is loaded in it (pytest-qt): for tests of
+    what a fork does, whose work touches no Qt. Skips where there is no fork."""
+    from onnxstudio.concurrency import fork
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(fork, "refusal", lambda: None)

@@ -15,6 +15,17 @@ from tests.builders import save, tiny_mlp
 from tests.conftest import REPO, shared_model
 
 
+@pytest.fixture(autouse=True, params=["fork", "no-fork"])
+def fork_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs twice: as a Linux shell runs the command (forks), and on the
+    path without fork that Windows, macOS beside Qt and ONNXSTUDIO_NO_FORK=1 take."""
+    if request.param == "no-fork":
+        monkeypatch.setenv("ONNXSTUDIO_NO_FORK", "1")
+    else:
+        monkeypatch.delenv("ONNXSTUDIO_NO_FORK", raising=False)
+    return str(request.param)
+
+
 def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}

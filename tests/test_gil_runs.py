@@ -7,7 +7,7 @@ from itertools import chain
 import numpy as np
 import pytest
 
-from onnxstudio.model.gil_runs import RUN, fromiter_in_runs
+from onnxstudio.concurrency.gil_runs import RUN, fromiter_in_runs
 
 
 @pytest.mark.parametrize("count", [0, 1, RUN - 1, RUN, RUN + 1, 3 * RUN + 7])

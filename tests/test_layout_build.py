@@ -283,7 +283,7 @@ def test_dismantle_empties_the_build_but_not_what_the_layout_kept() -> None:
     """A finished build is freed piece by piece; the objects the layout holds survive."""
     from types import SimpleNamespace
 
-    from onnxstudio.model.gil_runs import dismantle
+    from onnxstudio.concurrency.gil_runs import dismantle
 
     kept = [1.0, 2.0]
     build = SimpleNamespace(boxes={f"n{i}": kept for i in range(1000)}, order=[kept] * 700,

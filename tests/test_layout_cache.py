@@ -267,7 +267,7 @@ def test_cli_export_twice_writes_the_same_file_laid_out_once(
 
 def test_stores_later_queues_what_is_kept_until_the_caller_writes_it(
         builds: list[str], tmp_path: Path) -> None:
-    """The CLI export writes the cache while its fork paints: within ``stores_later``
+    """The CLI export writes the cache after its file: within ``stores_later``
     nothing is written, and the queued writes leave what a direct store leaves."""
     path = save(tiny_mlp(), tmp_path / "mlp.onnx")
     model = opened(path)

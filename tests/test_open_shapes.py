@@ -94,7 +94,7 @@ def test_closing_a_tab_mid_inference_stops_the_child(qtbot, tmp_path: Path) -> N
         tab.start()
     child = tab._pending_shapes.child if tab._pending_shapes else None
     tab.shutdown()
-    assert child is None or child._process is None or child._process.poll() is not None
+    assert child is None or child._child is None or child._child.process.poll() is not None
     assert not tab.busy
 
 

@@ -54,7 +54,7 @@ def _options(args: argparse.Namespace) -> ExportOptions:
 
 def _export(args: argparse.Namespace) -> int:
     from onnxstudio.export.atomic import check_destination
-    from onnxstudio.export.formats import export_layout, format_for_path, import_writer, needs_qt
+    from onnxstudio.export.formats import export_layout, format_for_path, needs_qt
 
     model_path, out = Path(args.model), Path(args.out)
     options = _options(args)
@@ -63,39 +63,34 @@ def _export(args: argparse.Namespace) -> int:
     options.format = fmt
     check_destination(out, [model_path])  # before the (possibly slow) load
     inferring = None
-    forks = not needs_qt(fmt)  # Qt's threads do not survive a fork
-    if not forks:
+    if needs_qt(fmt):
         from onnxstudio.export.qtapp import ensure_gui_app
 
         ensure_gui_app()  # sets the offscreen platform first when there is no display
-    else:
-        # Shapes are inferred in a fork (not beside Qt: a fork keeps one thread), started
-        # once onnx's core is loaded: it reads the model while this process imports the
-        # rest (never the whole onnx package: see onnx_core).
+    from onnxstudio.concurrency.fork import may_fork
+
+    if may_fork():  # not beside Qt, nor without fork: then all in this process
+        # Shapes are inferred in a fork started once onnx's core is loaded: it reads the
+        # model while this process imports the rest (never the whole onnx package: see
+        # onnx_core).
         import onnxstudio.model.onnx_core  # noqa: F401
         from onnxstudio.model.infer_child import ForkedInference
 
         inferring = ForkedInference(model_path)
     from onnxstudio.export.build import layout_for_export
-    from onnxstudio.layout.cache import scope_tree, stores_later
+    from onnxstudio.layout.cache import stores_later
     from onnxstudio.model import load_model
 
-    # The scope tree, which reads no types, is made while the fork finishes. What the
-    # layout cache keeps is written while the export waits for its own fork.
-    with stores_later() as stores:
+    with stores_later() as stores:  # what the layout cache keeps: written after the file
         try:
-            model = load_model(model_path, meanwhile=scope_tree, inferring=inferring)
+            model = load_model(model_path, inferring=inferring)
         finally:
             if inferring is not None:
                 inferring.cancel()  # collected by now, unless the load failed
-        layout = layout_for_export(model, options, parallel=forks,
-                                   meanwhile=lambda: import_writer(fmt))
-
-    def keep_layouts() -> None:
-        for keep in stores:
-            keep()
-
-    result = export_layout(layout, model, out, options, parallel=True, meanwhile=keep_layouts)
+        layout = layout_for_export(model, options)
+    result = export_layout(layout, model, out, options)
+    for keep in stores:
+        keep()
     for notice in result.notices:
         print(f"onnxstudio: note: {notice}", file=sys.stderr)
     what = f", {result.size[0]:.0f}×{result.size[1]:.0f}" if any(result.size) else ""

@@ -35,15 +35,12 @@ def layout_for_export(model: Model, options: ExportOptions,
                       current: ExpandState | None = None,
                       direction: Direction | None = None,
                       cancel: Callable[[], bool] | None = None,
-                      progress: Callable[[float], None] | None = None,
-                      parallel: bool = False,
-                      meanwhile: Callable[[], object] | None = None) -> Layout:
+                      progress: Callable[[float], None] | None = None) -> Layout:
     """Lay the model out for export (runs the layout engine, or reads the layout cache;
-    call it off the GUI thread). ``parallel``: a one-shot command may fork, and runs
-    ``meanwhile`` while it waits (build_layout)."""
+    call it off the GUI thread)."""
     from onnxstudio.layout.cache import layout_model, scope_tree
 
     scope_tree(model, cancel)  # from the layout cache when it can: states are made from it
     state = export_state(model, options, current)
     chosen: Direction = options.direction or direction or "TB"
-    return layout_model(model, state, chosen, cancel, progress, parallel, meanwhile)
+    return layout_model(model, state, chosen, cancel, progress)

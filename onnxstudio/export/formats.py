@@ -9,7 +9,6 @@ before those imports.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -61,13 +60,6 @@ def needs_qt(fmt: Format) -> bool:
     return fmt in QT_FORMATS
 
 
-def import_writer(fmt: Format) -> None:
-    """Import what writing ``fmt`` takes (SVG: the painter, 15 ms), ahead of the write:
-    the CLI does it while its layout waits for a fork."""
-    if fmt == "svg":
-        import onnxstudio.export.svg  # noqa: F401
-
-
 def _check_cancel(cancel: CancelFn | None) -> None:
     if cancel is not None and cancel():
         raise ExportCancelled()
@@ -75,21 +67,11 @@ def _check_cancel(cancel: CancelFn | None) -> None:
 
 def export_layout(layout: Layout, model: Model | None, path: str | Path,
                   options: ExportOptions | None = None, progress: ProgressFn | None = None,
-                  cancel: CancelFn | None = None, parallel: bool = False,
-                  meanwhile: Callable[[], object] | None = None) -> ExportResult:
+                  cancel: CancelFn | None = None) -> ExportResult:
     """Write ``layout`` to ``path``; raises ExportError (ExportCancelled on cancel).
 
-    PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it. ``parallel``
-    lets an SVG export paint in two processes: for one-shot commands, never the window.
-    ``meanwhile`` runs once: while a parallel SVG waits for its fork, or else once the
-    file is written.
+    PNG/PDF need a QGuiApplication to exist (fonts); the caller creates it.
     """
-    pending = [meanwhile] if meanwhile is not None else []
-
-    def once() -> None:
-        while pending:
-            pending.pop()()
-
     options = options or ExportOptions()
     options.validate()
     fmt = format_for_path(path, options.format)
@@ -123,13 +105,11 @@ def export_layout(layout: Layout, model: Model | None, path: str | Path,
     elif fmt == "svg":
         from onnxstudio.export.svg import export_svg
 
-        export_svg(layout, model, dest, options, result, protect, progress, cancel,
-                   parallel, once)
+        export_svg(layout, model, dest, options, result, protect, progress, cancel)
     else:
         from onnxstudio.export.pdf import export_pdf
 
         export_pdf(layout, model, dest, options, result, protect, progress, cancel)
-    once()
     if progress is not None and fmt in ("json", "dot"):
         progress(1, 1)
     return result

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from onnxstudio.concurrency.gil_runs import let_others_run
 from onnxstudio.export.options import CancelFn, ExportCancelled, ProgressFn
-from onnxstudio.model.gil_runs import let_others_run
 from onnxstudio.render.drawing import Anchor, Cubic, EdgeDraw, Font, Point, Stroke, Surface
 
 

@@ -23,18 +23,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from onnxstudio.forked import Forked, ForkFailed
+from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import join_edges, place_items, transpose
 from onnxstudio.layout.edge_collect import EdgeCollector
 from onnxstudio.layout.layered import LayoutCancelled, layout_dag
 from onnxstudio.layout.scopes import CACHE_GROUP, ScopeGroup, ScopeTree, graph_scope_tree
-from onnxstudio.layout.sides import SideMoves, apply_side_moves, side_moves
+from onnxstudio.layout.sides import apply_side_moves, side_moves
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Box, Direction, Layout
 from onnxstudio.layout.units import Piece, Unit
 from onnxstudio.model.formatting import plural
-from onnxstudio.model.gil_runs import dismantle
 from onnxstudio.model.graph import Graph, Model, Node
 
 FRAME_LABEL_PAD = 26.0  # room above a group's content for its label
@@ -265,17 +264,12 @@ def build_layout(
     progress: Callable[[float], None] | None = None,
     *,
     functions: Functions | None = None,
-    parallel: bool = False,
-    meanwhile: Callable[[], object] | None = None,
 ) -> Layout:
     """Lay out ``graph`` as ``state`` expands it (None: ``default_state``).
 
     ``graph`` may be a Model: its main graph is drawn and its local functions can expand
     in place; otherwise ``functions`` maps (domain, name) to function bodies.
     Raises LayoutCancelled when ``cancel()`` turns true (checked between groups).
-    ``parallel``: where side sources go is decided in a fork (onnxstudio.forked: a
-    one-shot command only) while this process joins the edges' pieces and then runs
-    ``meanwhile`` (BERT-96: 75 ms of the layout's 330 beside 60).
     """
     if isinstance(graph, Model):
         functions = {f.key: f.body for f in graph.functions} if functions is None else functions
@@ -292,20 +286,10 @@ def build_layout(
     pieces = builder.split_edges()
     builder.layout_units(cancel, progress)
     boxes, frames, origin = place_items(builder.units, builder.boxes, root)
-    ends = [p[0] for p in pieces], [p[1] for p in pieces]  # all the moves need of edges
-
-    def sides() -> SideMoves | None:
-        return side_moves(boxes, frames, *ends) if SIDE_SOURCES else None
-
-    deciding = Forked(sides) if parallel and SIDE_SOURCES else None
+    moves = side_moves(boxes, frames, [p[0] for p in pieces], [p[1] for p in pieces]) \
+        if SIDE_SOURCES else None
     layout = Layout("TB", root.width, root.height, boxes, frames, join_edges(pieces, origin))
     dismantle(builder, pieces)
-    if meanwhile is not None:
-        meanwhile()
-    try:
-        moves = deciding.result() if deciding is not None else sides()
-    except ForkFailed:
-        moves = sides()
     apply_side_moves(layout, moves)
     if direction == "LR":
         layout = transpose(layout)

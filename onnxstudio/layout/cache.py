@@ -63,23 +63,17 @@ Cancel = Callable[[], bool] | None
 
 def layout_model(model: Model, state: ExpandState, direction: Direction = "TB",
                  cancel: Cancel = None,
-                 progress: Callable[[float], None] | None = None,
-                 parallel: bool = False,
-                 meanwhile: Callable[[], object] | None = None) -> Layout:
-    """``build_layout`` of ``model`` with its local functions, from the cache if it can
-    (``meanwhile`` runs in either case)."""
+                 progress: Callable[[float], None] | None = None) -> Layout:
+    """``build_layout`` of ``model`` with its local functions, from the cache if it can."""
     def build() -> Layout:
         functions = {f.key: f.body for f in model.functions}
         return build_layout(model.graph, state, direction, cancel, progress,
-                            functions=functions, parallel=parallel, meanwhile=meanwhile)
+                            functions=functions)
 
     layout, cached = _through_cache(model, _state_key(state, direction), "layout", build,
                                     encode_layout, decode_layout, cancel)
-    if cached:
-        if meanwhile is not None:
-            meanwhile()
-        if progress is not None:
-            progress(1.0)
+    if cached and progress is not None:
+        progress(1.0)
     return layout
 
 
@@ -133,8 +127,8 @@ _later = threading.local()
 @contextlib.contextmanager
 def stores_later() -> Iterator[list[Callable[[], None]]]:
     """Within, on this thread: what would be kept is queued instead, for the caller to
-    write while it waits anyway. The CLI export hashes and encodes BERT-96's layout
-    (80 ms) while its fork paints; the window's workers keep as they go."""
+    write later. The CLI export hashes and encodes BERT-96's layout (80 ms) once its
+    file is written; the window's workers keep as they go."""
     outer = getattr(_later, "stores", None)
     queued: list[Callable[[], None]] = []
     _later.stores = queued

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from onnxstudio.concurrency.gil_runs import fromiter_in_runs
 from onnxstudio.layout import labels
 from onnxstudio.layout.scopes import ScopeGroup, graph_links
 from onnxstudio.layout.state import ExpandState
-from onnxstudio.model.gil_runs import fromiter_in_runs
 from onnxstudio.model.graph import Node
 
 if TYPE_CHECKING:

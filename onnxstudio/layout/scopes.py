@@ -20,9 +20,9 @@ from typing import NamedTuple, cast
 
 import numpy as np
 
+from onnxstudio.concurrency.gil_runs import fromiter_in_runs
 from onnxstudio.layout.scope_shape import Chunking, chunk, untangle
 from onnxstudio.layout.scope_tree import GroupKind, ScopeGroup, ScopeTree
-from onnxstudio.model.gil_runs import fromiter_in_runs
 from onnxstudio.model.graph import Graph, Node
 
 __all__ = ["CHUNK_MAX", "GroupKind", "ScopeGroup", "ScopeTree", "build_scope_tree",

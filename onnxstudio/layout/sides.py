@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from onnxstudio.concurrency.gil_runs import dismantle, fromiter_in_runs
 from onnxstudio.layout.types import Box, GroupFrame, Layout
-from onnxstudio.model.gil_runs import dismantle, fromiter_in_runs
 
 MIN_FANOUT = 3
 REACH = 4.0  # edges at least this many times longer (vertically) than the median edge
@@ -177,7 +177,7 @@ def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
 
 class SideMoves(NamedTuple):
     """What moving the side sources does to a layout, decided before the edges' routes
-    exist (build_layout: in a fork, while they are joined): boxes moved (index, new x,
+    exist (build_layout: before they are joined): boxes moved (index, new x,
     their edges), how far right everything then shifts, the refitted width."""
 
     moves: list[tuple[int, float, list[int]]]

@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from onnxstudio.child_process import INFER_SHAPES, child_command
-from onnxstudio.forked import Forked, ForkFailed
+from onnxstudio.concurrency.child import INFER_SHAPES, Child
+from onnxstudio.concurrency.fork import Forked, ForkFailed
 
 if TYPE_CHECKING:
     import onnx
@@ -39,11 +39,9 @@ class ChildInference:
     def __init__(self, model: Path) -> None:
         self._folder = Path(tempfile.mkdtemp(prefix="onnxstudio-infer-"))
         self._out = self._folder / "types.pb"
-        self._process: subprocess.Popen[str] | None = None
+        self._child: Child | None = None
         try:
-            self._process = subprocess.Popen(
-                child_command(INFER_SHAPES, str(model), str(self._out)), stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self._child = Child(INFER_SHAPES, str(model), str(self._out), folder=self._folder)
         except OSError as exc:
             self._problem: str | None = f"shape inference could not run ({type(exc).__name__})"
         else:
@@ -52,10 +50,10 @@ class ChildInference:
     def result(self) -> tuple[onnx.ModelProto | None, str | None]:
         """(types-only model, problem or None), as :func:`infer_shapes` returns."""
         try:
-            if self._process is None:
+            if self._child is None:
                 return None, self._problem
             try:
-                stdout, _ = self._process.communicate(timeout=TIMEOUT_S)
+                stdout, _ = self._child.communicate(timeout=TIMEOUT_S)
                 report = json.loads(stdout.strip().splitlines()[-1])
             except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
                 self.cancel()
@@ -72,13 +70,8 @@ class ChildInference:
             shutil.rmtree(self._folder, ignore_errors=True)
 
     def cancel(self) -> None:
-        if self._process is not None:
-            if self._process.poll() is None:
-                self._process.kill()
-                self._process.wait()
-            for pipe in (self._process.stdout, self._process.stderr):
-                if pipe is not None:
-                    pipe.close()  # unread pipes would leak two file handles per cancel
+        if self._child is not None:
+            self._child.kill()
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
@@ -102,8 +95,11 @@ class ForkedInference:
             import onnxstudio.model.load  # noqa: F401  (imported once, before the fork)
 
             self._said, tell = os.pipe()
-            self._fork = Forked(lambda: _from_file(model, tell))
+            self._fork = Forked(lambda: _from_file(model, tell),
+                                alone=lambda: _from_file(model, -1))
             os.close(tell)
+            if not self._fork.running:  # no fork to answer the byte checks
+                self._close()
             self._path = model
         else:
             self._fork = Forked(lambda: _inferred_types(model))
@@ -146,7 +142,7 @@ class ForkedInference:
 def _from_file(path: Path, tell: int
                ) -> tuple[dict[str, TensorType | None] | None, str | None]:
     """The fork's work on a model file: read it, tell the byte checks through ``tell``
-    (then closed), parse it and infer."""
+    (then closed; -1: nobody listens), parse it and infer."""
     from onnxstudio.model import load
     from onnxstudio.model.source import file_stamp
     from onnxstudio.model.wire import repair_utf8
@@ -156,9 +152,11 @@ def _from_file(path: Path, tell: int
         data = load.read_bytes(path)
         text = load.is_text(path, data)
         invalid, external = (False, False) if text else load.byte_checks(data)
-        os.write(tell, pickle.dumps((stamp, len(data), invalid, external)))
+        if tell >= 0:
+            os.write(tell, pickle.dumps((stamp, len(data), invalid, external)))
     finally:
-        os.close(tell)
+        if tell >= 0:
+            os.close(tell)
     if text:
         proto = load.read_model_proto(path)[0]
     else:

@@ -39,18 +39,15 @@ def load_model(
     shape_inference: bool = True,
     progress: Progress | None = None,
     overlap: bool = False,
-    meanwhile: Callable[[Model], object] | None = None,
     inferring: ForkedInference | None = None,
 ) -> Model:
     """Open ``path`` read-only; raise ModelLoadError naming the file and the reason.
 
     ``overlap``: infer shapes in a forked copy of this process while this one builds the
     graph (for a one-shot command: BERT-96 takes this process 0.24 s of CPU instead of
-    0.46, dag100k 1.4 s instead of 2.5; the fork's 0.3 s / 1.5 s run meanwhile), and
-    then runs ``meanwhile`` on the model: work that reads no value types (its scope
-    tree), done while the fork still infers. The model is marked as the file's with
-    inferred shapes by then, so the layout cache serves that work. ``inferring``: that
-    fork, started already (from the file); the caller cancels it if this raises.
+    0.46, dag100k 1.4 s instead of 2.5; the fork's 0.3 s / 1.5 s run meanwhile); where
+    forking is refused, in this process. ``inferring``: that fork, started already
+    (from the file); the caller cancels it if this raises.
     """
     path = Path(path)
     report = progress or (lambda _stage, _fraction: None)
@@ -79,13 +76,6 @@ def load_model(
         raise
     stamped: Shapes = "inferred" if shape_inference else "declared"
     if forked is not None:
-        if meanwhile is not None:
-            mark_read_from(model, path, stamp, stamped)  # applying types drops the mark
-            try:
-                meanwhile(model)
-            except BaseException:
-                forked.cancel()
-                raise
         types, problem = forked.result()
         if problem == FORK_FAILED:  # crashed, as onnx does on what the guard finds
             problem = unsafe_for_inference(proto) or problem

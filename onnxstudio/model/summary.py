@@ -6,7 +6,7 @@ from collections import Counter
 from operator import attrgetter
 from typing import Any
 
-from onnxstudio.model.gil_runs import RUN
+from onnxstudio.concurrency.gil_runs import RUN
 from onnxstudio.model.graph import Graph, Model, TensorType
 from onnxstudio.model.schemas import display_domain
 

@@ -22,7 +22,7 @@ from PySide6.QtGui import (
     QPolygonF,
 )
 
-from onnxstudio.model.gil_runs import let_others_run
+from onnxstudio.concurrency.gil_runs import let_others_run
 from onnxstudio.render.drawing import FONT_FAMILY, Anchor, Cubic, Font, Point, Stroke, Surface
 
 # Qt's font and colour classes are reentrant, not thread-safe: the canvas paints on the

@@ -11,7 +11,6 @@ drawn by :mod:`~onnxstudio.render.boxes`, edge labels placed by
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -56,7 +55,6 @@ def lod(scale: float) -> tuple[bool, bool, bool, bool]:
 
 
 TRIM = ARROW_LENGTH - 1.0  # an edge's route stops this short of its arrowhead's tip
-BOX_RUN = 64  # boxes painted between two asks of paint_upper's ``until``
 LONG_ROUTE_POINTS = 12  # routes with this many bends are smoothed by ``prepare``
 EDGE_MARGIN = 60.0  # edges this far outside the painted area are drawn (arrowheads, curves)
 
@@ -151,8 +149,7 @@ class GraphPainter:
 
     def paint_lower(self, surface: Surface, visible_rect: Rect | None, scale: float,
                     state: PaintState) -> None:
-        """The first half of :meth:`paint`: group frames, edges, group titles. The halves
-        share nothing, so an export may paint them in two processes."""
+        """The first half of :meth:`paint`: group frames, edges, group titles."""
         coarse, titles, _, _ = lod(scale)
         idx = self.index
         groups = idx.group_indices_in(visible_rect)
@@ -182,38 +179,18 @@ class GraphPainter:
                 self._group_label(surface, self.layout.groups[int(gi)])
 
     def paint_upper(self, surface: Surface, visible_rect: Rect | None, scale: float,
-                    state: PaintState, until: Callable[[int], int] | None = None) -> None:
-        """The second half of :meth:`paint`: edge labels and boxes, over the rest.
-
-        ``until(done)``, asked before each run of BOX_RUN boxes, says how many boxes to
-        paint in all: an export's fork stops where its parent, done with the lower half,
-        takes over (:meth:`paint_boxes_from`)."""
+                    state: PaintState) -> None:
+        """The second half of :meth:`paint`: edge labels and boxes, over the rest."""
         coarse, titles, details, edge_labels = lod(scale)
-        boxes = self.index.box_indices_in(visible_rect)
+        indices = self.index.box_indices_in(visible_rect)
         if coarse:
-            self._coarse_boxes(surface, boxes, state)
+            self._coarse_boxes(surface, indices, state)
             return
         if edge_labels and state.show_edge_labels:
             self.labels.paint(surface, self.theme, visible_rect, state.related_edges)
-        self._boxes(surface, boxes.tolist(), state, titles, details, until)
-
-    def paint_boxes_from(self, surface: Surface, visible_rect: Rect | None, scale: float,
-                         state: PaintState, first: int) -> None:
-        """:meth:`paint_upper`'s boxes from the ``first``-th on (the ones ``until`` left),
-        at a scale that draws them whole."""
-        _, titles, details, _ = lod(scale)
-        boxes = self.index.box_indices_in(visible_rect).tolist()[first:]
-        self._boxes(surface, boxes, state, titles, details, None)
-
-    def _boxes(self, s: Surface, indices: list[int], state: PaintState, titles: bool,
-               details: bool, until: Callable[[int], int] | None) -> None:
-        boxes, end, done = self.layout.boxes, len(indices), 0
-        while done < end:
-            if until is not None:
-                end = max(done, min(end, until(done)))
-            for bi in indices[done:min(end, done + BOX_RUN)]:
-                self._box(s, boxes[bi], state, titles, details)
-            done += BOX_RUN
+        boxes = self.layout.boxes
+        for bi in indices.tolist():
+            self._box(surface, boxes[bi], state, titles, details)
 
     def curve(self, edge_index: int) -> tuple[Point, list[Cubic]]:
         """The smooth route of an edge (cached)."""

@@ -182,11 +182,6 @@ class SvgSurface(Surface):
         self._stamps: dict[Hashable, str] = {}  # key -> its item's elements, at (0, 0)
         self._open = -1  # where in parts the last begun item's tag is
 
-    @property
-    def item_ids(self) -> set[str]:
-        """The ids of the items written so far (kept unique by suffixes)."""
-        return self._ids
-
     def shift(self, dx: float, dy: float) -> None:
         """Add (dx, dy) to the coordinates of everything drawn from now on."""
         self.dx, self.dy = dx, dy

@@ -20,12 +20,14 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
-from onnxstudio.child_process import PROFILE, child_command
+from onnxstudio.concurrency.child import PROFILE, Child
 from onnxstudio.errors import Cancelled, RunError, describe_failure, user_message
 from onnxstudio.pickle_runs import dump_runs, load_runs
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import NodeTime, ProfileResult, profile
+
+TIMEOUT_S = 3600  # a profile's runs may take long, but never forever
 
 
 def profile_isolated(request: RunRequest, runs: int = 1, warmup: int = 1,
@@ -37,19 +39,22 @@ def profile_isolated(request: RunRequest, runs: int = 1, warmup: int = 1,
     try:
         job.write_bytes(pickle.dumps((request, runs, warmup)))
         try:
-            process = subprocess.Popen(
-                child_command(PROFILE, str(job), str(out)), stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            child = Child(PROFILE, str(job), str(out), folder=folder,
+                          stdout=subprocess.DEVNULL)
         except OSError as exc:
             raise RunError(f"{request.model.name}: the profiler could not start ({exc})"
                            ) from exc
         if cancel is not None:
-            cancel.watch(process.kill)
-        _, stderr = process.communicate()
+            cancel.watch(child.process.kill)
+        try:
+            _, stderr = child.communicate(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired as exc:
+            raise RunError(f"{request.model.name}: the profiler gave no result in "
+                           f"{TIMEOUT_S // 60} minutes") from exc
         if cancel is not None and cancel.cancelled:
             raise Cancelled("cancelled")
         if not out.exists():
-            last = (stderr.strip().splitlines() or [f"exit code {process.returncode}"])[-1]
+            last = (stderr.strip().splitlines() or [f"exit code {child.process.returncode}"])[-1]
             raise RunError(f"{request.model.name}: the profiler stopped ({last[:300]})")
         with out.open("rb") as stream:
             answer = _read_answer(stream)

@@ -77,6 +77,7 @@ COLUMNS = [
     ("expand_stall_ms", "expand_stall", "{:.0f}"),
     ("peak_mb", "peak_MB", "{:,.0f}"),
     ("cli_export_s", "cli_svg", "{:.2f}"),
+    ("cli_no_fork_s", "cli_no_fork", "{:.2f}"),
     ("cli_reopen_s", "cli_reopen", "{:.2f}"),
     ("cli_target_s", "cli_target", "{:.1f}"),
 ]
@@ -92,7 +93,7 @@ QUALITY = [
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
          "shaped_s", "stall_ms", "export_stall_ms", "profile_stall_ms", "expand_s",
          "expand_stall_ms", "full_layout_s", "cli_export_s", "reopen_s", "reopen_stall_ms",
-         "cli_reopen_s"}
+         "cli_reopen_s", "cli_no_fork_s"}
 CACHE_OFF = "ONNXSTUDIO_NO_LAYOUT_CACHE"  # onnxstudio/layout/cache.py
 
 
@@ -185,6 +186,7 @@ def run_isolated(path: Path, crossings: bool = True) -> dict[str, Any]:
     if "error" in row:
         return row
     row["cli_export_s"] = cli_export_seconds(path, cold)
+    row["cli_no_fork_s"] = cli_export_seconds(path, dict(cold, ONNXSTUDIO_NO_FORK="1"))
     row["cli_target_s"] = CLI_TARGET_S.get(path.name)
     row.update(reopen_seconds(path))
     return row
@@ -357,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
           "exporting what is shown as SVG, profiling one run, expanding all; "
           "peak_MB: the process's peak resident memory once the model is shown; "
           "cli_svg: `onnxstudio export MODEL OUT.svg` from a shell, Python's start included; "
+          "cli_no_fork: the same in one process (ONNXSTUDIO_NO_FORK=1, as on Windows); "
           "cli_reopen: the same once an export filled the layout cache")
     print(format_table(rows))
     if not args.no_crossings:

@@ -1,0 +1,104 @@
+"""How the app starts a child process of itself (shape inference, a window's profile).
+
+A frozen app (PyInstaller) is its own executable; an installed one runs ``-m onnxstudio``
+with the interpreter running it now. Either way the child's first argument names a
+hidden command, which ``cli.main`` hands to ``run_child`` before any parser.
+
+A child started by :class:`Child` holds the read end of a pipe as its stdin, whose
+write end only the parent holds: when the parent ends, killed or not, the child sees
+the pipe close, removes its job folder and exits (spawned processes, so Windows too).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+INFER_SHAPES = "_infer-shapes"
+PROFILE = "_profile"
+# command -> the module whose child_main(argv) runs it, imported only in the child
+_MODULES = {INFER_SHAPES: "onnxstudio.model.infer_child",
+            PROFILE: "onnxstudio.runner.profile_child"}
+WATCH = "ONNXSTUDIO_CHILD_FOLDER"  # set for a Child: its folder, or empty
+
+
+def child_command(command: str, *args: str) -> list[str]:
+    if getattr(sys, "frozen", False):
+        return [sys.executable, command, *args]
+    return [sys.executable, "-m", "onnxstudio", command, *args]
+
+
+class Child:
+    """The hidden ``command`` running in a child process; ``folder`` (its job's files)
+    is removed by the child if this process dies first, and by :meth:`kill` here."""
+
+    def __init__(self, command: str, *args: str, folder: Path | None = None,
+                 stdout: int = subprocess.PIPE) -> None:
+        self.folder = folder
+        env = dict(os.environ, **{WATCH: str(folder or "")})
+        self.process = subprocess.Popen(
+            child_command(command, *args), stdin=subprocess.PIPE, stdout=stdout,
+            stderr=subprocess.PIPE, text=True, env=env)
+        # Held here, never written: communicate() would close it, and the child with it.
+        self._lifeline, self.process.stdin = self.process.stdin, None
+
+    def communicate(self, timeout: float) -> tuple[str, str]:
+        """The child's stdout and stderr once it has ended; after ``timeout`` seconds it
+        is killed and subprocess.TimeoutExpired raised."""
+        try:
+            out, err = self.process.communicate(timeout=timeout)
+        except BaseException:
+            self.kill()
+            raise
+        self._close_lifeline()
+        return out or "", err or ""
+
+    def kill(self) -> None:
+        """End the child (if it runs), close its pipes and remove its folder."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()  # unread pipes would leak two file handles per kill
+        self._close_lifeline()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _close_lifeline(self) -> None:
+        if self._lifeline is not None:
+            self._lifeline.close()
+            self._lifeline = None
+
+
+def _watch_parent(folder: str) -> None:
+    """In the child: once stdin, the parent's lifeline, closes, remove ``folder`` and
+    exit, whatever the child is doing (a killed window leaves nothing running)."""
+    def watch() -> None:
+        try:
+            while os.read(0, 4096):
+                pass
+        except OSError:
+            pass
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="onnxstudio-parent-watch", daemon=True).start()
+
+
+def run_child(argv: list[str]) -> int | None:
+    """Run the hidden command ``argv`` names; None when it names none."""
+    module = _MODULES.get(argv[0]) if argv else None
+    if module is None:
+        return None
+    folder = os.environ.pop(WATCH, None)
+    if folder is not None:  # started by Child
+        _watch_parent(folder)
+    code: int = importlib.import_module(module).child_main(argv[1:])
+    return code
