@@ -241,6 +241,8 @@ class MainWindow(QMainWindow):
                     return
                 self.edits.tab_closed(tab)
             tab.shutdown()
+            if isinstance(tab, ModelTab):
+                tab.release()
         if isinstance(tab, DiffTab) and tab.cleanup is not None:
             tab.cleanup()  # e.g. the optimised graph's temporary folder
         self.tabs.removeTab(index)

@@ -77,8 +77,7 @@ class _Runnable(QRunnable):
 
     def run(self) -> None:
         # Building a big graph allocates ~1M objects; a full collection of them holds
-        # the GIL for 150 ms+ and freezes the window. Collect nothing while building,
-        # then freeze the survivors so later collections never rescan them.
+        # the GIL for 150 ms+ and freezes the window. Collect nothing while building.
         if self._quiet_gc:
             gc.disable()
         try:
@@ -93,7 +92,6 @@ class _Runnable(QRunnable):
         finally:
             self._context.token.release()
             if self._quiet_gc:
-                gc.freeze()
                 gc.enable()
         if not self._context.cancelled():
             self._signals.finished.emit(self._generation, result)
