@@ -5,6 +5,7 @@ nothing happens? ``python -m tests.benchmarks.session [MODEL ...]``; the ladder 
   rss_1_MB     resident memory once the model was opened and its tab closed, once
   rss_N_MB     the same after N open/close cycles (all in the real window)
   growth_MB    rss_N - rss_1: what the window kept of models no longer open
+  close_stall  the longest the event loop went without a 5 ms tick while a tab closed
   idle_cpu_%   the process's CPU time over IDLE_S of doing nothing, after opening the
                model and one run of random inputs, as a share of one core
 """
@@ -53,16 +54,16 @@ def spin(app: Any, done: Callable[[], bool], limit_s: float = 300.0) -> None:
         loop.exec()
 
 
-def open_and_close(app: Any, window: Any, path: Path) -> None:
-    """Open ``path`` in a new tab, wait until it is shown with its shapes, close the tab
-    and let Qt delete it."""
-    from PySide6.QtCore import QCoreApplication, QEvent
+def open_and_close(app: Any, window: Any, path: Path) -> float:
+    """Open ``path`` in a new tab, wait until it is shown with its shapes, close the tab;
+    the longest the event loop stalled while it closed (ms)."""
+    from tests.benchmarks.paint import _Ticker
 
     (tab,) = window.open_paths([str(path)])
     spin(app, lambda: bool(tab.error) or (tab.layout_data is not None and not tab.busy))
-    window.close_tab(window.tabs.indexOf(tab))
-    spin(app, lambda: False, 0.1)
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    spin(app, lambda: False, 0.2)
+    return _Ticker(app).run(lambda: window.close_tab(window.tabs.indexOf(tab)),
+                            lambda: True)[1]
 
 
 def measure_session(path: Path, cycles: int = CYCLES) -> dict[str, Any]:
@@ -76,12 +77,14 @@ def measure_session(path: Path, cycles: int = CYCLES) -> dict[str, Any]:
     window.resize(1600, 1000)
     window.show()
     row: dict[str, Any] = {"model": path.name, "cycles": cycles}
+    stalls = []
     for i in range(cycles):
-        open_and_close(app, window, path)
+        stalls.append(open_and_close(app, window, path))
         if i == 0:
             row["rss_1_mb"] = rss_mb()
     row["rss_n_mb"] = rss_mb()
     row["growth_mb"] = row["rss_n_mb"] - row["rss_1_mb"]
+    row["close_stall_ms"] = max(stalls)
     row["idle_cpu_pct"] = idle_cpu_after_run(app, window, path)
     window.shutdown()
     window.close()
@@ -134,6 +137,7 @@ COLUMNS = [
     ("rss_1_mb", "rss_1_MB", "{:,.0f}"),
     ("rss_n_mb", "rss_N_MB", "{:,.0f}"),
     ("growth_mb", "growth_MB", "{:+,.0f}"),
+    ("close_stall_ms", "close_stall", "{:.0f}"),
     ("idle_cpu_pct", "idle_cpu_%", "{:.1f}"),
 ]
 
