@@ -46,7 +46,3 @@ class PerGraph(Generic[T]):
             while len(self._items) >= self._size:
                 self._items.pop(next(iter(self._items)))
             self._items[key] = (weakref.ref(graph, gone), value)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._items)
