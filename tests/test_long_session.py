@@ -58,7 +58,8 @@ def test_opening_and_closing_a_large_model_gives_its_memory_back(qtbot, tmp_path
 
 def test_after_open_and_run_nothing_animates_or_ticks(qtbot) -> None:
     """Idle means idle: no busy bar on screen, no style animation running, no repeating
-    timer left active once the model is shown, a run has answered and a profile is done."""
+    timer left active once the model is shown, a run has answered, every tensor was
+    captured and a profile is done."""
     from onnxstudio.ui.insight.profile_panel import ProfileOptions
 
     window = shown_window(qtbot)
@@ -66,6 +67,8 @@ def test_after_open_and_run_nothing_animates_or_ticks(qtbot) -> None:
     qtbot.waitUntil(lambda: tab.layout_data is not None and not tab.busy, timeout=TIMEOUT)
     with qtbot.waitSignal(window.run_panel.runFinished, timeout=TIMEOUT):
         window.run_panel.run_random()
+    window.insight.capture_all()
+    qtbot.waitUntil(lambda: bool(window.insight.captured()), timeout=TIMEOUT)
     window.insight.start_profile(ProfileOptions("disable", 1, 0))
     qtbot.waitUntil(lambda: window.insight.profile_panel.result() is not None, timeout=TIMEOUT)
     qtbot.wait(300)  # what the answers leave for later turns
