@@ -106,9 +106,11 @@ def unfreeze_and_collect() -> None:
     temporaries of every build, which ran with the collector off) stayed for good: the
     window grew by ~35 MiB each time dag30k was opened and closed (issue 32). One
     collection when a tab closes costs less than rescanning the open models' objects
-    after every task, which is what the freeze spares (open and expand stalls 2-4x)."""
-    gc.unfreeze()
-    gc.collect()
+    after every task, which is what the freeze spares: without it dag30k's open stalled
+    740-825 ms instead of 110-240, dag100k's 1.3-2.7 s instead of 115-215 ms."""
+    if gc.get_freeze_count():  # else the collector has been free to run all along
+        gc.unfreeze()
+        gc.collect()
 
 
 GIL_SWITCH_S = 0.0002
