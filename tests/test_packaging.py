@@ -329,3 +329,22 @@ def test_frozen_app_window_opens_the_sample_model(frozen_app: Path, tmp_path: Pa
                              timeout=180, check=False)
     assert missing.returncode == 1, missing.stdout + missing.stderr
     assert "no.onnx" in missing.stderr
+
+
+@pytest.mark.slow
+def test_frozen_app_keeps_layouts_in_its_cache(frozen_app: Path, tmp_path: Path) -> None:
+    """The frozen app has no sources to fingerprint: the build stamp stands for them
+    (onnxstudio/build_stamp.py), so its layout cache works (before, it was off)."""
+    from tests.benchmarks.ladder import dag
+    from tests.builders import save
+
+    model = save(dag(5_000), tmp_path / "dag5k.onnx")  # laid out in over MIN_SECONDS
+    env = frozen_env()
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    for name in ("first.svg", "second.svg"):
+        result = subprocess.run([str(frozen_app), "export", str(model), str(tmp_path / name)],
+                                env=env, capture_output=True, text=True, timeout=300,
+                                check=False)
+        assert result.returncode == 0, result.stderr
+    assert list((tmp_path / "cache" / "onnxstudio" / "layouts").glob("*.layout"))
+    assert (tmp_path / "first.svg").read_bytes() == (tmp_path / "second.svg").read_bytes()

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import onnxstudio
+from onnxstudio.build_stamp import code_digest
 from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.cache_codec import decode_layout, decode_tree, encode_layout, encode_tree
 from onnxstudio.layout.layered import LayoutCancelled
@@ -149,20 +150,15 @@ def enabled() -> bool:
 
 @functools.cache
 def code_fingerprint() -> str | None:
-    """What a layout's code is: our version, layout/ and model/ sources, the schemas'
-    sources; None (no caching) when the sources cannot be read."""
-    digest = hashlib.sha256()
-    for part in (onnxstudio.__version__, sys.version, *_versions("onnx", "onnxruntime")):
-        digest.update(part.encode() + b"\0")
-    root = Path(onnxstudio.__file__).parent
-    files = sorted(p for d in ("layout", "model") for p in (root / d).rglob("*.py"))
-    try:
-        for path in files:
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
-    except OSError:
+    """What a layout's code is: our version, layout/ and model/ sources (a frozen app's
+    build stamp), the schemas' sources; None (no caching) when there are none."""
+    code = code_digest()
+    if code is None:
         return None
-    return digest.hexdigest() if files else None
+    digest = hashlib.sha256()
+    for part in (onnxstudio.__version__, sys.version, *_versions("onnx", "onnxruntime"), code):
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
 
 
 def _versions(*names: str) -> Iterator[str]:

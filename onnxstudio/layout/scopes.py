@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import threading
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import NamedTuple, cast
@@ -21,6 +20,7 @@ from typing import NamedTuple, cast
 import numpy as np
 
 from onnxstudio.concurrency.gil_runs import fromiter_in_runs
+from onnxstudio.layout.per_graph import PerGraph
 from onnxstudio.layout.scope_shape import Chunking, chunk, untangle
 from onnxstudio.layout.scope_tree import GroupKind, ScopeGroup, ScopeTree
 from onnxstudio.model.graph import Graph, Node
@@ -282,8 +282,9 @@ def _nested(root: ScopeGroup, tree: ScopeTree) -> list[tuple[ScopeGroup, ScopeGr
     return pairs
 
 
-_CACHE: dict[int, tuple[Graph, ScopeTree]] = {}  # a few recent graphs (Graph has no weakref)
-_CACHE_LOCK = threading.Lock()
+_TREES: PerGraph[ScopeTree] = PerGraph()
+
+
 class Links(NamedTuple):
     """How a graph's nodes connect, by position in ``graph.nodes``."""
 
@@ -293,21 +294,16 @@ class Links(NamedTuple):
     nested: list[int]  # nodes with bodies
 
 
-_LINKS: dict[int, tuple[Graph, Links]] = {}
+_LINKS: PerGraph[Links] = PerGraph()
 
 
 def graph_links(graph: Graph) -> Links:
     """The graph's Links, cached per Graph object (the scope tree and each layout read
     them)."""
-    with _CACHE_LOCK:
-        hit = _LINKS.get(id(graph))
-    if hit is not None and hit[0] is graph:
-        return hit[1]
-    links = _links(graph)
-    with _CACHE_LOCK:
-        while len(_LINKS) >= 4:
-            _LINKS.pop(next(iter(_LINKS)))
-        _LINKS[id(graph)] = (graph, links)
+    links = _LINKS.get(graph)
+    if links is None:
+        links = _links(graph)
+        _LINKS.put(graph, links)
     return links
 
 
@@ -368,10 +364,9 @@ def cache_inputs(graph: Graph) -> list[str]:
 
 def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree:
     """The scope tree of a (main) graph's boxes, cached per Graph object."""
-    with _CACHE_LOCK:
-        hit = _CACHE.get(id(graph))
-    if hit is not None and hit[0] is graph:
-        return hit[1]
+    hit = _TREES.get(graph)
+    if hit is not None:
+        return hit
     from onnxstudio.layout.labels import folded_constants, is_folded
 
     folded = folded_constants(graph)
@@ -414,7 +409,4 @@ def graph_scope_tree(graph: Graph, boxed: list[Node] | None = None) -> ScopeTree
 
 def remember_scope_tree(graph: Graph, tree: ScopeTree) -> None:
     """Make ``tree`` what ``graph_scope_tree(graph)`` returns (the layout cache's copy)."""
-    with _CACHE_LOCK:
-        while len(_CACHE) >= 4:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[id(graph)] = (graph, tree)
+    _TREES.put(graph, tree)

@@ -120,7 +120,7 @@ class Node:
         return next((a for a in self.attributes if a.name == name), None)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # layout/per_graph.py holds graphs weakly
 class Graph:
     """A graph body: the main graph, an If/Loop/Scan body, or a local function body."""
 

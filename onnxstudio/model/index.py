@@ -28,7 +28,9 @@ class ModelIndex:
     """Node id -> (graph, node), graph -> enclosing graph; built once per Model."""
 
     def __init__(self, model: Model) -> None:
-        self.model = model
+        # The main graph, not the model: the model keeps its index (``derived``), and an
+        # index pointing back made a cycle only a full collection frees (issue 32).
+        self.main = model.graph
         self.nodes: dict[str, tuple[Graph, Node]] = {}
         self.parent: dict[int, Graph | None] = {}
         self._add(model.graph, None)
@@ -49,7 +51,7 @@ class ModelIndex:
 
     def graphs(self) -> Iterator[Graph]:
         """The main graph and every nested body (function bodies excluded), depth first."""
-        stack = [self.model.graph]
+        stack = [self.main]
         while stack:
             graph = stack.pop()
             yield graph
@@ -83,10 +85,10 @@ class ModelIndex:
         producer: str | None = None
         if value.producer is not None:
             producer = graph.nodes[value.producer].id
-        elif value.kind == "input" and graph is self.model.graph:
+        elif value.kind == "input" and graph is self.main:
             producer = f"in:{value.name}"
         consumers = [graph.nodes[i].id for i in value.consumers]
-        if value.kind == "output" and graph is self.model.graph:
+        if value.kind == "output" and graph is self.main:
             consumers.append(f"out:{value.name}")
         return ValueRef(value, graph, producer, consumers, graph.initializers.get(value.name))
 

@@ -36,7 +36,7 @@ from onnxstudio.ui.inspector.inspector import Inspector
 from onnxstudio.ui.model_commands import open_split_dialog, select_between
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.status_line import StatusLine
-from onnxstudio.ui.tasks import TaskRunner
+from onnxstudio.ui.tasks import TaskRunner, next_turn, unfreeze_and_collect
 from onnxstudio.ui.warmup import start_warmup
 from onnxstudio.ui.welcome import WelcomePage
 from onnxstudio.ui.widgets.dock_tabs import keep_dock_tabs_readable
@@ -251,11 +251,14 @@ class MainWindow(QMainWindow):
                     return
                 self.edits.tab_closed(tab)
             tab.shutdown()
+            for shown in [tab] if isinstance(tab, ModelTab) else tab.tabs():
+                shown.release()
         if isinstance(tab, DiffTab) and tab.cleanup is not None:
             tab.cleanup()  # e.g. the optimised graph's temporary folder
         self.tabs.removeTab(index)
         if tab is not None:
             tab.deleteLater()
+            next_turn(self, unfreeze_and_collect, turns=2)  # once the tab is gone
         if self.tabs.count() == 0:
             self.central.setCurrentWidget(self.welcome)
             self._on_current_changed(-1)

@@ -22,6 +22,8 @@ Hooks other parts of the app fill in, each optional (a missing module prints "-"
 
 - ``tests/benchmarks/paint.py`` with ``measure_paint(model, layout) -> float``: seconds
   to the first complete paint of ``layout`` (offscreen), reported as ``paint_s``;
+- ``tests/benchmarks/session.py`` with ``session_section(files)``: RSS after N open/close
+  cycles in the window, the stall of a tab closing, idle CPU after open and a run;
 - ``tests/benchmarks/runner_overhead.py`` with ``runner_overhead_rows()`` (and
   ``format_rows(rows)``): the "runner overhead" section (the app's runner against a
   bare ``InferenceSession.run``), printed as a second small table.
@@ -328,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reopen", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--no-crossings", action="store_true", help="skip crossing counts")
     parser.add_argument("--no-runner", action="store_true", help="skip the runner section")
+    parser.add_argument("--no-session", action="store_true",
+                        help="skip the long-session table (tests/benchmarks/session.py)")
     parser.add_argument("--export", action="store_true",
                         help="also time SVG/PNG/PDF export (tests/benchmarks/export_times.py)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
@@ -367,6 +371,10 @@ def main(argv: list[str] | None = None) -> int:
         print("layout quality: crossings of straight centre segments (ctr) and drawn routes "
               "(route); full_*: every scope group expanded")
         print(format_table(rows, QUALITY))
+    session = _hook("session", "session_section")
+    if session is not None and not args.no_session:
+        print()
+        print(session(files))
     if not args.no_runner:
         print()
         print(runner_section())

@@ -244,6 +244,15 @@ class ModelTab(QWidget):
             self._landing = False
             self._on_busy(False)
 
+    def release(self) -> None:
+        """Let go of the model and its drawing (a closed tab, after ``shutdown``): the
+        tab's Python side outlives the deleted widget until a full collection, and must
+        not keep a closed model's graph alive with it (issue 32)."""
+        self.view.set_layout(None)
+        self.model = self.layout_data = self._drawing = self.overlay_data = None
+        self.model_bytes = None
+        self.run_results = {}
+
     def _drop_pending_shapes(self) -> None:
         self._shaper.cancel()
         if self._pending_shapes is not None:
