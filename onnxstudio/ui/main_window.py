@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxstudio.concurrency.collector import unfreeze_and_collect
 from onnxstudio.export.formats import ExportResult
 from onnxstudio.layout.types import Direction
 from onnxstudio.model import Model
@@ -36,7 +37,7 @@ from onnxstudio.ui.inspector.inspector import Inspector
 from onnxstudio.ui.model_commands import open_split_dialog, select_between
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.status_line import StatusLine
-from onnxstudio.ui.tasks import TaskRunner, next_turn, unfreeze_and_collect
+from onnxstudio.ui.tasks import TaskRunner, next_turn
 from onnxstudio.ui.warmup import start_warmup
 from onnxstudio.ui.welcome import WelcomePage
 from onnxstudio.ui.widgets.dock_tabs import keep_dock_tabs_readable

@@ -13,7 +13,6 @@ The window cancels its runners and waits for the pool when it closes.
 
 from __future__ import annotations
 
-import gc
 import sys
 import time
 import traceback
@@ -24,6 +23,7 @@ from typing import Any
 import shiboken6
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
+from onnxstudio.concurrency.collector import quiet_collector
 from onnxstudio.errors import Cancelled, describe_failure, user_message
 from onnxstudio.runner.cancel import CancelToken
 
@@ -76,41 +76,20 @@ class _Runnable(QRunnable):
         self._generation, self._quiet_gc = generation, quiet_gc
 
     def run(self) -> None:
-        # Building a big graph allocates ~1M objects; a full collection of them holds
-        # the GIL for 150 ms+ and freezes the window. Collect nothing while building,
-        # then freeze the survivors so later collections never rescan them (until a
-        # model closes: ``unfreeze_and_collect``).
-        if self._quiet_gc:
-            gc.disable()
-        try:
-            result = self._fn(self._context)
-        except Cancelled:
-            return
-        except Exception as exc:  # the words come from the one mapping in errors.py
-            if user_message(exc) is None:  # a bug: report it rather than kill the window
-                traceback.print_exc()
-            self._signals.failed.emit(self._generation, describe_failure(exc))
-            return
-        finally:
-            self._context.token.release()
-            if self._quiet_gc:
-                gc.freeze()
-                gc.enable()
+        with quiet_collector(self._quiet_gc):  # no full collection over a build
+            try:
+                result = self._fn(self._context)
+            except Cancelled:
+                return
+            except Exception as exc:  # the words come from the one mapping in errors.py
+                if user_message(exc) is None:  # a bug: report it rather than kill the window
+                    traceback.print_exc()
+                self._signals.failed.emit(self._generation, describe_failure(exc))
+                return
+            finally:
+                self._context.token.release()
         if not self._context.cancelled():
             self._signals.finished.emit(self._generation, result)
-
-
-def unfreeze_and_collect() -> None:
-    """Undo the quiet tasks' freezes and collect once: a model closed. Frozen objects are
-    never collected, so cycles that died while frozen (a closed tab's Python side, the
-    temporaries of every build, which ran with the collector off) stayed for good: the
-    window grew by ~35 MiB each time dag30k was opened and closed (issue 32). One
-    collection when a tab closes costs less than rescanning the open models' objects
-    after every task, which is what the freeze spares: without it dag30k's open stalled
-    740-825 ms instead of 110-240, dag100k's 1.3-2.7 s instead of 115-215 ms."""
-    if gc.get_freeze_count():  # else the collector has been free to run all along
-        gc.unfreeze()
-        gc.collect()
 
 
 GIL_SWITCH_S = 0.0002
