@@ -79,6 +79,8 @@ def _captioned(tab: ModelTab, caption: str) -> QWidget:
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     label.setStyleSheet("font-weight: 600; padding: 2px 6px;")
     label.setToolTip(str(tab.path))
+    # a long file name is cut, never widening the pane (the tooltip has the whole path)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     box = QVBoxLayout(holder)
     box.setContentsMargins(0, 0, 0, 0)
     box.setSpacing(0)

@@ -15,9 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from onnxstudio.runner.folder import FolderItem, collect
 from onnxstudio.runner.images import IMAGE_SUFFIXES
@@ -36,6 +36,7 @@ from onnxstudio.ui.insight.run_inputs import (
 )
 from onnxstudio.ui.insight.run_results import RunResults
 from onnxstudio.ui.widgets.banner import ErrorBanner
+from onnxstudio.ui.widgets.scrolled import VerticalScroll
 
 ANSWER_SETTLE_MS = 500
 
@@ -229,13 +230,11 @@ class RunPanel(QWidget):
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        self.scroll_area = scroll = QScrollArea(self)
+        # A dock is narrow: content wraps to its width rather than scrolling sideways,
+        # and the dock is never narrower than its controls.
+        self.scroll_area = scroll = VerticalScroll(self)
         self._answer: QWidget | None = None  # kept in view while it settles
         scroll.verticalScrollBar().rangeChanged.connect(self._keep_answer_in_view)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        # A dock is narrow: content wraps to its width rather than scrolling sideways.
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer.addWidget(scroll)
         body = QWidget()
         scroll.setWidget(body)
