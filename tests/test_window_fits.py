@@ -50,3 +50,27 @@ def test_diff_find_and_every_dock_keep_the_window_at_1280(window: MainWindow, qt
     button = window.run_panel.controls.bench_button  # the row's last control, read whole
     right = button.mapTo(scroll.viewport(), button.rect().topRight()).x()
     assert right < scroll.viewport().width()
+
+
+def test_the_run_follows_its_tab(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    """Run a photo on model A, switch to model B and back: A's answer is shown again and
+    Profile uses the photo, not random inputs."""
+    from onnxstudio.ui.main_window import sample_model_path
+    from tests.conftest import REPO
+
+    digit = REPO / "resources" / "sample" / "digit_7.png"
+    first = _open(qtbot, window, sample_model_path())
+    run = window.run_panel
+    assert run.open_images([digit])
+    qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)
+    answer = run.results.outcomes()
+    _open(qtbot, window, save(tiny_mlp(), tmp_path / "other.onnx"))
+    assert not run.has_run() and run.controls.status_label.text() == "Ready"
+    window.tabs.setCurrentWidget(first)
+    assert run.has_run() and run.results.outcomes() == answer
+    assert run.controls.status_label.text() != "Ready"
+    request = run.inspection_request()
+    assert not request.random and [s.name for s in request.images] == ["digit_7.png"]
+    window.insight.start_profile()
+    assert "the last input" in window.insight.profile_panel.status_text()
+    qtbot.waitUntil(lambda: not window.insight._profiler.busy, timeout=60000)

@@ -256,8 +256,10 @@ class RunInsight(QObject):
         tab = self._tab()
         if request is None or tab is None or tab.model is None:
             return
+        source = "the last input" if self.run_panel.has_run() else "random inputs"
         self.compare_panel.set_busy(
-            True, f"Running {config_text(options.a)} and {config_text(options.b)}…")
+            True, f"Running {config_text(options.a)} and {config_text(options.b)} "
+                  f"on {source}…")
         self.showPanel.emit("compare")
         self._launch(self._comparer, tab,
                      lambda token: compare(request, options.a, options.b, options.tolerance,
