@@ -118,6 +118,8 @@ class DiffTab(QWidget):
         for side in (self.side_a, self.side_b):
             side.setMinimumWidth(160)  # two canvases share the width; never widen the window
             side.view.show_legend = False  # the header's counts are the key
+            side.view.minimap.allowed = False  # it covered a third of a narrow pane
+            side.loaded.connect(lambda _m, s=side: s.view.fit())  # whole, never cut
 
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
