@@ -305,3 +305,15 @@ def test_errors_show_in_a_dismissable_banner(qtbot, panel: ComparePanel) -> None
     close = panel.banner.findChild(type(panel.form.clear_model_b_button))
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
     assert panel.error_text() == ""
+
+
+def test_value_column_stays_readable_in_a_narrow_dock(qtbot, panel: ComparePanel,
+                                                      perturbed_result: Comparison) -> None:
+    """In the Run dock's width the Value column read "…" on every row: it keeps room for
+    16 characters and the table scrolls sideways below that."""
+    panel.resize(330, 800)
+    panel.set_model(SAMPLE, load_model(SAMPLE))
+    panel.set_result(perturbed_result)
+    qtbot.wait(50)
+    table = panel.intermediates_table()
+    assert table.columnWidth(1) >= table.fontMetrics().horizontalAdvance("x" * 16)

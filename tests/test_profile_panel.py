@@ -9,6 +9,7 @@ from pathlib import Path
 import onnx
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QFileDialog, QTableView
 
 from onnxstudio.model import load_model
@@ -361,3 +362,25 @@ def test_operator_table_fits_its_columns_when_its_tab_is_shown(shown: ProfilePan
     for column in (1, TIME):  # node counts, milliseconds
         widest = max(metrics.horizontalAdvance(str(text)) for text in cells(view, column)[:24])
         assert view.columnWidth(column) > widest, column
+
+
+def test_node_names_keep_their_layer_number_when_elided(qtbot) -> None:
+    """"…/layer.3/…/MatMul", not "…ion/self/MatMul" on every layer's row alike."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from onnxstudio.model.formatting import elide_path
+    from onnxstudio.ui.insight.profile_panel import ProfilePanel
+
+    name = "/bert/encoder/layer.3/attention/self/MatMul"
+    assert elide_path(name, lambda t: len(t) <= 18) == "…/layer.3/…/MatMul"
+    panel = ProfilePanel()
+    qtbot.addWidget(panel)
+    model = QStandardItemModel(1, 1)
+    model.setItem(0, 0, QStandardItem(name))
+    option = QStyleOptionViewItem()
+    option.rect = QRect(0, 0, panel.fontMetrics().horizontalAdvance("…/layer.3/…/MatMul") + 14,
+                        20)
+    option.fontMetrics = panel.fontMetrics()
+    panel.node_names.initStyleOption(option, model.index(0, 0))
+    assert "layer.3" in option.text and option.text.endswith("/MatMul")

@@ -13,7 +13,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QKeyEvent
+from PySide6.QtGui import QBrush, QColor, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -45,6 +45,9 @@ def _cell(text: Callable[[Difference], str], why: bool) -> Callable[[Difference]
     """A cell that needs both shapes equal: where they differ, the two shapes (``why``) or
     "—" (no numbers to show)."""
     return lambda d: text(d) if d.shape_a == d.shape_b else (_mismatch(d) if why else "—")
+
+
+VALUE_MIN_CHARS = 16  # the Value column's least width, in characters
 
 
 class DifferenceTableModel(RecordTableModel[Difference]):
@@ -185,9 +188,25 @@ class DifferenceView(QTableView):
         # takes what is left; outputs: the name, then its shape.
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive
                                     if source.intermediates else QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch if source.intermediates
+        # The value's name takes what is left, but never less than VALUE_MIN: stretched
+        # into a narrow dock it read "…" on every row; below that the table scrolls.
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive if source.intermediates
                                     else QHeaderView.ResizeMode.ResizeToContents)
         self.doubleClicked.connect(self.rowActivated)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_value_column()
+
+    def fit_value_column(self) -> None:
+        if not self.source.intermediates:
+            return
+        header = self.horizontalHeader()
+        others = sum(header.sectionSize(c) for c in range(header.count()) if c != 1)
+        wanted = max(self.fontMetrics().horizontalAdvance("x" * VALUE_MIN_CHARS),
+                     self.viewport().width() - others)
+        if header.sectionSize(1) != wanted:
+            header.resizeSection(1, wanted)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Enter activates on every platform (QAbstractItemView skips it on macOS)."""
@@ -204,6 +223,7 @@ class DifferenceView(QTableView):
             self.horizontalHeader().resizeSection(
                 0, max(self.fontMetrics().horizontalAdvance("Node") + 24,
                        min(self.sizeHintForColumn(0), cap)))
+            self.fit_value_column()
 
     def graph_order(self) -> None:
         """Back to the order the comparison gave (topological for intermediates)."""

@@ -51,6 +51,7 @@ from onnxstudio.ui.insight.profile_tables import (
     FitTableView,
     NodeTableModel,
     OpTypeTableModel,
+    PathDelegate,
     ProfileSortProxy,
     ShareBarDelegate,
 )
@@ -284,6 +285,8 @@ class ProfilePanel(JobPanel):
         self.node_proxy.setSourceModel(self.node_model)
         self.node_bars = ShareBarDelegate(self)
         self._node_view = FitTableView(self.node_proxy, self.node_bars, caps={4: 110})
+        self.node_names = PathDelegate(self)
+        self._node_view.setItemDelegateForColumn(0, self.node_names)
 
         self.op_model = OpTypeTableModel()
         self.op_proxy = ProfileSortProxy(self)
