@@ -343,6 +343,13 @@ class EditRoom(QObject):
 
     def save_as(self, tab: ModelTab, dest: Path) -> bool:
         controller = self.controller(tab)
+        if controller.report.cannot_run and QMessageBox.question(
+                self._window, "The edited model does not run",
+                f"onnxruntime cannot run the edited {tab.path.name} (the original runs):\n\n"
+                f"{controller.report.cannot_run}\n\nSave it anyway?",
+                QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Cancel) != QMessageBox.StandardButton.Save:
+            return False
         others = [t.path for t in self._open_tabs() if t is not tab]
         try:
             saved = controller.save_as(dest, protect=others)
