@@ -91,6 +91,11 @@ def command_table(w: MainWindow) -> list[Entry]:
                 "Collapse every group", "model", icon_text="Collapse all"),
         Command("names", "Show Node &Names", view, w.toggle_names, "Ctrl+Shift+N",
                 checkable=True),
+        Command("edge_labels", "Show &Edge Labels", view, w.toggle_canvas_parts,
+                tip="Tensor shapes along the edges", checkable=True),
+        Command("minimap", "Show &Minimap", view, w.toggle_canvas_parts,
+                tip="The overview in the canvas' corner when the graph does not fit",
+                checkable=True),
         Command("direction_tb", "&Top to Bottom", f"{view}/&Direction",
                 partial(w.set_direction, "TB"), checkable=True, group="direction"),
         Command("direction_lr", "&Left to Right", f"{view}/&Direction",
@@ -110,11 +115,11 @@ def command_table(w: MainWindow) -> list[Entry]:
                 "Find nodes, tensors and weights", "model", icon_text="Find"),
         Command("between", "Select &Between", model, w.select_between, "Ctrl+Shift+B",
                 "With two nodes selected: select every node on the paths from one to the "
-                "other"),
+                "other", "model"),
         Command("extract", "E&xtract Selection…", model, w.extract_selection, "Ctrl+Shift+X",
-                "Save the selected nodes as a new model"),
+                "Save the selected nodes as a new model", "model"),
         Command("split", "S&plit into Stages…", model, w.split_into_stages,
-                tip="Cut the model into N pipeline stages: preview, then write"),
+                tip="Cut the model into N pipeline stages: preview, then write", needs="model"),
         Command("optimised", "Show &Optimised Graph", model, partial(diffing.show_optimised, w),
                 tip="What onnxruntime runs: its optimised graph (Run panel's provider and "
                     "level), diffed against this model", separator=True),
@@ -124,13 +129,15 @@ def command_table(w: MainWindow) -> list[Entry]:
                 needs="model"),
         Command("benchmark", "&Benchmark", run, w.benchmark, needs="model"),
         Command("profile", "&Profile Run", run, w.insight.start_profile, "Ctrl+Shift+P",
-                "Time every node of the last input and show a heatmap", separator=True),
+                "Time every node of the last input and show a heatmap", "model",
+                separator=True),
         Command("tensors", "Show &Tensor Values", run, partial(w.show_panel, "tensor"),
                 "Ctrl+T", "After a run, click a node or edge to see its tensor"),
         Command("capture_all", "Capture &All Tensors", run, w.insight.capture_all,
-                tip="Keep every intermediate tensor of the last run"),
+                tip="Keep every intermediate tensor of the last run", needs="model"),
         Command("compare", "&Compare Runs", run, w.insight.start_compare, "Ctrl+Shift+M",
-                "Run the last input on two configurations and find where they differ"),
+                "Run the last input on two configurations and find where they differ",
+                "model"),
         Command("clear_overlay", "C&lear Heatmap", run, w.insight.clear_overlay,
                 tip="Plain category colours on the canvas again"),
         Submenu("providers", "Execution &Provider", run, separator=True),
@@ -228,11 +235,13 @@ def update_enabled(table: Sequence[Entry], actions: dict[str, QAction], has_tab:
             actions[entry.id].setEnabled(has_model if entry.needs == "model" else has_tab)
 
 
-def shortcut_rows(table: Sequence[Entry], actions: dict[str, QAction]) -> list[tuple[str, str]]:
-    """(command, key) for every command with a shortcut, in menu order (F1's list)."""
-    rows = []
-    for entry in table:
-        if isinstance(entry, Command) and not actions[entry.id].shortcut().isEmpty():
-            key = actions[entry.id].shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-            rows.append((entry.text.replace("&", "").rstrip("…"), key))
-    return rows
+def shortcut_rows(table: Sequence[Entry], actions: dict[str, QAction],
+                  more: Sequence[QAction] = ()) -> list[tuple[str, str]]:
+    """(command, key) for every command with a shortcut, in menu order, then ``more``
+    (the edit room's Undo, Redo, Save As...): F1's list."""
+    found = [(entry.text, actions[entry.id]) for entry in table if isinstance(entry, Command)]
+    found += [(action.text(), action) for action in more]
+    return [(text.replace("&", "").rstrip("…"),
+             "  ".join(k.toString(QKeySequence.SequenceFormat.NativeText)
+                       for k in action.shortcuts()))
+            for text, action in found if not action.shortcut().isEmpty()]

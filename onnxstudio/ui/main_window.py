@@ -70,6 +70,8 @@ class MainWindow(QMainWindow):
         self.theme = appearance.resolve(self.appearance)
         self.direction: Direction = "LR" if settings.value("direction", "TB") == "LR" else "TB"
         self.show_names = settings.value("show_names", False) in (True, "true")
+        self.show_edge_labels = settings.value("show_edge_labels", True) in (True, "true")
+        self.show_minimap = settings.value("show_minimap", True) in (True, "true")
 
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
@@ -93,6 +95,8 @@ class MainWindow(QMainWindow):
         self.commands, self.toolbar = built.actions, built.toolbar
         self.recent_menu = built.submenus["recent"]
         self.commands["names"].setChecked(self.show_names)
+        self.commands["edge_labels"].setChecked(self.show_edge_labels)
+        self.commands["minimap"].setChecked(self.show_minimap)
         self.commands[f"direction_{self.direction.lower()}"].setChecked(True)
         self.commands[f"theme_{self.appearance}"].setChecked(True)
         for dock in self.docks.values():
@@ -246,9 +250,10 @@ class MainWindow(QMainWindow):
         self.tabs.removeTab(index)
         if tab is not None:
             tab.deleteLater()
-        if self.tabs.count() == 0:
+        if self.tabs.count() == 0:  # nothing of the last model stays on screen
             self.central.setCurrentWidget(self.welcome)
             self._on_current_changed(-1)
+            self.statusBar().clearMessage()
         self._update_actions()
 
     def _on_current_changed(self, _index: int) -> None:
@@ -266,6 +271,8 @@ class MainWindow(QMainWindow):
         self.inspector.show_model(model)
         if model is not None and tab is not None:
             self.run_panel.set_model(tab.path, model, model_bytes=tab.model_bytes)
+        elif self.tabs.count() == 0:
+            self.run_panel.set_model(None)
         self.insight.show_model(tab, model)
 
     def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
@@ -368,6 +375,27 @@ class MainWindow(QMainWindow):
             tab.view.show_names = self.show_names
             tab.view.viewport().update()
 
+    def toggle_canvas_parts(self) -> None:
+        """View → Show Edge Labels / Show Minimap, on every canvas, remembered."""
+        self.show_edge_labels = self.commands["edge_labels"].isChecked()
+        self.show_minimap = self.commands["minimap"].isChecked()
+        settings = app_settings()
+        settings.setValue("show_edge_labels", self.show_edge_labels)
+        settings.setValue("show_minimap", self.show_minimap)
+        for i in range(self.tabs.count()):
+            tab = self.tabs.widget(i)
+            for canvas in tab.tabs() if isinstance(tab, DiffTab) else [tab]:
+                if isinstance(canvas, ModelTab):  # a diff's panes never show a minimap
+                    self.apply_canvas_parts(canvas, minimap=not isinstance(tab, DiffTab))
+
+    def apply_canvas_parts(self, tab: ModelTab, minimap: bool = True) -> None:
+        """The View menu's edge labels and minimap choices, on ``tab``'s canvas."""
+        tab.view.show_edge_labels = self.show_edge_labels
+        if minimap:
+            tab.view.minimap.allowed = self.show_minimap
+            tab.view.minimap.view_changed()
+        tab.view.viewport().update()
+
     def set_direction(self, direction: str) -> None:
         self.direction = "LR" if direction == "LR" else "TB"
         self.commands[f"direction_{self.direction.lower()}"].setChecked(True)
@@ -432,7 +460,8 @@ class MainWindow(QMainWindow):
 
     # -- help -----------------------------------------------------------------------
     def show_shortcuts(self) -> None:
-        show_shortcuts(self, actions.shortcut_rows(self.command_table, self.commands))
+        show_shortcuts(self, actions.shortcut_rows(self.command_table, self.commands,
+                                                   self.edits.shortcut_actions()))
 
     def show_about(self) -> None:
         show_about(self)

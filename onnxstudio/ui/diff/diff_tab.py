@@ -119,7 +119,7 @@ class DiffTab(QWidget):
             side.setMinimumWidth(160)  # two canvases share the width; never widen the window
             side.view.show_legend = False  # the header's counts are the key
             side.view.minimap.allowed = False  # it covered a third of a narrow pane
-            side.loaded.connect(lambda _m, s=side: s.view.fit())  # whole, never cut
+            side.loaded.connect(lambda _m: self._fit_sides())  # whole, never cut
 
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
@@ -257,6 +257,19 @@ class DiffTab(QWidget):
         self.summary.setToolTip(f"{result.match_ratio():.1%} of the nodes paired; "
                                 f"compared in {result.seconds:.2f} s")
         self.loaded.emit()
+
+    def _fit_sides(self) -> None:
+        """Once both sides are drawn, each fits its pane (the synchronisation, which
+        would move one to match the other's fit, waits)."""
+        sides = (self.side_a, self.side_b)
+        if any(side.layout_data is None for side in sides):
+            return
+        syncing, self.sync.enabled = self.sync.enabled, False
+        try:
+            for side in sides:
+                side.view.fit()
+        finally:
+            self.sync.enabled = syncing
 
     def _statuses(self, side: str) -> dict[str, str]:
         assert self.result is not None
