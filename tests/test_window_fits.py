@@ -74,3 +74,22 @@ def test_the_run_follows_its_tab(window: MainWindow, qtbot, tmp_path: Path) -> N
     window.insight.start_profile()
     assert "the last input" in window.insight.profile_panel.status_text()
     qtbot.waitUntil(lambda: not window.insight._profiler.busy, timeout=60000)
+
+
+def test_dark_theme_draws_no_white_line_and_visible_check_boxes(window: MainWindow,
+                                                                 qtbot) -> None:
+    from PySide6.QtGui import QPalette
+
+    window.set_appearance("dark")
+    try:
+        window.find_in_model()
+        qtbot.wait(50)
+        assert window.tabs.palette().color(QPalette.ColorRole.Light).lightness() < 100
+        box = window.inspector.search.case_box
+        image = box.grab().toImage()
+        indicator = [image.pixelColor(x, y).lightness() for x in range(min(16, image.width()))
+                     for y in range(image.height())]
+        window_lightness = box.palette().color(QPalette.ColorRole.Window).lightness()
+        assert max(indicator) > window_lightness + 60  # its outline stands out
+    finally:
+        window.set_appearance("light")
