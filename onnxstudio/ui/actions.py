@@ -105,6 +105,7 @@ def command_table(w: MainWindow) -> list[Entry]:
         *(Command(f"theme_{name}", name.capitalize(), f"{view}/&Theme",
                   partial(w.set_appearance, name), checkable=True, group="theme")
           for name in APPEARANCES),
+        Submenu("hide", "&Hide Nodes", view),
         Submenu("panels", "&Panels", view, separator=True),
         Command("properties", "Model &Properties", model, partial(w.show_panel, "model"),
                 "Ctrl+I", needs="model"),
@@ -226,6 +227,22 @@ def mirror_combo(menu: QMenu, combo: QComboBox, label: Callable[[str], str]) -> 
             action.setChecked(action.text() == label(name))
 
     combo.currentTextChanged.connect(follow)
+
+
+def fill_hide_menu(menu: QMenu, kinds: dict[str, str], hidden: frozenset[str],
+                   changed: Callable[[frozenset[str]], None]) -> dict[str, QAction]:
+    """View → Hide Nodes: one checkable entry per kind; ``changed`` gets the new set."""
+    entries: dict[str, QAction] = {}
+
+    def toggled() -> None:
+        changed(frozenset(k for k, a in entries.items() if a.isChecked()))
+
+    for key, text in kinds.items():
+        action = entries[key] = menu.addAction(text)
+        action.setCheckable(True)
+        action.setChecked(key in hidden)
+        action.triggered.connect(lambda _=False: toggled())
+    return entries
 
 
 def update_enabled(table: Sequence[Entry], actions: dict[str, QAction], has_tab: bool,

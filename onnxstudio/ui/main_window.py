@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from onnxstudio.export.formats import ExportResult
 from onnxstudio.layout.types import Direction
 from onnxstudio.model import Model
+from onnxstudio.model.hiding import HIDE_KINDS
 from onnxstudio.resources import resource
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.ui import actions, appearance, diffing, editing, opening
@@ -72,6 +73,8 @@ class MainWindow(QMainWindow):
         self.show_names = settings.value("show_names", False) in (True, "true")
         self.show_edge_labels = settings.value("show_edge_labels", True) in (True, "true")
         self.show_minimap = settings.value("show_minimap", True) in (True, "true")
+        self.hidden_kinds = frozenset(
+            k for k in str(settings.value("hide_nodes", "") or "").split(",") if k in HIDE_KINDS)
 
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
@@ -101,6 +104,8 @@ class MainWindow(QMainWindow):
         self.commands[f"theme_{self.appearance}"].setChecked(True)
         for dock in self.docks.values():
             built.submenus["panels"].addAction(dock.toggleViewAction())
+        self.hide_actions = actions.fill_hide_menu(built.submenus["hide"], HIDE_KINDS,
+                                                   self.hidden_kinds, self.set_hidden_kinds)
         file_menu = self.menuBar().actions()[0].menu()
         assert isinstance(file_menu, QMenu)
         editing.add_menus(self, self.menuBar(), file_menu)
@@ -286,7 +291,7 @@ class MainWindow(QMainWindow):
         if tab is None:
             self.status_line.show_model(None, None)
         else:
-            self.status_line.show_model(tab.model, tab.shown_kinds())
+            self.status_line.show_model(tab.model, tab.shown_kinds(), tab.hidden_count())
 
     def _update_actions(self) -> None:
         tab = self.current_tab()
@@ -388,9 +393,19 @@ class MainWindow(QMainWindow):
                 if isinstance(canvas, ModelTab):  # a diff's panes never show a minimap
                     self.apply_canvas_parts(canvas, minimap=not isinstance(tab, DiffTab))
 
+    def set_hidden_kinds(self, kinds: frozenset[str]) -> None:
+        """View → Hide Nodes: every canvas lays out again without them, remembered."""
+        self.hidden_kinds = kinds
+        app_settings().setValue("hide_nodes", ",".join(sorted(kinds)))
+        for tab in self.model_tabs():
+            tab.set_hidden_kinds(kinds)
+
     def apply_canvas_parts(self, tab: ModelTab, minimap: bool = True) -> None:
-        """The View menu's edge labels and minimap choices, on ``tab``'s canvas."""
+        """The View menu's edge labels, minimap and hidden nodes, on ``tab``'s canvas
+        (a new one takes them before its first layout)."""
         tab.view.show_edge_labels = self.show_edge_labels
+        if tab.model is None:
+            tab.hidden_kinds = self.hidden_kinds
         if minimap:
             tab.view.minimap.allowed = self.show_minimap
             tab.view.minimap.view_changed()
