@@ -23,11 +23,11 @@ from PySide6.QtWidgets import (
 from onnxstudio.export.formats import ExportResult
 from onnxstudio.layout.types import Direction
 from onnxstudio.model import Model
-from onnxstudio.model.hiding import HIDE_KINDS
 from onnxstudio.resources import resource
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.ui import actions, appearance, diffing, editing, opening
 from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.canvas_choices import CanvasChoices
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.help import show_about, show_shortcuts
 from onnxstudio.ui.insight.run_insight import RunInsight
@@ -71,10 +71,7 @@ class MainWindow(QMainWindow):
         self.theme = appearance.resolve(self.appearance)
         self.direction: Direction = "LR" if settings.value("direction", "TB") == "LR" else "TB"
         self.show_names = settings.value("show_names", False) in (True, "true")
-        self.show_edge_labels = settings.value("show_edge_labels", True) in (True, "true")
-        self.show_minimap = settings.value("show_minimap", True) in (True, "true")
-        self.hidden_kinds = frozenset(
-            k for k in str(settings.value("hide_nodes", "") or "").split(",") if k in HIDE_KINDS)
+        self.canvas_choices = CanvasChoices()  # View: edge labels, minimap, hidden nodes
 
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
@@ -98,14 +95,12 @@ class MainWindow(QMainWindow):
         self.commands, self.toolbar = built.actions, built.toolbar
         self.recent_menu = built.submenus["recent"]
         self.commands["names"].setChecked(self.show_names)
-        self.commands["edge_labels"].setChecked(self.show_edge_labels)
-        self.commands["minimap"].setChecked(self.show_minimap)
         self.commands[f"direction_{self.direction.lower()}"].setChecked(True)
         self.commands[f"theme_{self.appearance}"].setChecked(True)
         for dock in self.docks.values():
             built.submenus["panels"].addAction(dock.toggleViewAction())
-        self.hide_actions = actions.fill_hide_menu(built.submenus["hide"], HIDE_KINDS,
-                                                   self.hidden_kinds, self.set_hidden_kinds)
+        self.hide_actions = self.canvas_choices.bind(self.commands, built.submenus["hide"],
+                                                     self.model_tabs)
         file_menu = self.menuBar().actions()[0].menu()
         assert isinstance(file_menu, QMenu)
         editing.add_menus(self, self.menuBar(), file_menu)
@@ -382,34 +377,7 @@ class MainWindow(QMainWindow):
 
     def toggle_canvas_parts(self) -> None:
         """View → Show Edge Labels / Show Minimap, on every canvas, remembered."""
-        self.show_edge_labels = self.commands["edge_labels"].isChecked()
-        self.show_minimap = self.commands["minimap"].isChecked()
-        settings = app_settings()
-        settings.setValue("show_edge_labels", self.show_edge_labels)
-        settings.setValue("show_minimap", self.show_minimap)
-        for i in range(self.tabs.count()):
-            tab = self.tabs.widget(i)
-            for canvas in tab.tabs() if isinstance(tab, DiffTab) else [tab]:
-                if isinstance(canvas, ModelTab):  # a diff's panes never show a minimap
-                    self.apply_canvas_parts(canvas, minimap=not isinstance(tab, DiffTab))
-
-    def set_hidden_kinds(self, kinds: frozenset[str]) -> None:
-        """View → Hide Nodes: every canvas lays out again without them, remembered."""
-        self.hidden_kinds = kinds
-        app_settings().setValue("hide_nodes", ",".join(sorted(kinds)))
-        for tab in self.model_tabs():
-            tab.set_hidden_kinds(kinds)
-
-    def apply_canvas_parts(self, tab: ModelTab, minimap: bool = True) -> None:
-        """The View menu's edge labels, minimap and hidden nodes, on ``tab``'s canvas
-        (a new one takes them before its first layout)."""
-        tab.view.show_edge_labels = self.show_edge_labels
-        if tab.model is None:
-            tab.hidden_kinds = self.hidden_kinds
-        if minimap:
-            tab.view.minimap.allowed = self.show_minimap
-            tab.view.minimap.view_changed()
-        tab.view.viewport().update()
+        self.canvas_choices.set_parts(self.commands, self.tabs)
 
     def set_direction(self, direction: str) -> None:
         self.direction = "LR" if direction == "LR" else "TB"

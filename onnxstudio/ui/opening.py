@@ -28,7 +28,7 @@ def add_model_tab(window: MainWindow, path: Path) -> ModelTab:
     current one only updates its own title; the panels follow the current tab."""
     tab = ModelTab(path, window.direction, window.theme)
     tab.view.show_names = window.show_names
-    window.apply_canvas_parts(tab)
+    window.canvas_choices.apply(tab)
     tab.loaded.connect(lambda _m: _loaded(window, tab))
     tab.shapesReady.connect(lambda _m: _shapes_ready(window, tab))
     tab.failed.connect(lambda message: _failed(window, tab, message))
