@@ -52,10 +52,9 @@ def hidden_nodes(graph: Graph, kinds: frozenset[str]) -> set[int]:
             shaped.update(node.outputs)
     if "shape" in kinds:  # a Constant only hidden computations read goes with them
         for node in graph.nodes:
-            if node.op_type == "Constant" and node.outputs and all(
-                    graph.nodes[c].index in hidden
-                    for c in graph.values[node.outputs[0]].consumers) and \
-                    graph.values[node.outputs[0]].consumers and node.outputs[0] not in outputs:
+            value = graph.values.get(node.outputs[0]) if node.outputs else None
+            if node.op_type == "Constant" and value is not None and value.consumers \
+                    and set(value.consumers) <= hidden and value.name not in outputs:
                 hidden.add(node.index)
     return hidden
 
