@@ -45,6 +45,8 @@ def test_diff_find_and_every_dock_keep_the_window_at_1280(window: MainWindow, qt
     qtbot.wait(100)
     assert window.minimumSizeHint().width() <= 1280
     assert window.width() == 1280
+    summary = tab.summary  # the counts wrap in the narrow header, none cut at its edge
+    assert summary.wordWrap() and summary.height() >= summary.heightForWidth(summary.width())
     scroll = window.run_panel.scroll_area
     assert scroll.viewport().width() >= scroll.widget().minimumSizeHint().width()
     button = window.run_panel.controls.bench_button  # the row's last control, read whole

@@ -140,8 +140,10 @@ class DiffTab(QWidget):
         """The summary of changes, Synchronise views, and the side-by-side/merged switch."""
         self.summary = QLabel("Comparing…")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # a long summary is elided by the layout, never widening the window
+        # a long summary wraps between its counts, never widening the window (cut at the
+        # pane's edge, "37 added" read as "3" under the Synchronise box)
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.summary.setWordWrap(True)
         self.summary.setMinimumWidth(120)
         self.mode_sides = QPushButton("Side by side")
         self.mode_merged = QPushButton("Merged")
