@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import gc
 import io
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -69,10 +71,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler = load(args.command).run
         quiet_gc = args.command in WHOLE_GRAPH_COMMANDS and gc.isenabled()
     else:
+        refusal = _unknown_command(first)
         args = _gui_parser().parse_args(args_list)
         if args.install_desktop or args.uninstall_desktop:
             from onnxstudio.desktop_integration.install import run as handler
         else:
+            refusal = refusal or _no_display()
+            if refusal:
+                print(f"onnxstudio: {refusal}", file=sys.stderr)
+                return 2
             from onnxstudio.ui.app import run_app
 
             handler = run_app
@@ -86,6 +93,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             _end_process(code)
         gc.enable()  # main() called in-process (tests, scripts) leaves the collector on
     return code
+
+
+WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def _unknown_command(first: str | None) -> str | None:
+    """A word that is no command and no file (``infoo``) is a mistyped command: said in
+    one line, rather than opening the window with an error tab."""
+    if first is None or not WORD.fullmatch(first) or os.path.exists(first):
+        return None
+    close = difflib.get_close_matches(first, COMMANDS, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else f"commands: {', '.join(COMMANDS)}"
+    return f"unknown command '{first}' ({hint})"
+
+
+def _no_display() -> str | None:
+    """Without a display Qt aborts with a core dump and a message about xcb."""
+    if not sys.platform.startswith("linux") or any(
+            os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        return None
+    return ("cannot open the window: no display (DISPLAY and WAYLAND_DISPLAY are unset); "
+            f"headless commands: {', '.join(COMMANDS)}")
 
 
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

@@ -67,11 +67,11 @@ def test_rubber_band_on_the_canvas_gives_the_expected_cut(window: MainWindow) ->
     top_left = view.mapFromScene(QPointF(left, first.y - 4))
     bottom_right = view.mapFromScene(QPointF(right, last.y + last.height + 4))
     vp = view.viewport()
-    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, top_left)
+    shift = Qt.KeyboardModifier.ShiftModifier  # a plain drag pans
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, shift, top_left)
     QTest.mouseMove(vp, (top_left + bottom_right) / 2)
     QTest.mouseMove(vp, bottom_right)
-    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
-                       bottom_right)
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, shift, bottom_right)
     chosen = {node_by_id(model, i).name for i in view.selected_ids()}
     assert chosen == {"/l1/MatMul", "/l1/Relu", "/l2/MatMul", "/l2/Relu"}
     cut = cut_from_nodes(model, selection_node_ids(model, view.selected_ids()))

@@ -305,3 +305,35 @@ def test_errors_show_in_a_dismissable_banner(qtbot, panel: ComparePanel) -> None
     close = panel.banner.findChild(type(panel.form.clear_model_b_button))
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
     assert panel.error_text() == ""
+
+
+def test_value_column_stays_readable_in_a_narrow_dock(qtbot, panel: ComparePanel,
+                                                      perturbed_result: Comparison) -> None:
+    """In the Run dock's width the Value column read "…" on every row: it keeps room for
+    16 characters and the table scrolls sideways below that."""
+    panel.resize(330, 800)
+    panel.set_model(SAMPLE, load_model(SAMPLE))
+    panel.set_result(perturbed_result)
+    qtbot.wait(50)
+    table = panel.intermediates_table()
+    assert table.columnWidth(1) >= table.fontMetrics().horizontalAdvance("x" * 16)
+
+
+def test_a_large_comparison_lands_without_reading_every_row(
+        panel: ComparePanel, perturbed_result: Comparison,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """BERT-12's comparison froze the window 330 ms as it landed: the proxy sorted by
+    asking every row twice per comparison, and the Node column measured every row. Now
+    the rows come sorted and the first ones size the column."""
+    from dataclasses import replace
+
+    many = replace(perturbed_result,
+                   intermediates=list(perturbed_result.intermediates) * 200)  # 2,400 rows
+    asked: list[int] = []
+    original = DifferenceTableModel.role_data
+    monkeypatch.setattr(DifferenceTableModel, "role_data",
+                        lambda self, *a: asked.append(1) or original(self, *a))
+    panel.set_model(SAMPLE, load_model(SAMPLE))
+    panel.set_result(many)
+    assert panel.intermediates_table().model().rowCount() == 2400
+    assert len(asked) < 500

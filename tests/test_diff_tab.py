@@ -188,3 +188,39 @@ def test_real_model_edits_in_the_window(window, qtbot, tmp_path) -> None:
     tab.jump_to(entry)
     text = tab.details.toPlainText()
     assert "max |a − b|" in text and "0.5" in text and "hash" in text
+
+
+def test_diff_panes_open_fitted_without_a_minimap_and_details_read(window, qtbot,
+                                                                   tmp_path) -> None:
+    """Issue 34: each side of a long model opens whole (it opened cut, at its inputs),
+    no minimap covers the narrow panes, and a weight change leads the pair details,
+    whose lines break between words."""
+    from PySide6.QtGui import QTextOption
+
+    from tests.test_window_readable import _long_chain
+
+    a = save(_long_chain(60), tmp_path / "a.onnx")
+    b = save(_long_chain(61), tmp_path / "b.onnx")
+    tab = wait_diff(qtbot, diffing.open_diff(window, a, b))
+    qtbot.wait(50)
+    for side in tab.tabs():
+        assert set(side.view.visible_box_ids()) == {x.id for x in side.layout_data.boxes}
+    tab.side_a.view.zoom_in()
+    tab.side_a.view.zoom_in()
+    qtbot.wait(50)
+    assert not tab.side_a.view.minimap.isVisible()
+    assert tab.details.wordWrapMode() == QTextOption.WrapMode.WordWrap
+
+
+def test_pair_details_put_weight_differences_first(tmp_path) -> None:
+    from onnxstudio.model import load_model
+    from onnxstudio.model.diff import diff_models
+    from onnxstudio.ui.diff.pair_details import pair_html
+
+    edited = tiny_mlp()
+    diff_edits.perturb_weight(edited, "MatMul")
+    result = diff_models(load_model(save(tiny_mlp(), tmp_path / "a.onnx")),
+                         load_model(save(edited, tmp_path / "b.onnx")))
+    [entry] = [e for e in result.nodes if e.status == "changed"]
+    page = re.sub(r"<[^>]+>", " ", pair_html(entry))
+    assert page.index("weight W2") < page.index("since version")

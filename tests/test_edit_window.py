@@ -216,3 +216,50 @@ def test_apply_script_is_one_undo_step(qtbot, window: MainWindow, tmp_path: Path
     window.edits.act_undo.trigger()
     settle(qtbot, window, tab)
     assert "Input3" in tab.model.graph.inputs and window.edits.controllers[tab].edits == []
+
+
+def _conv_model(tmp_path: Path) -> Path:
+    from onnx import TensorProto, helper
+
+    weight = numpy_helper.from_array(np.ones((8, 4, 3, 3), np.float32), "W")
+    conv = helper.make_node("Conv", ["x", "W"], ["y"], name="conv", kernel_shape=[3, 3])
+    relu = helper.make_node("Relu", ["y"], ["z"], name="relu")
+    graph = helper.make_graph(
+        [conv, relu], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)], [weight],
+        value_info=[helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 6, 6])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "conv.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_an_edit_that_cannot_run_is_said_before_saving(qtbot, window: MainWindow, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Conv group 2 with a weight made for group 1 passes onnx's checker; onnxruntime
+    refuses to run it. The History says so and Save As asks first."""
+    tab = open_model(qtbot, window, _conv_model(tmp_path))
+    window.edits.apply([{"op": "set_attribute", "node": "conv", "name": "group", "value": 2}])
+    settle(qtbot, window, tab)
+    report = window.edits.controllers[tab].report
+    assert report.ok and "kernel channels * group" in report.cannot_run
+    assert "onnxruntime cannot run it" in window.edits.history.checks.text()
+    asked: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda _p, title, *a, **k: (
+        asked.append(title), QMessageBox.StandardButton.Cancel)[1])
+    dest = tmp_path / "edited.onnx"
+    assert not window.edits.save_as(tab, dest)
+    assert asked == ["The edited model does not run"] and not dest.exists()
+
+
+def test_an_attribute_edit_refreshes_the_shapes_on_the_canvas(qtbot, window: MainWindow,
+                                                              tmp_path: Path) -> None:
+    """strides 1 → 2 on a Conv whose output the exporter annotated 1×8×6×6: the edge now
+    reads 1×8×3×3 (the stale annotation stayed)."""
+    tab = open_model(qtbot, window, _conv_model(tmp_path))
+    window.edits.apply([{"op": "set_attribute", "node": "conv", "name": "strides",
+                         "value": [2, 2]}])
+    settle(qtbot, window, tab)
+    labels = {e.value: e.label for e in tab.layout_data.edges}
+    assert labels["y"] == "1×8×3×3"

@@ -181,3 +181,34 @@ def test_dialog_offers_to_keep_the_canvas_heatmap(qtbot, tmp_path: Path) -> None
                                  ed.ViewSnapshot(overlay=heat))
     qtbot.addWidget(dot)
     assert dot.options().overlay is None  # DOT carries no colours
+
+
+def test_a_tall_graph_exports_readable_by_default(qtbot, tmp_path: Path) -> None:
+    """A 3,000-box column (BERT-like): the PNG dialog picks tiles and the PDF dialog pages
+    of A4, each saying what will be written, before anything is."""
+    tall = grid_layout(1, 3000)
+    png = ed.ExportOptionsDialog(None, tmp_path / "g.png", tall, None, ed.ViewSnapshot())
+    qtbot.addWidget(png)
+    assert png.tile.isChecked() and png.options().tile
+    assert "tiles" in png.size_label.text()
+    pdf = ed.ExportOptionsDialog(None, tmp_path / "g.pdf", tall, None, ed.ViewSnapshot())
+    qtbot.addWidget(pdf)
+    assert pdf.options().paginate == "A4"
+    assert "pages of A4" in pdf.pages_label.text()
+    pdf.paper.setCurrentIndex(0)  # one page: the dialog says it is unreadable
+    assert "too small to read" in pdf.pages_label.text()
+    small = ed.ExportOptionsDialog(None, tmp_path / "s.pdf", chain_layout(), None,
+                                   ed.ViewSnapshot())
+    qtbot.addWidget(small)
+    assert small.options().paginate is None and not small.tile.isChecked()
+
+
+def test_a_finished_export_with_notices_opens_no_modal(
+        qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda *a, **k: shown.append(a[2]))
+    flow = ed.ExportFlow(None, None, grid_layout(1, 3000), tmp_path / "g.png",
+                         ExportOptions(scale=1.0), ed.ViewSnapshot())
+    with qtbot.waitSignal(flow.finished, timeout=60000) as blocker:
+        flow.start()
+    assert blocker.args[0].notices and shown == []

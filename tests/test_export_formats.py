@@ -158,3 +158,25 @@ def test_title_block_and_dark_theme(qapp, laid_out, tmp_path: Path) -> None:
         assert image.getpixel((0, 0)) == (0x1E, 0x1F, 0x22)
         assert image.size[1] > round(h * 0.5)  # the title band adds height
         assert result.size == image.size
+
+
+def test_pdf_pages_leave_out_the_blank_ones(qapp, tmp_path: Path) -> None:
+    """One far-off box widens the page grid to three columns; only its page is added,
+    not two columns of blank pages (27 of BERT-12's 56 A4 pages were blank)."""
+    from onnxstudio.export.pdf import plan_pages
+    from onnxstudio.export.sheet import plan_sheet
+    from onnxstudio.layout.types import Box
+    from tests.export_support import grid_layout
+
+    far = grid_layout(1, 200)
+    far.boxes.append(Box("far", "node", 3000, 20, 100, 36, "Add"))
+    far.width = 3120
+    options = ExportOptions(paginate="A4")
+    plan = plan_pages(far, plan_sheet(far, None, options), options, "A4")
+    rows = {y for _x, y, _w, _h in plan.windows}
+    columns = {x for x, _y, _w, _h in plan.windows}
+    assert len(columns) == 2  # the blank middle column is left out
+    assert len(plan.windows) == len(rows) + 1  # the column, and the far box's page
+    spread = export_layout(far, None, tmp_path / "b.pdf", options)
+    assert spread.pages == len(plan.windows)
+    assert len(_media_boxes((tmp_path / "b.pdf").read_bytes())) == spread.pages

@@ -147,6 +147,25 @@ def test_hover_highlights_node_edges_and_neighbours(view: GraphView, qtbot) -> N
     assert view.hovered_id() is None
 
 
+def test_plain_drag_on_empty_canvas_pans(view: GraphView) -> None:
+    """Netron's gesture: a left-drag on empty canvas moves the graph (the band is on
+    Shift or Ctrl)."""
+    for _ in range(6):
+        view.zoom_in()
+    view.centerOn("n5")
+    h, v = view.horizontalScrollBar().value(), view.verticalScrollBar().value()
+    start = QPoint(20, 20)
+    assert view.box_at_view(start) is None
+    vp = view.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, pos=start)
+    for step in range(1, 6):
+        QTest.mouseMove(vp, start + QPoint(step * 20, step * 15))
+    assert not view.band.active()
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, pos=start + QPoint(100, 75))
+    assert view.horizontalScrollBar().value() == h - 100
+    assert view.verticalScrollBar().value() == v - 75
+
+
 def test_space_drag_on_empty_space_pans(view: GraphView) -> None:
     for _ in range(6):
         view.zoom_in()
@@ -166,7 +185,7 @@ def test_space_drag_on_empty_space_pans(view: GraphView) -> None:
     assert view.selected_ids() == []
 
 
-def _band(view: GraphView, a: str, b: str, modifiers=Qt.KeyboardModifier.NoModifier) -> None:
+def _band(view: GraphView, a: str, b: str, modifiers=Qt.KeyboardModifier.ShiftModifier) -> None:
     """Drag a band from just left of/above box ``a`` to just right of/below box ``b``."""
     layout = view.graph_layout()
     first, last = layout.box(a), layout.box(b)  # type: ignore[union-attr]
@@ -193,7 +212,8 @@ def test_rubber_band_selects_what_it_touches(view: GraphView, qtbot) -> None:
     assert set(view.selected_ids()) == {"n0", "n1", "n2"}
     _band(view, "n1", "n2", Qt.KeyboardModifier.ControlModifier)  # Ctrl toggles
     assert view.selected_ids() == ["n0"]
-    _band(view, "n1", "n1")  # alone, a band replaces
+    view.set_selection([])
+    _band(view, "n1", "n1")  # on an empty selection, the band is the selection
     assert view.selected_ids() == ["n1"]
 
 

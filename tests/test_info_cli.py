@@ -223,3 +223,27 @@ def test_info_counts_weights_in_bodies_and_local_functions(tmp_path: Path) -> No
     info = json.loads(result.stdout)
     assert info["parameters"] == 16 + 16 + 3 + 8
     assert info["weight_bytes"] == 4 * (16 + 16 + 3 + 8)
+
+
+def test_a_mistyped_command_is_one_line_and_never_the_window(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from onnxstudio import cli
+    from onnxstudio.ui import app
+
+    def window(_args: object) -> int:
+        raise AssertionError("the window opened")
+
+    monkeypatch.setattr(app, "run_app", window)
+    model = save(tiny_mlp(), tmp_path / "model.onnx")
+    assert cli.main(["infoo", str(model)]) == 2
+    assert capsys.readouterr().err == "onnxstudio: unknown command 'infoo' (did you mean 'info'?)\n"
+    assert cli.main(["frobnicate"]) == 2
+    assert capsys.readouterr().err.startswith("onnxstudio: unknown command 'frobnicate' "
+                                              "(commands: info, run, export")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    assert cli.main([str(model)]) == 2  # no display: one line, not Qt's abort
+    err = capsys.readouterr().err
+    assert err.startswith("onnxstudio: cannot open the window: no display") and err.count("\n") == 1

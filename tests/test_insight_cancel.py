@@ -83,7 +83,7 @@ def test_escape_in_the_compare_panel_cancels_its_compare(qtbot, window) -> None:
     assert panel.job.cancel_button.isVisible() and panel.job.cancel_button.isEnabled()
     # the two configurations as the form names them, not their internal keys
     assert panel.status_text() == (f"Running {panel.form.a_combo.currentText()} and "
-                                   f"{panel.form.b_combo.currentText()}…")
+                                   f"{panel.form.b_combo.currentText()} on random inputs…")
     assert "ort:" not in panel.status_text()
     assert not panel.form.compare_button.isEnabled()
     panel.form.tolerance_edit.setFocus()

@@ -286,8 +286,10 @@ def test_menus_offer_what_the_issue_lists(window: MainWindow) -> None:
 
     assert {"Open…", "Open Recent", "Export Diagram…", "Save As…", "Close", "Quit"} <= set(
         texts(menus["File"]))
-    assert {"Undo", "Redo", "Apply Script…", "Save Edits as Script…", "Edit History"} <= set(
-        texts(menus["Edit"]))
+    assert {"Undo", "Redo", "Apply Script…", "Edit History"} <= set(texts(menus["Edit"]))
+    # Save As and Save Edits as Script are in one menu, File (issue 34)
+    assert "Save Edits as Script…" in texts(menus["File"])
+    assert not {"Save As…", "Save Edits as Script…"} & set(texts(menus["Edit"]))
     assert {"Zoom In", "Zoom Out", "Fit to Window", "Direction", "Theme", "Panels"} <= set(
         texts(menus["View"]))
     assert {"Model Properties", "Opsets", "Convert to Opset…"} <= set(texts(menus["Model"]))
@@ -330,3 +332,73 @@ def test_menus_and_shortcuts_come_from_the_command_table(window: MainWindow) -> 
     assert [a.iconText() for a in window.toolbar.actions() if not a.isSeparator()] == [
         "Open", "Export", "Fit", "Zoom +", "Zoom −", "Expand all", "Collapse all", "TB ⇄ LR",
         "Find", "Run image"]
+
+
+def test_f1_lists_undo_redo_and_save_as(window: MainWindow, monkeypatch) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "information", lambda _p, _t, text: shown.append(text))
+    window.commands["shortcuts"].trigger()
+    [text] = shown
+    for command in ("Undo", "Redo", "Save As", "Edit Selection"):
+        assert f"<td>{command}</td>" in text
+    assert "Ctrl+Shift+Z  Ctrl+Y" in text
+
+
+def test_view_toggles_the_minimap_and_edge_labels(window: MainWindow, qtbot,
+                                                   tmp_path: Path) -> None:
+    from tests.test_window_readable import _long_chain
+
+    tab = wait_open(qtbot, window.open_paths([str(save(_long_chain(200),
+                                                       tmp_path / "long.onnx"))])[0])
+    qtbot.wait(50)
+    assert tab.view.minimap.isVisible() and tab.view.show_edge_labels
+    window.commands["minimap"].trigger()
+    window.commands["edge_labels"].trigger()
+    assert not tab.view.minimap.isVisible() and not tab.view.show_edge_labels
+    other = wait_open(qtbot, window.open_paths([str(save(_long_chain(201),
+                                                         tmp_path / "other.onnx"))])[0])
+    assert not other.view.show_edge_labels and not other.view.minimap.allowed
+    restarted = MainWindow()  # remembered
+    qtbot.addWidget(restarted)
+    assert not restarted.commands["minimap"].isChecked()
+    assert not restarted.commands["edge_labels"].isChecked()
+
+
+def test_closing_every_tab_leaves_nothing_of_the_model(window: MainWindow, qtbot) -> None:
+    wait_open(qtbot, window.open_paths([str(sample_model_path())])[0])
+    assert window.statusBar().currentMessage().startswith("Opened")
+    window.close_current_tab()
+    assert window.statusBar().currentMessage() == ""
+    assert window.run_panel.model_path() is None
+    for command in ("between", "extract", "split", "profile", "compare", "capture_all",
+                    "export", "fit"):
+        assert not window.commands[command].isEnabled(), command
+
+
+def test_a_model_and_an_image_dropped_together_run_the_image(window: MainWindow,
+                                                             qtbot) -> None:
+    from onnxstudio.resources import resource
+
+    run_panel = window.run_panel
+    with qtbot.waitSignal(run_panel.runFinished, timeout=120000):
+        drop(window, [sample_model_path(), resource("sample", "digit_7.png")])
+    assert run_panel.results.top_table.item(0, 0).text().startswith("7")
+    assert run_panel.error_text() == ""
+
+
+def test_a_dropped_folder_goes_to_the_run_panel(window: MainWindow, qtbot,
+                                                tmp_path: Path) -> None:
+    import shutil
+
+    from onnxstudio.resources import resource
+
+    wait_open(qtbot, window.open_paths([str(sample_model_path())])[0])
+    folder = tmp_path / "digits"
+    folder.mkdir()
+    shutil.copy(resource("sample", "digit_7.png"), folder / "a.png")
+    with qtbot.waitSignal(window.run_panel.folderFinished, timeout=120000):
+        drop(window, [folder])
+    assert window.docks["run"].isVisible()
+    assert len(window.run_panel.results.folder_view.rows()) == 1

@@ -76,3 +76,28 @@ def test_a_large_result_comes_back_whole_in_pieces_the_window_can_wait_between(
         _write_answer("model.onnx: onnxruntime refused it", stream)
     with path.open("rb") as stream:
         assert _read_answer(stream) == "model.onnx: onnxruntime refused it"
+
+
+def test_the_child_reports_each_run_as_it_finishes() -> None:
+    """dag100k's ten runs took minutes under a sweeping bar: the child says each run."""
+    heard: list[tuple[int, int]] = []
+    result = profile_isolated(RunRequest(SAMPLE, random=True), runs=3, warmup=1,
+                              progress=lambda done, total: heard.append((done, total)))
+    assert heard == [(1, 4), (2, 4), (3, 4), (4, 4)] and result.runs == 3
+
+
+def test_the_profile_panel_bar_fills_run_by_run(qtbot) -> None:
+    from onnxstudio.ui.insight.profile_panel import ProfileOptions
+    from onnxstudio.ui.main_window import MainWindow, sample_model_path
+    from tests.conftest import shown_window
+
+    window: MainWindow = shown_window(qtbot)
+    tab = window.open_paths([str(sample_model_path())])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
+    seen: list[tuple[str, int]] = []
+    bar = window.insight.profile_panel.job.progress
+    window.insight._profiler.progress.connect(
+        lambda stage, _f: seen.append((stage, bar.maximum())))
+    window.insight.start_profile(ProfileOptions("all", 2, 1))
+    qtbot.waitUntil(lambda: window.insight.profile_panel.result() is not None, timeout=60000)
+    assert seen[-1] == ("Profiling: run 3 of 3", 1000)  # determinate, not a sweep

@@ -10,6 +10,7 @@ from pathlib import Path
 import onnx
 import pytest
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QFileDialog, QTableView
 
 from onnxstudio.model import load_model
@@ -364,3 +365,50 @@ def test_operator_table_fits_its_columns_when_its_tab_is_shown(shown: ProfilePan
     for column in (1, TIME):  # node counts, milliseconds
         widest = max(metrics.horizontalAdvance(str(text)) for text in cells(view, column)[:24])
         assert view.columnWidth(column) > widest, column
+
+
+def test_node_names_keep_their_layer_number_when_elided(qtbot) -> None:
+    """"…/layer.3/…/MatMul", not "…ion/self/MatMul" on every layer's row alike."""
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from onnxstudio.model.formatting import elide_path
+    from onnxstudio.ui.insight.profile_panel import ProfilePanel
+
+    name = "/bert/encoder/layer.3/attention/self/MatMul"
+    assert elide_path(name, lambda t: len(t) <= 18) == "…/layer.3/…/MatMul"
+    panel = ProfilePanel()
+    qtbot.addWidget(panel)
+    model = QStandardItemModel(1, 1)
+    model.setItem(0, 0, QStandardItem(name))
+    option = QStyleOptionViewItem()
+    option.rect = QRect(0, 0, panel.fontMetrics().horizontalAdvance("…/layer.3/…/MatMul") + 14,
+                        20)
+    option.fontMetrics = panel.fontMetrics()
+    panel.node_names.initStyleOption(option, model.index(0, 0))
+    assert "layer.3" in option.text and option.text.endswith("/MatMul")
+
+
+def test_a_huge_graph_profiles_fewer_runs_and_says_how_many_were_recorded(
+        qtbot, monkeypatch: pytest.MonkeyPatch, sample_result: ProfileResult) -> None:
+    """dag100k's 10 default runs took 260 s and read "mean of 9" (the profiler stopped
+    recording): a huge graph defaults to 3 runs, and a short trace says so."""
+    from dataclasses import replace
+
+    from onnxstudio.ui.insight import profile_panel
+
+    panel = _panel(qtbot)
+    monkeypatch.setattr(profile_panel, "HUGE_NODES", 5)  # the sample's 12 nodes: "huge"
+    panel.set_model(SAMPLE, load_model(SAMPLE))
+    # no "Run … first" beside a Profile button that runs random inputs all the same
+    assert "random inputs when nothing ran yet" in panel.empty_label.text()
+    assert "first" not in panel.empty_label.text()
+    assert panel.options().runs == profile_panel.HUGE_RUNS
+    monkeypatch.setattr(profile_panel, "HUGE_NODES", 20_000)
+    panel.set_model(SAMPLE, load_model(SAMPLE))
+    assert panel.options().runs == 10  # the user's number is back for a small graph
+    panel.runs_spin.setValue(4)
+    panel._request_profile()
+    panel.set_result(replace(sample_result, runs=3))
+    assert "mean of 3 of 4 runs" in panel.summary_text()
+    assert "recorded 3 of the 4 runs" in panel.summary_text()

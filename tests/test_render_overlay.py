@@ -128,3 +128,18 @@ def test_exported_png_keeps_the_heatmap(qapp, sample: Model, timed: ProfileResul
                                                          overlay=overlay))
         image = QImage(str(out))
         assert image.pixelColor(*pixel).name() == expected
+
+
+def test_one_outlier_does_not_turn_every_other_node_one_colour() -> None:
+    """One 1,000 ms node among 99 of 0.5-2 ms: the heatmap colours by rank (the square
+    root of a share of the slowest gave all 99 the palest tint)."""
+    from onnxstudio.render.overlay import HeatScale
+
+    times = [0.5 + i * 0.015 for i in range(99)] + [1000.0]
+    scale = HeatScale.of(times)
+    assert scale.ranked
+    colours = {ramp(HEAT, scale.at(t)) for t in times[:99]}
+    assert len(colours) >= 8
+    assert scale.at(1000.0) == 1.0 and scale.legend()[-1][1].startswith("1")
+    even = HeatScale.of([1.0 + i for i in range(100)])  # no outlier: shares, as before
+    assert not even.ranked and even.at(100.0) == 1.0

@@ -60,16 +60,13 @@ def test_resnet_in_view_click_and_fit(resnet_layout, qtbot) -> None:
     header = view.mapFromScene(QPointF(conv.x + 4, conv.y + 3))
     assert image.pixelColor(header).name() == LIGHT.node("conv").fill
     QTest.keyClick(view, Qt.Key.Key_0, Qt.KeyboardModifier.ControlModifier)
-    # Fit shows as much as stays legible, from the input down (the rest scrolls)
+    # Fit shows the whole graph
     from onnxstudio.layout import viewport
 
     vp = view.viewport().rect()
     whole = viewport.whole_scale(resnet_layout, vp.width(), vp.height())
-    assert view.current_scale() == pytest.approx(max(whole, viewport.FIT_MIN_SCALE))
-    shown = set(view.visible_box_ids())
-    assert any(b.startswith("in:") for b in shown)
-    if whole >= viewport.FIT_MIN_SCALE:
-        assert shown == {b.id for b in resnet_layout.boxes}
+    assert view.current_scale() == pytest.approx(min(whole, viewport.MAX_OPEN_SCALE))
+    assert set(view.visible_box_ids()) == {b.id for b in resnet_layout.boxes}
     image = view.viewport().grab().toImage()
     assert image.pixelColor(0, 0) == QColor(LIGHT.canvas)
 

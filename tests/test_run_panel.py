@@ -255,3 +255,21 @@ def test_rapid_drops_show_only_the_last_result(qtbot, panel: RunPanel, tmp_path:
             panel.open_images([path])
     qtbot.wait(100)
     assert [o[0].source for o in seen] == ["drop4.jpg"]
+
+
+@pytest.mark.parametrize("share", [0.973, 0.42, 0.02])
+def test_top_k_percentage_reads_over_its_bar(qtbot, share: float) -> None:
+    """The text drawn on a top-k bar stands out from what is under it (Fusion's centred
+    text was white on pale grey across the chunk's edge)."""
+    from onnxstudio.ui.widgets.share_bar import ShareBar
+
+    bar = ShareBar(share)
+    qtbot.addWidget(bar)
+    bar.resize(160, 18)
+    with_text = bar.grab().toImage()
+    bar.setFormat("")
+    plain_bar = bar.grab().toImage()
+    contrasts = [abs(with_text.pixelColor(x, y).lightness()
+                     - plain_bar.pixelColor(x, y).lightness())
+                 for x in range(with_text.width()) for y in range(with_text.height())]
+    assert max(contrasts) > 120

@@ -300,3 +300,18 @@ def test_long_names_and_many_dims_do_not_widen_the_dock(view) -> None:
     view.show_tensor(name, np.zeros((1, 2, 1, 3, 1, 2, 4, 4), np.float32), caption)
     assert view.minimumSizeHint().width() < 380
     assert view.name_edit.text() == name  # copied exactly, no hidden break characters
+
+
+def test_a_tensor_with_unit_dims_is_a_table_of_its_values(view) -> None:
+    """[1,1000,1,1] (a classifier's logits) is a column of 1,000 values, not one elided
+    cell and a spin box to step through them."""
+    logits = np.linspace(-1, 1, 1000, dtype=np.float32).reshape(1, 1000, 1, 1)
+    view.show_tensor("logits", logits)
+    model = view.table_model()
+    assert (model.rowCount(), model.columnCount()) == (1000, 1)
+    assert view.index_spins() == [] and view.index_box.isHidden()
+    assert _cell(view, 999, 0) == f"{logits[0, 999, 0, 0]:.6g}"
+    assert view.slice_label.text() == "rows: index in dim 1"
+    view.show_tensor("pair", np.arange(12, dtype=np.int64).reshape(1, 3, 1, 4))
+    assert (model.rowCount(), model.columnCount()) == (3, 4)
+    assert view.slice_label.text() == "rows: dim 1 (3) · columns: dim 3 (4)"

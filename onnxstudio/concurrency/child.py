@@ -17,7 +17,9 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 INFER_SHAPES = "_infer-shapes"
 PROFILE = "_profile"
@@ -38,12 +40,13 @@ class Child:
     is removed by the child if this process dies first, and by :meth:`kill` here."""
 
     def __init__(self, command: str, *args: str, folder: Path | None = None,
-                 stdout: int = subprocess.PIPE) -> None:
+                 stdout: int = subprocess.PIPE, stderr: int | IO[str] = subprocess.PIPE
+                 ) -> None:
         self.folder = folder
         env = dict(os.environ, **{WATCH: str(folder or "")})
         self.process = subprocess.Popen(
             child_command(command, *args), stdin=subprocess.PIPE, stdout=stdout,
-            stderr=subprocess.PIPE, text=True, env=env)
+            stderr=stderr, text=True, env=env)
         # Held here, never written: communicate() would close it, and the child with it.
         self._lifeline, self.process.stdin = self.process.stdin, None
 
@@ -57,6 +60,33 @@ class Child:
             raise
         self._close_lifeline()
         return out or "", err or ""
+
+    def follow(self, on_line: Callable[[str], None], timeout: float) -> None:
+        """Hand each line of the child's stdout to ``on_line`` until it ends; after
+        ``timeout`` seconds it is killed and subprocess.TimeoutExpired raised. Its stderr
+        must go to a file (a full pipe nobody reads would stall it)."""
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            self.process.kill()
+
+        timer = threading.Timer(timeout, expire)
+        timer.start()
+        try:
+            assert self.process.stdout is not None
+            with self.process.stdout as lines:
+                for line in lines:
+                    on_line(line)
+            self.process.wait()
+        except BaseException:
+            self.kill()
+            raise
+        finally:
+            timer.cancel()
+        self._close_lifeline()
+        if expired.is_set():
+            raise subprocess.TimeoutExpired(self.process.args, timeout)
 
     def kill(self) -> None:
         """End the child (if it runs), close its pipes and remove its folder."""

@@ -7,6 +7,7 @@ size. The one Qt module of export/ besides raster.py.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,8 +22,16 @@ from onnxstudio.export.options import (
     ExportOptions,
     ExportResult,
     ProgressFn,
+    Rect,
 )
-from onnxstudio.export.sheet import Sheet, item_count, paint_state, plan_sheet
+from onnxstudio.export.sheet import (
+    PageGrid,
+    Sheet,
+    item_count,
+    occupied,
+    paint_state,
+    plan_sheet,
+)
 from onnxstudio.export.surfaces import WatchSurface
 from onnxstudio.render.qt_surface import QtSurface, qcolor
 from onnxstudio.render.scene_painter import GraphPainter
@@ -57,7 +66,7 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
         writer.setTitle(sheet.title.title if sheet.title else dest.stem)
         writer.setResolution(72)  # painter units are points
         if options.paginate is None:
-            fit = min(1.0, MAX_PAGE_PT / (max(sheet.width, sheet.height) * PT_PER_UNIT))
+            fit = one_page_fit(sheet)
             unit = PT_PER_UNIT * fit
             # PDF pages are whole points: round up and let the background fill the rest.
             page_w, page_h = math.ceil(sheet.width * unit), math.ceil(sheet.height * unit)
@@ -70,10 +79,12 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
                     "in long, "
                     f"over the 200 in page limit of PDF viewers; drawn at {fit:.0%} on one "
                     "page (vector: zoom in for detail), or paginate onto paper")
-            windows = [(0.0, 0.0, sheet.width, sheet.height)]
+            windows: list[Rect] = [(0.0, 0.0, sheet.width, sheet.height)]
             content = QRectF(0, 0, page_w, page_h)
         else:
-            windows, unit, content = _paginate(writer, sheet, options, options.paginate)
+            pages = plan_pages(layout, sheet, options, options.paginate)
+            writer.setPageLayout(pages.page)
+            windows, unit, content = pages.windows, pages.unit, pages.content
         painter = QPainter()
         if not painter.begin(writer):
             raise ExportError(f"{dest.name}: the PDF writer could not start")
@@ -112,17 +123,27 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
     result.size = (rect.width(), rect.height())
 
 
-def _paginate(writer: QPdfWriter, sheet: Sheet, options: ExportOptions, paper: str
-              ) -> tuple[list[tuple[float, float, float, float]], float, QRectF]:
-    """Pages of ``paper``: fit the width if text stays readable, else tile across."""
+@dataclass(frozen=True)
+class PagePlan:
+    """Pages of a paper size: the page layout, the sheet windows shown (only those with
+    something on them) and the points per layout unit."""
+
+    page: QPageLayout
+    windows: list[Rect]
+    unit: float
+    content: QRectF
+
+
+def plan_pages(layout: Layout, sheet: Sheet, options: ExportOptions, paper: str) -> PagePlan:
+    """Pages of ``paper``: fit the width if text stays readable, else tile across; a page
+    with nothing on it is left out. Decided before writing, so the dialog can say it."""
     landscape = options.landscape if options.landscape is not None else (
         sheet.width > sheet.height)
     orientation = (QPageLayout.Orientation.Landscape if landscape
                    else QPageLayout.Orientation.Portrait)
     margins = QMarginsF(*(PAGE_MARGIN_MM,) * 4)
-    writer.setPageLayout(QPageLayout(_paper(paper), orientation, margins,
-                                     QPageLayout.Unit.Millimeter))
-    content = writer.pageLayout().paintRect(QPageLayout.Unit.Point)
+    page = QPageLayout(_paper(paper), orientation, margins, QPageLayout.Unit.Millimeter)
+    content = page.paintRect(QPageLayout.Unit.Point)
     content.setHeight(content.height() - 14)  # room for the page number
     unit = min(PT_PER_UNIT, content.width() / sheet.width)
     unit = max(unit, MIN_PRINT_SCALE * PT_PER_UNIT)
@@ -130,8 +151,19 @@ def _paginate(writer: QPdfWriter, sheet: Sheet, options: ExportOptions, paper: s
     step_w, step_h = win_w - PAGE_OVERLAP, win_h - PAGE_OVERLAP
     cols = 1 if sheet.width <= win_w else math.ceil((sheet.width - PAGE_OVERLAP) / step_w)
     rows = 1 if sheet.height <= win_h else math.ceil((sheet.height - PAGE_OVERLAP) / step_h)
-    windows = [(c * step_w, r * step_h, win_w, win_h) for r in range(rows) for c in range(cols)]
-    return windows, unit, QRectF(0, 0, content.width(), content.height())
+    grid = PageGrid(win_w, win_h, step_w, step_h, cols, rows)
+    return PagePlan(page, occupied(layout, sheet, grid), unit,
+                    QRectF(0, 0, content.width(), content.height()))
+
+
+def one_page_fit(sheet: Sheet) -> float:
+    """The shrink of a one-page PDF: 1, or less to stay within viewers' 200 in."""
+    return min(1.0, MAX_PAGE_PT / (max(sheet.width, sheet.height) * PT_PER_UNIT))
+
+
+def one_page_readable(sheet: Sheet) -> bool:
+    """Whether one page keeps text printable (else pages of paper are the default)."""
+    return one_page_fit(sheet) >= MIN_PRINT_SCALE
 
 
 def _page_number(painter: QPainter, writer: QPdfWriter, page: int, pages: int,

@@ -90,6 +90,55 @@ def paint_state(options: ExportOptions, layout: Layout | None = None,
     return PaintState(show_names=options.show_names, overlay=overlay)
 
 
+@dataclass(frozen=True)
+class PageGrid:
+    """Sheet windows of ``width`` × ``height`` every ``step_x``/``step_y`` (overlapping)."""
+
+    width: float
+    height: float
+    step_x: float
+    step_y: float
+    cols: int
+    rows: int
+
+
+def occupied(layout: Layout, sheet: Sheet, grid: PageGrid) -> list[Rect]:
+    """The grid's windows (pages) that show something: a box, a piece of an edge or the
+    title block. One far-off node sized a page grid whose other pages were blank (27 of
+    an A4 BERT-12's 56). Each item marks the cells it touches, so the cost is the items',
+    not items × pages."""
+    import numpy as np
+
+    rects = [(b.x, b.y, b.x + b.width, b.y + b.height) for b in layout.boxes]
+    for edge in layout.edges:  # each segment's bounds: a long diagonal is not a page
+        rects += [(min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1]))
+                  for a, b in zip(edge.points, edge.points[1:], strict=False)]
+    mask = np.zeros((grid.rows, grid.cols), dtype=bool)
+    if sheet.title is not None:
+        mask[0, :] = True
+    if rects:
+        items = np.asarray(rects, dtype=np.float64)
+        items[:, [0, 2]] += sheet.dx  # into sheet coordinates
+        items[:, [1, 3]] += sheet.dy
+
+        def cells(low: np.ndarray, high: np.ndarray, size: float, step: float,
+                  count: int) -> tuple[np.ndarray, np.ndarray]:
+            first = np.clip(np.ceil((low - size) / step), 0, count - 1).astype(np.int64)
+            last = np.clip(np.floor(high / step), 0, count - 1).astype(np.int64)
+            return first, last
+
+        c0, c1 = cells(items[:, 0], items[:, 2], grid.width, grid.step_x, grid.cols)
+        r0, r1 = cells(items[:, 1], items[:, 3], grid.height, grid.step_y, grid.rows)
+        for dr in range(int((r1 - r0).max()) + 1):
+            for dc in range(int((c1 - c0).max()) + 1):
+                hit = (r0 + dr <= r1) & (c0 + dc <= c1)
+                mask[r0[hit] + dr, c0[hit] + dc] = True
+    if not mask.any():
+        mask[0, 0] = True
+    return [(c * grid.step_x, r * grid.step_y, grid.width, grid.height)
+            for r in range(grid.rows) for c in range(grid.cols) if mask[r, c]]
+
+
 def item_count(layout: Layout) -> int:
     """Items the painter opens (boxes, edges, frames): the unit of vector progress."""
     return len(layout.boxes) + len(layout.edges) + len(layout.groups)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import SupportsFloat, TypeGuard
 
 
@@ -106,3 +106,33 @@ def model_title(path: str | os.PathLike[str]) -> str:
     folder = p.parent.parent if p.parent.name == "onnx" else p.parent
     name = folder.resolve().name if folder.name in ("", ".") else folder.name
     return f"{name}/{p.name}" if name else p.name
+
+
+def elide_path(text: str, fits: Callable[[str], bool]) -> str:
+    """A scoped name shortened by whole segments from its start, keeping its last one and
+    those that number something ("…/layer.3/…/MatMul", where eliding characters showed
+    "…ion/self/MatMul" for every layer alike). The caller's elision handles the rest."""
+    if fits(text) or "/" not in text:
+        return text
+    parts = text.split("/")
+    keep = [True] * len(parts)
+    numbered = [any(c.isdigit() for c in p) for p in parts]
+    order = [i for i in range(len(parts) - 1) if not numbered[i]]
+    order += [i for i in range(len(parts) - 1) if numbered[i]]
+    candidate = text
+    for i in order:
+        keep[i] = False
+        candidate = _joined(parts, keep)
+        if fits(candidate):
+            break
+    return candidate
+
+
+def _joined(parts: list[str], keep: list[bool]) -> str:
+    out: list[str] = []
+    for part, kept in zip(parts, keep, strict=True):
+        if kept:
+            out.append(part)
+        elif not out or out[-1] != "…":
+            out.append("…")
+    return "/".join(out)

@@ -9,6 +9,7 @@ exports and the tests all see the same numbers. Qt-free.
 
 from __future__ import annotations
 
+import bisect
 import html
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -127,15 +128,52 @@ def build_overlay(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     return _divergence(layout, graph, data)
 
 
+OUTLIER = 10.0  # the slowest box over this many times the 95th percentile: rank colours
+
+
+@dataclass(frozen=True)
+class HeatScale:
+    """Where a time falls on the heat ramp (0..1). Square root of its share of the
+    slowest: a node taking 1 % of it still shows a tint (linear washed a CNN out to
+    white). When one box dwarfs the rest (over ``OUTLIER`` times the 95th percentile),
+    by rank instead: the square root turned 99.99 % of the nodes the same colour."""
+
+    ordered: tuple[float, ...]  # the positive times, ascending
+    ranked: bool
+
+    @classmethod
+    def of(cls, times: Sequence[float]) -> HeatScale:
+        ordered = tuple(sorted(t for t in times if t > 0))
+        ranked = len(ordered) >= 20 and \
+            ordered[-1] > OUTLIER * ordered[int(0.95 * (len(ordered) - 1))]
+        return cls(ordered, ranked)
+
+    def at(self, t: float) -> float:
+        if t <= 0 or not self.ordered:
+            return 0.0
+        if self.ranked:
+            return bisect.bisect_left(self.ordered, t) / (len(self.ordered) - 1)
+        return math.sqrt(t / self.ordered[-1])
+
+    def legend(self) -> tuple[tuple[str, str], ...]:
+        """Four keys: shares of the slowest, or, by rank, the median, 90th and slowest."""
+        top = self.ordered[-1] if self.ordered else 1.0
+        if self.ranked:
+            picks = [0.0] + [self.ordered[round(q * (len(self.ordered) - 1))]
+                             for q in (0.5, 0.9, 1.0)]
+        else:
+            picks = [top * f for f in (0.0, 0.1, 0.5, 1.0)]
+        return tuple((ramp(HEAT, self.at(t)), format_duration(t) if t else "0")
+                     for t in picks)
+
+
 def _profile(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     per_box = box_values(layout, graph, data.values, lambda a, b: a + b)
-    top = max(per_box.values(), default=0.0) or 1.0
     whole = data.total or sum(data.values.values()) or 1.0
+    scale = HeatScale.of(list(per_box.values()))
     fills, badges, tips = {}, {}, {}
     for box_id, ms in per_box.items():
-        # Square root: a node taking 1 % of the slowest still shows a tint, while the
-        # hot spots stay clearly the darkest (linear washes most of a CNN out to white).
-        fills[box_id] = ramp(HEAT, math.sqrt(max(ms, 0.0) / top))
+        fills[box_id] = ramp(HEAT, scale.at(ms))
         badges[box_id] = format_duration(ms)
         tip = data.tips.get(box_id, "")
         tips[box_id] = (f"Time {ms:.3f} ms per run ({ms / whole * 100:.1f} % of "
@@ -144,9 +182,7 @@ def _profile(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:
     for node_id, tip in data.tips.items():  # e.g. nodes fused into another's kernel
         if node_id not in tips and node_id in drawn:
             tips[node_id] = tip
-    legend = tuple((ramp(HEAT, math.sqrt(f)), format_duration(top * f) if f else "0")
-                   for f in (0.0, 0.1, 0.5, 1.0))
-    return Overlay(data, fills, badges, tips, legend)
+    return Overlay(data, fills, badges, tips, scale.legend())
 
 
 def _divergence(layout: Layout, graph: Graph, data: OverlayData) -> Overlay:

@@ -17,7 +17,7 @@ import io
 import json
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -300,7 +300,8 @@ def parse_trace(events: Sequence[dict[str, Any]], graph: onnx.GraphProto,
 
 
 def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
-            cancel: CancelToken | None = None) -> ProfileResult:
+            cancel: CancelToken | None = None,
+            progress: Callable[[int, int], None] | None = None) -> ProfileResult:
     """Run the request's first input with profiling on and map the trace onto the model.
 
     The session is made for this alone (profiling cannot be switched on later); the trace
@@ -321,9 +322,12 @@ def profile(request: RunRequest, runs: int = 1, warmup: int = 1,
 
         session = model.session(request.config, tweak=enable, cancel=cancel)
         source, feeds = request_feeds(request, session, model)
+        count = max(0, warmup) + max(1, runs)
         try:
-            for _ in range(max(0, warmup) + max(1, runs)):
+            for done in range(1, count + 1):
                 session.run(feeds)
+                if progress is not None:  # (runs done, of): a determinate bar
+                    progress(done, count)
         except RunError as exc:
             if not request.random or isinstance(exc, Cancelled):
                 raise

@@ -17,6 +17,7 @@ import pickle
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -31,26 +32,38 @@ TIMEOUT_S = 3600  # a profile's runs may take long, but never forever
 
 
 def profile_isolated(request: RunRequest, runs: int = 1, warmup: int = 1,
-                     cancel: CancelToken | None = None) -> ProfileResult:
+                     cancel: CancelToken | None = None,
+                     progress: Callable[[int, int], None] | None = None) -> ProfileResult:
     """``profile`` in a child process; its failures come back as one RunError line,
-    worded as ``profile`` words them, and a cancel kills the child."""
+    worded as ``profile`` words them, and a cancel kills the child. ``progress`` hears
+    (runs done, of) as the child reports them, one line each on its stdout."""
     folder = Path(tempfile.mkdtemp(prefix="onnxstudio-profile-"))
     job, out = folder / "job.pickle", folder / "result.pickle"
     try:
         job.write_bytes(pickle.dumps((request, runs, warmup)))
+        errors = (folder / "stderr.txt").open("w+")  # a file: never a full pipe
         try:
-            child = Child(PROFILE, str(job), str(out), folder=folder,
-                          stdout=subprocess.DEVNULL)
+            child = Child(PROFILE, str(job), str(out), folder=folder, stderr=errors)
         except OSError as exc:
+            errors.close()
             raise RunError(f"{request.model.name}: the profiler could not start ({exc})"
                            ) from exc
         if cancel is not None:
             cancel.watch(child.process.kill)
-        try:
-            _, stderr = child.communicate(timeout=TIMEOUT_S)
-        except subprocess.TimeoutExpired as exc:
-            raise RunError(f"{request.model.name}: the profiler gave no result in "
-                           f"{TIMEOUT_S // 60} minutes") from exc
+
+        def on_line(line: str) -> None:
+            done, _, total = line.partition(" ")
+            if progress is not None and done.isdigit() and total.strip().isdigit():
+                progress(int(done), int(total))
+
+        with errors:
+            try:
+                child.follow(on_line, timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired as exc:
+                raise RunError(f"{request.model.name}: the profiler gave no result in "
+                               f"{TIMEOUT_S // 60} minutes") from exc
+            errors.seek(0)
+            stderr = errors.read()
         if cancel is not None and cancel.cancelled:
             raise Cancelled("cancelled")
         if not out.exists():
@@ -72,7 +85,8 @@ def child_main(argv: list[str]) -> int:
     request, runs, warmup = pickle.loads(job.read_bytes())
     answer: ProfileResult | str
     try:
-        answer = profile(request, runs=runs, warmup=warmup)
+        answer = profile(request, runs=runs, warmup=warmup,
+                         progress=lambda done, total: print(done, total, flush=True))
     except Exception as exc:
         answer = user_message(exc) or describe_failure(exc)
     part = out.with_suffix(".part")  # whole or absent: a child killed midway wrote none

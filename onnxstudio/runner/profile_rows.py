@@ -94,14 +94,16 @@ def table_rows(result: ProfileResult, model: Model | None) -> ProfileTables:
 NBSP = "\u00a0"
 
 
-def summary_lines(result: ProfileResult, warmup: int | None) -> str:
+def summary_lines(result: ProfileResult, warmup: int | None,
+                  requested: int | None = None) -> str:
     """The one-glance figures above the tables (plain text, one line per thought).
 
     Each "·" part is held together with no-break spaces, so a narrow dock wraps
     between figures, never between a number and its unit.
     """
     after = f", after {warmup} warm-up" if warmup is not None else ""
-    parts = [f"{format_ms(result.total_ms)} ms per run (mean of {result.runs}{after})",
+    of = f" of {requested} runs" if requested is not None and requested > result.runs else ""
+    parts = [f"{format_ms(result.total_ms)} ms per run (mean of {result.runs}{of}{after})",
              f"kernels {format_ms(result.kernel_ms)} ms",
              f"{plural(len(result.nodes), 'node')} timed",
              f"provider {provider_name(result.provider)}",
@@ -111,6 +113,9 @@ def summary_lines(result: ProfileResult, warmup: int | None) -> str:
         extra = sum(k.time_ms for k in result.unmapped)
         lines.append(f"{format_ms(extra)} ms in {plural(len(result.unmapped), 'kernel')} "
                      "onnxruntime added (not in the model)")
+    if of:
+        lines.append(f"onnxruntime's profiler recorded {result.runs} of the {requested} "
+                     "runs (it stops at a million events)")
     if result.source:
         lines.append(f"Input: {result.source}")
     return "\n".join(lines)

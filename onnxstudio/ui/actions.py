@@ -99,6 +99,11 @@ def command_table(w: MainWindow) -> list[Entry]:
                 "Collapse every group", "model", icon_text="Collapse all"),
         Command("names", "Show Node &Names", view, w.toggle_names, "Ctrl+Shift+N",
                 checkable=True),
+        Command("edge_labels", "Show &Edge Labels", view, w.toggle_canvas_parts,
+                tip="Tensor shapes along the edges", checkable=True),
+        Command("minimap", "Show &Minimap", view, w.toggle_canvas_parts,
+                tip="The overview in the canvas' corner when the graph does not fit",
+                checkable=True),
         Command("direction_tb", "&Top to Bottom", f"{view}/&Direction",
                 partial(w.set_direction, "TB"), checkable=True, group="direction"),
         Command("direction_lr", "&Left to Right", f"{view}/&Direction",
@@ -108,6 +113,7 @@ def command_table(w: MainWindow) -> list[Entry]:
         *(Command(f"theme_{name}", name.capitalize(), f"{view}/&Theme",
                   partial(w.set_appearance, name), checkable=True, group="theme")
           for name in APPEARANCES),
+        Submenu("hide", "&Hide Nodes", view),
         Submenu("panels", "&Panels", view, separator=True),
         Command("properties", "Model &Properties", model, partial(w.show_panel, "model"),
                 "Ctrl+I", needs="model"),
@@ -118,11 +124,11 @@ def command_table(w: MainWindow) -> list[Entry]:
                 "Find nodes, tensors and weights", "model", icon_text="Find"),
         Command("between", "Select &Between", model, w.select_between, "Ctrl+Shift+B",
                 "With two nodes selected: select every node on the paths from one to the "
-                "other"),
+                "other", "model"),
         Command("extract", "E&xtract Selection…", model, w.extract_selection, "Ctrl+Shift+X",
-                "Save the selected nodes as a new model"),
+                "Save the selected nodes as a new model", "model"),
         Command("split", "S&plit into Stages…", model, w.split_into_stages,
-                tip="Cut the model into N pipeline stages: preview, then write"),
+                tip="Cut the model into N pipeline stages: preview, then write", needs="model"),
         Command("cost", "Cost &Table", model, w.cost.show_cost, needs="model",
                 tip="MACs, parameters and memory per node and scope; colour the graph by them"),
         Command("placement", "&Where It Runs", model, w.cost.show_placement, needs="model",
@@ -136,13 +142,15 @@ def command_table(w: MainWindow) -> list[Entry]:
                 needs="model"),
         Command("benchmark", "&Benchmark", run, w.benchmark, needs="model"),
         Command("profile", "&Profile Run", run, w.insight.start_profile, "Ctrl+Shift+P",
-                "Time every node of the last input and show a heatmap", separator=True),
+                "Time every node of the last input and show a heatmap", "model",
+                separator=True),
         Command("tensors", "Show &Tensor Values", run, partial(w.show_panel, "tensor"),
                 "Ctrl+T", "After a run, click a node or edge to see its tensor"),
         Command("capture_all", "Capture &All Tensors", run, w.insight.capture_all,
-                tip="Keep every intermediate tensor of the last run"),
+                tip="Keep every intermediate tensor of the last run", needs="model"),
         Command("compare", "&Compare Runs", run, w.insight.start_compare, "Ctrl+Shift+M",
-                "Run the last input on two configurations and find where they differ"),
+                "Run the last input on two configurations and find where they differ",
+                "model"),
         Command("clear_overlay", "C&lear Heatmap", run, partial(_clear_overlays, w),
                 tip="Plain category colours on the canvas again"),
         Submenu("providers", "Execution &Provider", run, separator=True),
@@ -233,6 +241,22 @@ def mirror_combo(menu: QMenu, combo: QComboBox, label: Callable[[str], str]) -> 
     combo.currentTextChanged.connect(follow)
 
 
+def fill_hide_menu(menu: QMenu, kinds: dict[str, str], hidden: frozenset[str],
+                   changed: Callable[[frozenset[str]], None]) -> dict[str, QAction]:
+    """View → Hide Nodes: one checkable entry per kind; ``changed`` gets the new set."""
+    entries: dict[str, QAction] = {}
+
+    def toggled() -> None:
+        changed(frozenset(k for k, a in entries.items() if a.isChecked()))
+
+    for key, text in kinds.items():
+        action = entries[key] = menu.addAction(text)
+        action.setCheckable(True)
+        action.setChecked(key in hidden)
+        action.triggered.connect(lambda _=False: toggled())
+    return entries
+
+
 def update_enabled(table: Sequence[Entry], actions: dict[str, QAction], has_tab: bool,
                    has_model: bool) -> None:
     for entry in table:
@@ -240,11 +264,13 @@ def update_enabled(table: Sequence[Entry], actions: dict[str, QAction], has_tab:
             actions[entry.id].setEnabled(has_model if entry.needs == "model" else has_tab)
 
 
-def shortcut_rows(table: Sequence[Entry], actions: dict[str, QAction]) -> list[tuple[str, str]]:
-    """(command, key) for every command with a shortcut, in menu order (F1's list)."""
-    rows = []
-    for entry in table:
-        if isinstance(entry, Command) and not actions[entry.id].shortcut().isEmpty():
-            key = actions[entry.id].shortcut().toString(QKeySequence.SequenceFormat.NativeText)
-            rows.append((entry.text.replace("&", "").rstrip("…"), key))
-    return rows
+def shortcut_rows(table: Sequence[Entry], actions: dict[str, QAction],
+                  more: Sequence[QAction] = ()) -> list[tuple[str, str]]:
+    """(command, key) for every command with a shortcut, in menu order, then ``more``
+    (the edit room's Undo, Redo, Save As...): F1's list."""
+    found = [(entry.text, actions[entry.id]) for entry in table if isinstance(entry, Command)]
+    found += [(action.text(), action) for action in more]
+    return [(text.replace("&", "").rstrip("…"),
+             "  ".join(k.toString(QKeySequence.SequenceFormat.NativeText)
+                       for k in action.shortcuts()))
+            for text, action in found if not action.shortcut().isEmpty()]

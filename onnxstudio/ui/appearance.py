@@ -38,6 +38,10 @@ def _dark_palette() -> QPalette:
         QPalette.ColorRole.Mid: "#3a3e45",
         QPalette.ColorRole.Dark: "#16181b",
         QPalette.ColorRole.Midlight: "#34383e",
+        # Fusion draws a tab bar's base line and frames' light edges in Light: left
+        # white, it drew a white line under the tabs
+        QPalette.ColorRole.Light: "#3f434a",
+        QPalette.ColorRole.Shadow: "#0e0f11",
     }
     for role, color in roles.items():
         p.setColor(role, QColor(color))
@@ -47,11 +51,22 @@ def _dark_palette() -> QPalette:
     return p
 
 
+# Fusion outlines a check box in the window colour darkened: on the dark palette the
+# Search panel's "Aa" and ".*" boxes were invisible.
+DARK_SHEET = """
+QCheckBox::indicator { width: 12px; height: 12px; border: 1px solid #8a8f98;
+                       border-radius: 2px; background: #1b1d21; }
+QCheckBox::indicator:checked { background: #3d7bd9; border-color: #6cb2ff; }
+QCheckBox::indicator:disabled { border-color: #4a4f57; }
+"""
+
+
 def apply(app: QApplication, appearance: str) -> str:
     """Style the application; returns the resolved 'light' or 'dark'."""
     resolved = resolve(appearance)
     app.setStyle("Fusion")
     app.setPalette(_dark_palette() if resolved == "dark" else app.style().standardPalette())
+    app.setStyleSheet(DARK_SHEET if resolved == "dark" else "")
     _repolish(app)
     return resolved
 

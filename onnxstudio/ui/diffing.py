@@ -61,6 +61,7 @@ def open_diff(window: MainWindow, a: Path, b: Path, title: str = "",
 
 def _wire_canvas(window: MainWindow, tab: DiffTab, side: ModelTab) -> None:
     side.view.show_names = window.show_names
+    window.canvas_choices.apply(side, minimap=False)
     side.view.selectionChanged.connect(
         lambda ids: window._on_selection(side, ids) if side is window.current_tab() else None)
     side.loaded.connect(

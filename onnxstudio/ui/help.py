@@ -7,9 +7,9 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 # Gestures on the canvas that no menu command carries.
 CANVAS_GESTURES = (
     ("Zoom", "Mouse wheel, pinch, + / −"),
-    ("Pan", "Space+drag, middle drag, drag from a node, scroll bars, arrows"),
+    ("Pan", "Drag on empty canvas or from a node, middle drag, scroll bars, arrows"),
     ("Select / add to selection", "Click / Ctrl+click"),
-    ("Select an area", "Drag on empty canvas (Shift adds, Ctrl toggles)"),
+    ("Select an area", "Shift+drag on empty canvas adds, Ctrl+drag toggles"),
     ("Select a whole group", "Click its title"),
     ("Expand or collapse a group", "Double-click"),
     ("Next / previous search hit", "F3 / Shift+F3"),

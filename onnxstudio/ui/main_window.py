@@ -28,6 +28,7 @@ from onnxstudio.resources import resource
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.ui import actions, appearance, diffing, editing, opening
 from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.canvas_choices import CanvasChoices
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.help import show_about, show_shortcuts
 from onnxstudio.ui.insight.cost_insight import CostInsight
@@ -74,6 +75,7 @@ class MainWindow(QMainWindow):
         self.theme = appearance.resolve(self.appearance)
         self.direction: Direction = "LR" if settings.value("direction", "TB") == "LR" else "TB"
         self.show_names = settings.value("show_names", False) in (True, "true")
+        self.canvas_choices = CanvasChoices()  # View: edge labels, minimap, hidden nodes
 
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
@@ -101,6 +103,8 @@ class MainWindow(QMainWindow):
         self.commands[f"theme_{self.appearance}"].setChecked(True)
         for dock in self.docks.values():
             built.submenus["panels"].addAction(dock.toggleViewAction())
+        self.hide_actions = self.canvas_choices.bind(self.commands, built.submenus["hide"],
+                                                     self.model_tabs)
         file_menu = self.menuBar().actions()[0].menu()
         assert isinstance(file_menu, QMenu)
         editing.add_menus(self, self.menuBar(), file_menu)
@@ -260,9 +264,10 @@ class MainWindow(QMainWindow):
         if tab is not None:
             tab.deleteLater()
             next_turn(self, unfreeze_and_collect, turns=2)  # once the tab is gone
-        if self.tabs.count() == 0:
+        if self.tabs.count() == 0:  # nothing of the last model stays on screen
             self.central.setCurrentWidget(self.welcome)
             self._on_current_changed(-1)
+            self.statusBar().clearMessage()
         self._update_actions()
 
     def _on_current_changed(self, _index: int) -> None:
@@ -280,6 +285,8 @@ class MainWindow(QMainWindow):
         self.inspector.show_model(model)
         if model is not None and tab is not None:
             self.run_panel.set_model(tab.path, model, model_bytes=tab.model_bytes)
+        elif self.tabs.count() == 0:
+            self.run_panel.set_model(None)
         self.insight.show_model(tab, model)
         self.cost.show_model(tab, model)
 
@@ -294,7 +301,7 @@ class MainWindow(QMainWindow):
         if tab is None:
             self.status_line.show_model(None, None)
         else:
-            self.status_line.show_model(tab.model, tab.shown_kinds())
+            self.status_line.show_model(tab.model, tab.shown_kinds(), tab.hidden_count())
 
     def _update_actions(self) -> None:
         tab = self.current_tab()
@@ -383,6 +390,10 @@ class MainWindow(QMainWindow):
             tab.view.show_names = self.show_names
             tab.view.viewport().update()
 
+    def toggle_canvas_parts(self) -> None:
+        """View → Show Edge Labels / Show Minimap, on every canvas, remembered."""
+        self.canvas_choices.set_parts(self.commands, self.tabs)
+
     def set_direction(self, direction: str) -> None:
         self.direction = "LR" if direction == "LR" else "TB"
         self.commands[f"direction_{self.direction.lower()}"].setChecked(True)
@@ -456,7 +467,8 @@ class MainWindow(QMainWindow):
 
     # -- help -----------------------------------------------------------------------
     def show_shortcuts(self) -> None:
-        show_shortcuts(self, actions.shortcut_rows(self.command_table, self.commands))
+        show_shortcuts(self, actions.shortcut_rows(self.command_table, self.commands,
+                                                   self.edits.shortcut_actions()))
 
     def show_about(self) -> None:
         show_about(self)

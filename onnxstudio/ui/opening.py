@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
+RUN_SUFFIXES = IMAGE_SUFFIXES | {".wav"}
 
 
 def add_model_tab(window: MainWindow, path: Path) -> ModelTab:
@@ -29,6 +30,7 @@ def add_model_tab(window: MainWindow, path: Path) -> ModelTab:
     current one only updates its own title; the panels follow the current tab."""
     tab = ModelTab(path, window.direction, window.theme)
     tab.view.show_names = window.show_names
+    window.canvas_choices.apply(tab)
     tab.loaded.connect(lambda _m: _loaded(window, tab))
     tab.shapesReady.connect(lambda _m: _shapes_ready(window, tab))
     tab.failed.connect(lambda message: _failed(window, tab, message))
@@ -97,25 +99,37 @@ def _local_paths(urls: list[QUrl]) -> list[Path]:
     return [Path(u.toLocalFile()) for u in urls if u.isLocalFile()]
 
 
+def _runnable(path: Path) -> bool:
+    """What the Run panel takes: images, .npy, a .wav clip, a folder of images, test data."""
+    return path.suffix.lower() in RUN_SUFFIXES or path.is_dir() or holds_test_data(path)
+
+
 def wanted(urls: list[QUrl]) -> bool:
     """Whether a drag carries a model or something to run."""
-    return any(p.suffix.lower() in MODEL_SUFFIXES | IMAGE_SUFFIXES or holds_test_data(p)
-               for p in _local_paths(urls))
+    return any(p.suffix.lower() in MODEL_SUFFIXES or _runnable(p) for p in _local_paths(urls))
 
 
 def drop(window: MainWindow, urls: list[QUrl], compare: bool) -> None:
     """Models open in tabs (with ``compare``, one model is diffed against the current
-    tab's); images and test data (a test_data_set_N folder, .pb, .npz) run on the
-    current model."""
+    tab's); images, clips, folders and test data (a test_data_set_N folder, .pb,
+    .npz) run on the current model, or, dropped with a
+    model, on that model once it has loaded."""
     paths = _local_paths(urls)
     models = [str(p) for p in paths if p.suffix.lower() in MODEL_SUFFIXES]
-    images = [str(p) for p in paths if p.suffix.lower() in IMAGE_SUFFIXES
-              or holds_test_data(p)]
+    inputs = [str(p) for p in paths if p.suffix.lower() not in MODEL_SUFFIXES and _runnable(p)]
     current = window.current_tab()
     if len(models) == 1 and current is not None and current.model is not None and compare:
         diffing.open_diff(window, current.path, Path(models[0]))  # Alt+drop: compare
         models = []
     if models:
-        window.open_paths(models)
-    if images:
-        window.run_images(images)
+        opened = window.open_paths(models)[-1]
+        if inputs and opened.model is None:  # the image was for this model: run it there
+            def run_once(_model: object) -> None:
+                opened.loaded.disconnect(run_once)
+                if opened is window.current_tab():
+                    window.run_images(inputs)
+
+            opened.loaded.connect(run_once)
+            return
+    if inputs:
+        window.run_images(inputs)

@@ -26,8 +26,10 @@ class StatusLine:
         for widget in (self.progress, self.nodes, self.opsets):
             bar.addPermanentWidget(widget)
 
-    def show_model(self, model: Model | None, kinds: Counter[str] | None = None) -> None:
-        """``kinds``: the shown boxes by kind (``ModelTab.shown_kinds``)."""
+    def show_model(self, model: Model | None, kinds: Counter[str] | None = None,
+                   hidden: int = 0) -> None:
+        """``kinds``: the shown boxes by kind (``ModelTab.shown_kinds``); ``hidden``: the
+        nodes View → Hide Nodes leaves out."""
         if model is None:
             self.nodes.setText("")
             self.opsets.setText("")
@@ -36,6 +38,7 @@ class StatusLine:
         total = model.memo("node_count_total", model.graph.node_count_total)
         kinds = kinds or Counter()
         folded = f", {plural(kinds['group'], 'group')} collapsed" if kinds["group"] else ""
+        folded += f", {hidden:,} hidden" if hidden else ""
         self.nodes.setText(f"{plural(total, 'node')} ({kinds['node']:,} shown{folded})")
         self.opsets.setText("  ".join(
             f"{display_domain(d)} v{v}" for d, v in sorted(model.opset_imports.items())))

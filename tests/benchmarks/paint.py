@@ -146,6 +146,7 @@ def measure_window(path: Path, extras: bool = True) -> dict[str, float]:
         return row
     row.update(_export_stall(ticker, tab, path))
     row.update(_profile_stall(ticker, window, tab))
+    row.update(_run_compare_hide_stalls(ticker, window, tab))
     before = tab.layout_data
     row["expand_s"], row["expand_stall_ms"] = ticker.run(
         tab.expand_all, lambda: tab.layout_data is not before and not tab.busy)
@@ -167,6 +168,32 @@ def _export_stall(ticker: _Ticker, tab: Any, path: Path) -> dict[str, float]:
             lambda: bool(flows) and (flows[0] is None or flows[0].result is not None
                                      or flows[0].error is not None))
     return {"export_s": seconds, "export_stall_ms": stall}
+
+
+def _run_compare_hide_stalls(ticker: _Ticker, window: Any, tab: Any) -> dict[str, float]:
+    """Run with random inputs, compare onnxruntime with itself unoptimised, and hide the
+    shape chains (View → Hide Nodes, then shown again): issue 34's other actions."""
+    from onnxstudio.runner.compare import parse_config
+    from onnxstudio.ui.insight.compare_options import CompareOptions
+
+    run, insight = window.run_panel, window.insight
+    row: dict[str, float] = {}
+    row["run_s"], row["run_stall_ms"] = ticker.run(
+        run.run_random, lambda: run.has_run() and not run.controller.busy, limit_s=120.0)
+    options = CompareOptions(parse_config("ort:cpu:all"), parse_config("ort:cpu:disabled"),
+                             1e-3)
+    row["compare_s"], row["compare_stall_ms"] = ticker.run(
+        lambda: insight.start_compare(options),
+        lambda: insight.compare_panel.result() is not None, limit_s=300.0)
+    stalls = []
+    for kinds in (frozenset({"shape", "identity", "constant"}), frozenset()):
+        before = tab.layout_data
+        _seconds, stall = ticker.run(
+            lambda k=kinds: window.canvas_choices.set_hidden(k, [tab]),
+            lambda b=before: tab.layout_data is not b and not tab.busy)
+        stalls.append(stall)
+    row["hide_stall_ms"] = max(stalls)
+    return row
 
 
 def _profile_stall(ticker: _Ticker, window: Any, tab: Any) -> dict[str, float]:

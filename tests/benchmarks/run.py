@@ -75,6 +75,9 @@ COLUMNS = [
     ("stall_ms", "stall_ms", "{:.0f}"),
     ("export_stall_ms", "export_stall", "{:.0f}"),
     ("profile_stall_ms", "profile_stall", "{:.0f}"),
+    ("run_stall_ms", "run_stall", "{:.0f}"),
+    ("compare_stall_ms", "compare_stall", "{:.0f}"),
+    ("hide_stall_ms", "hide_stall", "{:.0f}"),
     ("expand_s", "expand_all", "{:.3f}"),
     ("expand_stall_ms", "expand_stall", "{:.0f}"),
     ("peak_mb", "peak_MB", "{:,.0f}"),
@@ -93,7 +96,8 @@ QUALITY = [
     ("full_cross_routes", "full_route", "{:,}"),
 ]
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
-         "shaped_s", "stall_ms", "export_stall_ms", "profile_stall_ms", "expand_s",
+         "shaped_s", "stall_ms", "export_stall_ms", "profile_stall_ms", "run_stall_ms",
+         "compare_stall_ms", "hide_stall_ms", "expand_s",
          "expand_stall_ms", "full_layout_s", "cli_export_s", "reopen_s", "reopen_stall_ms",
          "cli_reopen_s", "cli_no_fork_s"}
 CACHE_OFF = "ONNXSTUDIO_NO_LAYOUT_CACHE"  # onnxstudio/layout/cache.py
@@ -360,7 +364,9 @@ def main(argv: list[str] | None = None) -> int:
           "process, with the layout cache the first open filled (all else is cold: cache "
           "off); stall_ms: the longest the window's "
           "event loop went without a 5 ms timer tick meanwhile; *_stall: the same while "
-          "exporting what is shown as SVG, profiling one run, expanding all; "
+          "exporting what is shown as SVG, profiling one run, running random inputs, "
+          "comparing all with no optimisation, hiding then showing the shape chains "
+          "(View → Hide Nodes), expanding all; "
           "peak_MB: the process's peak resident memory once the model is shown; "
           "cli_svg: `onnxstudio export MODEL OUT.svg` from a shell, Python's start included; "
           "cli_no_fork: the same in one process (ONNXSTUDIO_NO_FORK=1, as on Windows); "

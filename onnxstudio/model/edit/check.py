@@ -23,6 +23,7 @@ class CheckReport:
 
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    cannot_run: str = ""  # why onnxruntime refused a run (the window asks before saving)
 
     @property
     def ok(self) -> bool:

@@ -1,9 +1,9 @@
 """Selecting many boxes at once: a rubber band dragged on empty canvas, or a whole group.
 
 Cutting a network by hand means selecting dozens of nodes; Ctrl-clicking each is not a
-way to work. A band selects every box it touches: alone it replaces the selection,
-with Shift it adds, with Ctrl it toggles — the convention of file managers and editors.
-Panning moves to a drag that starts on a box, the middle button, or Space + drag.
+way to work. A band selects every box it touches: with Shift it adds, with Ctrl it
+toggles. A plain drag on empty canvas pans, as Netron users expect (issue 34), as do a
+drag that starts on a box, the middle button, and Space + drag.
 """
 
 from __future__ import annotations

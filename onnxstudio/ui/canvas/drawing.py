@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 
 from PySide6.QtGui import QImage
 
+from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.cache import layout_model
 from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.layout.relabel import relabelled
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Graph, Model
+from onnxstudio.model.hiding import without_hidden
 from onnxstudio.model.open import PendingShapes
 from onnxstudio.model.operators import prepare_model_views
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
@@ -38,6 +40,7 @@ class Drawing:
     # boxes by kind, for the status line: counted here, off-thread (100k boxes: 40 ms)
     kinds: Counter[str] = field(default_factory=Counter)
     paths: Paths = field(default_factory=dict)  # the long routes' QPainterPaths, prebuilt
+    hidden: int = 0  # nodes View → Hide Nodes left out of this layout
 
 
 @dataclass
@@ -71,18 +74,27 @@ def prepare_views(model: Model) -> None:
 
 def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
          context: TaskContext, overlay_data: OverlayData | None = None,
-         focus: Focus | None = None) -> Drawing:
+         focus: Focus | None = None, hide: frozenset[str] = frozenset()) -> Drawing:
     """Lay ``model`` out as ``state`` expands it and build everything a paint needs
-    (``focus``: what the view will show of it first, see ``GraphPainter.prepare``)."""
-    layout = layout_model(
-        model, state, direction, cancel=context.cancelled,
-        progress=lambda f: context.progress("Laying out", 0.5 + f / 2))
+    (``focus``: what the view will show of it first, see ``GraphPainter.prepare``;
+    ``hide``: the kinds of node View → Hide Nodes leaves out, see model/hiding.py)."""
+    shown, hidden = without_hidden(model, hide)
+
+    def progress(fraction: float) -> None:
+        context.progress("Laying out", 0.5 + fraction / 2)
+
+    if hidden:  # a filtered graph: never the layout cache's entry for the whole one
+        layout = build_layout(shown, state, direction, cancel=context.cancelled,
+                              progress=progress)
+    else:
+        layout = layout_model(model, state, direction, cancel=context.cancelled,
+                              progress=progress)
     # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
     painter = GraphPainter(layout, theme).prepare(focus)
     return Drawing(layout, painter, overlay_data, overlay, Counter(b.kind for b in layout.boxes),
-                   prebuilt_paths(painter.prepared_routes()))
+                   prebuilt_paths(painter.prepared_routes()), hidden)
 
 
 def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
@@ -93,7 +105,7 @@ def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
         return None
     painter = GraphPainter.relabelled(drawing.painter, layout, theme).prepare()
     return Drawing(layout, painter, drawing.overlay_data, drawing.overlay, drawing.kinds,
-                   drawing.paths)
+                   drawing.paths, drawing.hidden)
 
 
 def overview_image(painter: GraphPainter, dpr: float, overlay: Overlay | None) -> QImage:

@@ -36,6 +36,7 @@ from onnxstudio.ui.canvas.overlay_legend import OverlayLegend
 
 SCENE_MARGIN = 40.0
 MIN_SCALE = 0.01
+MIN_FIT_SCALE = 1e-4  # below Fit of the largest graphs (dag100k's is ~0.002)
 MAX_SCALE = 8.0
 KEY_ZOOM = 1.25
 FLASH_MS = 1400
@@ -312,8 +313,7 @@ class GraphCanvas(QGraphicsView):
         self.zoom_by(1.0 / max(self.current_scale(), 1e-9))
 
     def fit(self) -> None:
-        """Whole graph in view (Ctrl+0), but never so small that titles vanish: a graph
-        too long for that is shown from its inputs, to be scrolled."""
+        """The whole graph in view (Ctrl+0), however small its titles get."""
         if self._layout is None:
             return
         vp = self.viewport().rect()
@@ -331,7 +331,7 @@ class GraphCanvas(QGraphicsView):
             return MIN_SCALE
         vp = self.viewport().rect()
         whole = viewport.whole_scale(self._layout, vp.width(), vp.height())
-        return max(MIN_SCALE / 10, min(viewport.FIT_MIN_SCALE, whole * 0.5))
+        return max(MIN_FIT_SCALE, min(viewport.FIT_MIN_SCALE, whole * 0.5))
 
     def _max_scale(self) -> float:
         return MAX_SCALE

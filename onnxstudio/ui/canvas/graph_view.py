@@ -37,6 +37,9 @@ WHEEL_ZOOM_PER_NOTCH = 1.2  # one wheel notch is 120 units of angleDelta
 DRAG_THRESHOLD = 4  # pixels before a press on empty space becomes a pan
 
 
+BAND_MODIFIERS = Qt.KeyboardModifier.ShiftModifier | Qt.KeyboardModifier.ControlModifier
+
+
 class GraphView(GraphCanvas):
     """Shows a :class:`Layout` and answers the mouse and keyboard; its signals are
     declared (and documented) on :class:`GraphCanvas`."""
@@ -268,7 +271,9 @@ class GraphView(GraphCanvas):
             else:
                 self.set_selection([box_id])
         self._press_on_box = box_id is not None
-        if box_id is None:
+        # On empty canvas a drag pans, as in Netron; with Shift (adds) or Ctrl (toggles)
+        # it draws a selection band.
+        if box_id is None and event.modifiers() & BAND_MODIFIERS:
             self.band.press(pos, event.modifiers())
         event.accept()
 

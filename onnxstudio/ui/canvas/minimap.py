@@ -94,6 +94,9 @@ class Minimap(QWidget):
         # panels), the render waits: its worker's Python slowed their Qt calls (40 ms of
         # BERT-96's panels froze the window for 100).
         self.defer_while: Callable[[], bool] = lambda: False
+        # False: never shown (View → Minimap off, or a diff's narrow panes, where it
+        # covered a third of the nodes)
+        self.allowed = True
         self._renderer = TaskRunner(self)
         self._renderer.finished.connect(self._rendered)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -125,7 +128,7 @@ class Minimap(QWidget):
 
     def view_changed(self) -> None:
         layout = self._view.graph_layout()
-        wanted = layout is not None and not self._whole_graph_visible()
+        wanted = self.allowed and layout is not None and not self._whole_graph_visible()
         if wanted != self.isVisible():
             self.setVisible(wanted)
             if wanted:

@@ -74,6 +74,7 @@ class ModelTab(QWidget):
         self.run_results: dict[str, Any] = {}
         # The model as edited in memory (unsaved), which runs instead of the file.
         self.model_bytes: bytes | None = None
+        self.hidden_kinds: frozenset[str] = frozenset()  # View → Hide Nodes (model/hiding.py)
 
         self.view = GraphView()
         self.view.set_theme(theme_named(theme))
@@ -121,7 +122,7 @@ class ModelTab(QWidget):
         self._stack.setCurrentWidget(self._progress_page)
         path, direction, theme = self.path, self.direction, self.view.theme()
         started = time.perf_counter()
-        given = model
+        given, hide = model, self.hidden_kinds
 
         def work(context: TaskContext) -> Opened:
             if given is not None:  # nothing left to infer: the caller's model is final
@@ -134,7 +135,7 @@ class ModelTab(QWidget):
                 loaded = time.perf_counter()
                 scope_tree(model)  # from the layout cache when it can
                 state = default_state(model.graph)
-                drawing = draw(model, state, direction, theme, context)
+                drawing = draw(model, state, direction, theme, context, hide=hide)
                 # what the status line shows with the graph (a pass over 100k nodes)
                 model.memo("node_count_total", model.graph.node_count_total)
             except BaseException:
@@ -144,6 +145,16 @@ class ModelTab(QWidget):
                           time.perf_counter() - loaded)
 
         self._opener.start(work, quiet_gc=True)
+
+    def hidden_count(self) -> int:
+        """Nodes View → Hide Nodes leaves out of the drawing shown."""
+        return self._drawing.hidden if self._drawing is not None else 0
+
+    def set_hidden_kinds(self, kinds: frozenset[str]) -> None:
+        """Lay out again without the nodes of ``kinds`` (off the GUI thread)."""
+        if kinds != self.hidden_kinds:
+            self.hidden_kinds = kinds
+            self.relayout(keep_view=True)
 
     def shown_kinds(self) -> Counter[str]:
         """The boxes drawn, by kind ("node", "group", ...), counted off-thread."""
@@ -229,11 +240,12 @@ class ModelTab(QWidget):
             self.relayout()
         else:
             state, direction, theme = self.state.copy(), self.direction, self.view.theme()
-            data = self.overlay_data
+            data, hide = self.overlay_data, self.hidden_kinds
             self._keep_view = True
             self._layouter.start(
                 lambda context: relabel(drawing, model, theme)
-                or draw(model, state, direction, theme, context, data), quiet_gc=True)
+                or draw(model, state, direction, theme, context, data, hide=hide),
+                quiet_gc=True)
         self.shapesReady.emit(self.model)
 
     def shutdown(self) -> None:
@@ -289,11 +301,11 @@ class ModelTab(QWidget):
         if self.model is None:
             return
         model, state, direction = self.model, self.state.copy(), self.direction
-        theme, data = self.view.theme(), self.overlay_data
+        theme, data, hide = self.view.theme(), self.overlay_data, self.hidden_kinds
         focus = self.view.anchored_area() if keep_view else None
         self._keep_view = keep_view
         self._layouter.start(
-            lambda context: draw(model, state, direction, theme, context, data, focus),
+            lambda context: draw(model, state, direction, theme, context, data, focus, hide),
             quiet_gc=True)
 
     def _on_laid_out(self, drawing: Drawing) -> None:

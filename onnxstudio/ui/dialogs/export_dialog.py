@@ -45,6 +45,7 @@ from onnxstudio.export.options import (
 )
 from onnxstudio.layout.types import Layout
 from onnxstudio.model.graph import Model
+from onnxstudio.ui.dialogs import export_plan
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
@@ -228,6 +229,9 @@ class ExportOptionsDialog(QDialog):
             self.region.currentIndexChanged.connect(self._update_size)
             self.title.toggled.connect(self._update_size)
             self.tile.toggled.connect(self._update_size)
+            # too small to read as one image: tiles by default, said on the Size line
+            self.tile.setChecked(export_plan.png_needs_tiles(
+                self._layout, self._model, self.options()))
             self._update_size()
 
     def _add_pdf_rows(self, form: QFormLayout) -> None:
@@ -235,8 +239,18 @@ class ExportOptionsDialog(QDialog):
         self.paper.addItem("One page, sized to the diagram", None)
         for name in PAPER_SIZES:
             self.paper.addItem(f"Pages of {name}", name)
+        self.pages_label = QLabel()
+        self.pages_label.setWordWrap(True)
         if self.fmt == "pdf":
             form.addRow("Pages:", self.paper)
+            form.addRow("", self.pages_label)
+            # one page too small to read (a tall graph's ribbon): pages of paper instead
+            paper = export_plan.pdf_default_paper(self._layout, self._model, self.options())
+            self.paper.setCurrentIndex(max(0, self.paper.findData(paper)))
+            for changed in (self.paper.currentIndexChanged, self.region.currentIndexChanged,
+                            self.title.toggled):
+                changed.connect(self._update_pages)
+            self._update_pages()
 
     @staticmethod
     def _disable_item(combo: QComboBox, index: int) -> None:
@@ -253,10 +267,18 @@ class ExportOptionsDialog(QDialog):
             theme=self.theme.currentData(), current_theme=v.theme,
             title_block=self.title.isChecked() and self.fmt in ("svg", "png", "pdf"),
             show_names=self.fmt in ("svg", "png", "pdf") and self.names.isChecked(),
-            paginate=self.paper.currentData() if self.fmt == "pdf" else None,
-            tile=self.tile.isChecked(),
+            paginate=self.paper.currentData()
+            if self.fmt == "pdf" and hasattr(self, "paper") else None,
+            tile=hasattr(self, "tile") and self.tile.isChecked(),
             overlay=v.overlay if self.fmt in ("svg", "png", "pdf") and self.heat.isChecked()
             else None)
+
+    def _update_pages(self, *_: object) -> None:
+        try:
+            text = export_plan.pdf_pages_text(self._layout, self._model, self.options())
+        except ExportError as exc:
+            text = str(exc)
+        self.pages_label.setText(text)
 
     def _update_size(self, *_: object) -> None:
         from onnxstudio.export.raster import png_size
@@ -352,10 +374,8 @@ class ExportFlow(QObject):
         settings.setValue(LAST_FORMAT_KEY, result.format)
         if result.format == "png":
             settings.setValue(LAST_SCALE_KEY, self.options.scale)
-        if result.notices and self.interactive:
-            QMessageBox.information(self.parent_widget, "Export Diagram",
-                                    f"Wrote {result.path.name}.\n\n" + "\n\n".join(
-                                        n[0].upper() + n[1:] + "." for n in result.notices))
+        # No modal here: the dialog said before writing what a notice would repeat, and
+        # the window's status line says where the file went.
         self.finished.emit(result)
 
     def _on_failed(self, message: str) -> None:

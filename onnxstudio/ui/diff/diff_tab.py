@@ -79,6 +79,8 @@ def _captioned(tab: ModelTab, caption: str) -> QWidget:
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     label.setStyleSheet("font-weight: 600; padding: 2px 6px;")
     label.setToolTip(str(tab.path))
+    # a long file name is cut, never widening the pane (the tooltip has the whole path)
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     box = QVBoxLayout(holder)
     box.setContentsMargins(0, 0, 0, 0)
     box.setSpacing(0)
@@ -116,6 +118,8 @@ class DiffTab(QWidget):
         for side in (self.side_a, self.side_b):
             side.setMinimumWidth(160)  # two canvases share the width; never widen the window
             side.view.show_legend = False  # the header's counts are the key
+            side.view.minimap.allowed = False  # it covered a third of a narrow pane
+            side.loaded.connect(lambda _m: self._fit_sides())  # whole, never cut
 
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
@@ -136,8 +140,10 @@ class DiffTab(QWidget):
         """The summary of changes, Synchronise views, and the side-by-side/merged switch."""
         self.summary = QLabel("Comparing…")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        # a long summary is elided by the layout, never widening the window
+        # a long summary wraps between its counts, never widening the window (cut at the
+        # pane's edge, "37 added" read as "3" under the Synchronise box)
         self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.summary.setWordWrap(True)
         self.summary.setMinimumWidth(120)
         self.mode_sides = QPushButton("Side by side")
         self.mode_merged = QPushButton("Merged")
@@ -253,6 +259,19 @@ class DiffTab(QWidget):
         self.summary.setToolTip(f"{result.match_ratio():.1%} of the nodes paired; "
                                 f"compared in {result.seconds:.2f} s")
         self.loaded.emit()
+
+    def _fit_sides(self) -> None:
+        """Once both sides are drawn, each fits its pane (the synchronisation, which
+        would move one to match the other's fit, waits)."""
+        sides = (self.side_a, self.side_b)
+        if any(side.layout_data is None for side in sides):
+            return
+        syncing, self.sync.enabled = self.sync.enabled, False
+        try:
+            for side in sides:
+                side.view.fit()
+        finally:
+            self.sync.enabled = syncing
 
     def _statuses(self, side: str) -> dict[str, str]:
         assert self.result is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from onnxstudio.model.diff import NodeDiff
@@ -68,8 +69,11 @@ def pair_html(entry: NodeDiff | None, absorbed: Node | None = None) -> str:
     kinds = {c.kind for c in entry.changes}
     attr_changes = {c.name for c in entry.changes if c.kind == "attribute"}
     rows = [_row("name", _label(a), _label(b), False),
-            _row("operator", _op(a), _op(b), "op_type" in kinds),
-            _row("since version", _version(a), _version(b), "version" in kinds)]
+            _row("operator", _op(a), _op(b), "op_type" in kinds)]
+    # what changes the numbers first: the weights, then attributes, wiring, version
+    for change in entry.changes:
+        if change.kind == "weight" and change.weight is not None:
+            rows.extend(_weight_rows(change))
     values_a = {x.name: x.value for x in a.attributes} if a is not None else {}
     values_b = {x.name: x.value for x in b.attributes} if b is not None else {}
     for name in sorted(values_a.keys() | values_b.keys()):
@@ -79,11 +83,9 @@ def pair_html(entry: NodeDiff | None, absorbed: Node | None = None) -> str:
         va = a.inputs[slot] if a is not None and slot < len(a.inputs) else None
         vb = b.inputs[slot] if b is not None and slot < len(b.inputs) else None
         rows.append(_row(f"input {slot}", va, vb, f"input {slot}" in inputs))
-    for change in entry.changes:
-        if change.kind == "weight" and change.weight is not None:
-            rows.extend(_weight_rows(change))
-        elif change.kind == "outputs":
-            rows.append(_row(change.name, change.a, change.b, True))
+    rows.extend(_row(change.name, change.a, change.b, True)
+                for change in entry.changes if change.kind == "outputs")
+    rows.append(_row("since version", _version(a), _version(b), "version" in kinds))
     table = ("<table cellspacing='0' cellpadding='3' width='100%'>"
              "<tr><th align='left'></th><th align='left'>A</th><th align='left'>B</th></tr>"
              + "".join(rows) + "</table>")
@@ -110,6 +112,8 @@ class PairDetails(QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setOpenLinks(False)
+        # a narrow pane breaks lines between words, never inside one ("kernel_s hape")
+        self.setWordWrapMode(QTextOption.WrapMode.WordWrap)
         self.entry: NodeDiff | None = None
         self.show_entry(None)
 

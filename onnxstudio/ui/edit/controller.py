@@ -22,6 +22,7 @@ from onnxstudio.model import Model
 from onnxstudio.model.edit import CheckReport, EditSession, SavedModel, check_edited, describe
 from onnxstudio.model.open import model_from_proto
 from onnxstudio.model.operators import prepare_model_views
+from onnxstudio.runner.trial import run_problem
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
 
@@ -68,6 +69,7 @@ class EditController(QObject):
         self.stack.cleanChanged.connect(self._clean_changed)
         self.report = CheckReport()
         self._session: EditSession | None = None
+        self._original_runs: bool | None = None  # asked once, when an edit fails to run
         self._builder = TaskRunner(self)
         self._builder.finished.connect(self._built)
         self._builder.failed.connect(self.failed)
@@ -139,11 +141,31 @@ class EditController(QObject):
             context.progress("Checking the edited model", 0.2)
             report = check_edited(proto, original)
             context.check()
+            # The exporter's intermediate shapes are stale after an edit (a stride changed
+            # upstream): inferred afresh, so the canvas shows what the edit makes.
+            proto.graph.ClearField("value_info")
             model = model_from_proto(proto, path)
             prepare_model_views(model)
-            return Rebuilt(model, proto.SerializeToString(), report)
+            data = proto.SerializeToString()
+            if report.ok:
+                context.progress("Running the edited model once", 0.6)
+                report.cannot_run = self._run_problem(data, len(proto.graph.node))
+            return Rebuilt(model, data, report)
 
         self._builder.start(work, quiet_gc=True)
+
+    def _run_problem(self, data: bytes, nodes: int) -> str:
+        """Why onnxruntime cannot run the edited model, when the original runs (a model
+        that never ran, e.g. with custom operators, is not the edits' doing); "" if it
+        runs. On the worker."""
+        problem = run_problem(data, self.path, nodes)
+        if problem is None:
+            return ""
+        if self._original_runs is None:
+            original = self.session.original
+            self._original_runs = run_problem(original.SerializeToString(), self.path,
+                                              len(original.graph.node)) is None
+        return problem if self._original_runs else ""
 
     @property
     def busy(self) -> bool:

@@ -34,6 +34,10 @@ class HistoryPanel(QWidget):
         if report.errors:
             self.checks.setText("✖ Cannot be saved: " + report.errors[0])
             self.checks.setStyleSheet("color: #c0392b;")
+        elif report.cannot_run:
+            self.checks.setText("⚠ The checks pass, but onnxruntime cannot run it: "
+                                + report.cannot_run)
+            self.checks.setStyleSheet("color: #c0392b;")
         elif report.warnings:
             self.checks.setText("⚠ Checks passed with warnings: " + "; ".join(report.warnings))
             self.checks.setStyleSheet("color: #b9770e;")

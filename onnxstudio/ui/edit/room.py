@@ -264,10 +264,16 @@ class EditRoom(QObject):
         self.act_history = action("Edit &History", lambda: None, tip="Show every edit")
 
     def edit_actions(self) -> list[QAction | None]:
-        """The Edit menu, top to bottom (None: a separator)."""
+        """The Edit menu, top to bottom (None: a separator). Save As and Save Edits as
+        Script are in the File menu only: in both menus, one looked like two commands."""
         return [self.act_undo, self.act_redo, None, self.act_edit_selected,
                 self.act_metadata, self.act_weight, None, self.act_apply_script,
-                self.act_save_script, self.act_save_as, None, self.act_history]
+                None, self.act_history]
+
+    def shortcut_actions(self) -> list[QAction]:
+        """Every action of the room, for the F1 list (Undo, Redo and Save As among them)."""
+        return [a for a in self.edit_actions() if a is not None] + [self.act_save_script,
+                                                                     self.act_save_as]
 
     def _update_actions(self) -> None:
         tab = self._current_tab()
@@ -343,6 +349,13 @@ class EditRoom(QObject):
 
     def save_as(self, tab: ModelTab, dest: Path) -> bool:
         controller = self.controller(tab)
+        if controller.report.cannot_run and QMessageBox.question(
+                self._window, "The edited model does not run",
+                f"onnxruntime cannot run the edited {tab.path.name} (the original runs):\n\n"
+                f"{controller.report.cannot_run}\n\nSave it anyway?",
+                QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Cancel) != QMessageBox.StandardButton.Save:
+            return False
         others = [t.path for t in self._open_tabs() if t is not tab]
         try:
             saved = controller.save_as(dest, protect=others)

@@ -13,7 +13,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
-from PySide6.QtGui import QBrush, QColor, QKeyEvent
+from PySide6.QtGui import QBrush, QColor, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -45,6 +45,10 @@ def _cell(text: Callable[[Difference], str], why: bool) -> Callable[[Difference]
     """A cell that needs both shapes equal: where they differ, the two shapes (``why``) or
     "—" (no numbers to show)."""
     return lambda d: text(d) if d.shape_a == d.shape_b else (_mismatch(d) if why else "—")
+
+
+VALUE_MIN_CHARS = 16  # the Value column's least width, in characters
+FIT_ROWS = 200  # rows measured to fit the Node column
 
 
 class DifferenceTableModel(RecordTableModel[Difference]):
@@ -86,7 +90,7 @@ class DifferenceTableModel(RecordTableModel[Difference]):
                  first: str | None = None) -> None:
         self.nodes, self.first = nodes, first
         self._position = {id(d): i for i, d in enumerate(rows)}
-        self.reset(rows)
+        self.reset(rows, (0, Qt.SortOrder.AscendingOrder))  # they come in graph order
 
     def node_text(self, d: Difference) -> str:
         if d.producer is None:
@@ -137,6 +141,14 @@ class DifferenceFilter(QSortFilterProxyModel):
         self.setSortRole(SORT_ROLE)
         self.only_exceeding = False
 
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """The rows sort themselves (``RecordTableModel.sort``): the proxy's own sort
+        asked Python for a key twice per comparison and, with the column fitted to every
+        row, froze the window for 330 ms when BERT-12's comparison landed."""
+        source = self.sourceModel()
+        if source is not None:
+            source.sort(column, order)
+
     def set_only_exceeding(self, on: bool) -> None:
         self.beginFilterChange()
         self.only_exceeding = on
@@ -185,9 +197,25 @@ class DifferenceView(QTableView):
         # takes what is left; outputs: the name, then its shape.
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive
                                     if source.intermediates else QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch if source.intermediates
+        # The value's name takes what is left, but never less than VALUE_MIN: stretched
+        # into a narrow dock it read "…" on every row; below that the table scrolls.
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive if source.intermediates
                                     else QHeaderView.ResizeMode.ResizeToContents)
         self.doubleClicked.connect(self.rowActivated)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit_value_column()
+
+    def fit_value_column(self) -> None:
+        if not self.source.intermediates:
+            return
+        header = self.horizontalHeader()
+        others = sum(header.sectionSize(c) for c in range(header.count()) if c != 1)
+        wanted = max(self.fontMetrics().horizontalAdvance("x" * VALUE_MIN_CHARS),
+                     self.viewport().width() - others)
+        if header.sectionSize(1) != wanted:
+            header.resizeSection(1, wanted)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         """Enter activates on every platform (QAbstractItemView skips it on macOS)."""
@@ -200,10 +228,15 @@ class DifferenceView(QTableView):
     def fit_columns(self) -> None:
         """The Node column as wide as its text, but never more than a third of a narrow dock."""
         if self.source.intermediates:
-            cap = self.fontMetrics().horizontalAdvance("BatchNormal n1234")
+            metrics = self.fontMetrics()
+            cap = metrics.horizontalAdvance("BatchNormal n1234")
+            # the first rows, from the records (sizeHintForColumn asks every row)
+            rows = self.source.rows[:FIT_ROWS]
+            widest = max((metrics.horizontalAdvance(self.source.node_text(d)) for d in rows),
+                         default=0) + 16
             self.horizontalHeader().resizeSection(
-                0, max(self.fontMetrics().horizontalAdvance("Node") + 24,
-                       min(self.sizeHintForColumn(0), cap)))
+                0, max(metrics.horizontalAdvance("Node") + 24, min(widest, cap)))
+            self.fit_value_column()
 
     def graph_order(self) -> None:
         """Back to the order the comparison gave (topological for intermediates)."""

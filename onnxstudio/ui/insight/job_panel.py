@@ -45,6 +45,10 @@ class JobPanel(QWidget):
         self.job.set_busy(busy, message)
         self._update_enabled()
 
+    def show_progress(self, message: str, fraction: float) -> None:
+        """A job that knows how far it is: a determinate bar (a profile's runs)."""
+        self.job.show_progress(message, fraction)
+
     def status_text(self) -> str:
         """What the job strip says ("" when it says nothing)."""
         return self.job.message()

@@ -51,15 +51,19 @@ from onnxstudio.ui.insight.profile_tables import (
     FitTableView,
     NodeTableModel,
     OpTypeTableModel,
+    PathDelegate,
     ProfileSortProxy,
     ShareBarDelegate,
 )
 from onnxstudio.ui.settings import app_settings
 
 NO_MODEL_TEXT = "Open a model, then Profile run to see where the time goes"
-EMPTY_TEXT = ("Run or drop an input in the Run panel first, then Profile run to see where "
-              "the time goes.\n\nThe profile times the Run panel's last input "
-              "(random inputs when there was none).")
+EMPTY_TEXT = ("Profile run to see where the time goes: it times the Run panel's last "
+              "input, or random inputs when nothing ran yet.")
+# Above this many nodes a profiled run takes tens of seconds (dag100k: 26 s), and
+# onnxruntime's profiler stops recording at a million events: fewer runs by default.
+HUGE_NODES = 20_000
+HUGE_RUNS = 3
 OPTIMIZATION_TIP = (
     "onnxruntime's graph optimisation level for the profiled session.\n"
     "With optimisations on, fused kernels (e.g. Conv + Add + Relu) are credited to the "
@@ -115,6 +119,7 @@ class ProfilePanel(JobPanel):
         self._model_path = Path(path) if path else None
         self._model = model
         self._requested = None
+        self._fit_runs(model)
         self.set_result(None)
         self.banner.hide()
         self.empty_label.setText(EMPTY_TEXT if self._model_path else NO_MODEL_TEXT)
@@ -136,8 +141,9 @@ class ProfilePanel(JobPanel):
             self.node_model.reset(tables.nodes, slowest_first)
             self.op_model.reset(tables.ops, slowest_first)
             self.node_bars.peak, self.op_bars.peak = tables.node_peak, tables.op_peak
-            warmup = self._requested.warmup if self._requested is not None else None
-            self.summary_label.setText(summary_lines(result, warmup))
+            asked = self._requested
+            self.summary_label.setText(summary_lines(
+                result, asked.warmup if asked else None, asked.runs if asked else None))
             self.summary_label.show()
             for view in (self._node_view, self._op_view):
                 view.sortByColumn(*slowest_first)
@@ -284,6 +290,8 @@ class ProfilePanel(JobPanel):
         self.node_proxy.setSourceModel(self.node_model)
         self.node_bars = ShareBarDelegate(self)
         self._node_view = FitTableView(self.node_proxy, self.node_bars, caps={4: 110})
+        self.node_names = PathDelegate(self)
+        self._node_view.setItemDelegateForColumn(0, self.node_names)
 
         self.op_model = OpTypeTableModel()
         self.op_proxy = ProfileSortProxy(self)
@@ -324,6 +332,18 @@ class ProfilePanel(JobPanel):
             self.optimization_combo.setCurrentText(level)
         self.heatmap_check.setChecked(str(s.value(SETTINGS_HEATMAP, "true")).lower()
                                       not in ("false", "0"))
+
+    def _fit_runs(self, model: Model | None) -> None:
+        """A huge graph profiles ``HUGE_RUNS`` runs unless fewer were chosen (not saved:
+        the next small model gets the user's number back)."""
+        huge = model is not None and model.graph.node_count_total() > HUGE_NODES
+        try:
+            chosen = int(str(app_settings().value(SETTINGS_RUNS, 10)))
+        except ValueError:  # a hand-edited settings file
+            chosen = self.runs_spin.value()
+        self.runs_spin.blockSignals(True)
+        self.runs_spin.setValue(min(chosen, HUGE_RUNS) if huge else chosen)
+        self.runs_spin.blockSignals(False)
 
     @staticmethod
     def _save(key: str, value: object) -> None:

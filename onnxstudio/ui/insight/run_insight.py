@@ -28,7 +28,6 @@ from onnxstudio.render.overlay import (
     profile_overlay,
 )
 from onnxstudio.render.scene_painter import GraphPainter
-from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.compare import Comparison, RunConfig, compare
 from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
@@ -119,6 +118,7 @@ class RunInsight(QObject):
             runner.busyChanged.connect(lambda busy, p=panel: p.set_busy(busy) if not busy
                                         else None)
         self._profiler.finished.connect(self._on_profiled)
+        self._profiler.progress.connect(self.profile_panel.show_progress)
         self._comparer.finished.connect(self._on_compared)
         self._capturer.finished.connect(self._on_captured)
         self._capturer.failed.connect(self.tensor_dock.show_error)
@@ -231,9 +231,11 @@ class RunInsight(QObject):
         self.showPanel.emit("profile")
         model = tab.model
 
-        def work(token: CancelToken) -> ProfileResult:
-            result = profile_isolated(request, runs=options.runs, warmup=options.warmup,
-                                      cancel=token)
+        def work(context: TaskContext) -> ProfileResult:
+            result = profile_isolated(
+                request, runs=options.runs, warmup=options.warmup, cancel=context.token,
+                progress=lambda done, total: context.progress(
+                    f"Profiling: run {done} of {total}", done / total))
             table_rows(result, model)  # here, not when the result lands on the GUI thread
             return result
 
@@ -268,12 +270,15 @@ class RunInsight(QObject):
         tab = self._tab()
         if request is None or tab is None or tab.model is None:
             return
+        source = "the last input" if self.run_panel.has_run() else "random inputs"
         self.compare_panel.set_busy(
-            True, f"Running {config_text(options.a)} and {config_text(options.b)}…")
+            True, f"Running {config_text(options.a)} and {config_text(options.b)} "
+                  f"on {source}…")
         self.showPanel.emit("compare")
         self._launch(self._comparer, tab,
-                     lambda token: compare(request, options.a, options.b, options.tolerance,
-                                           options.model_b, cancel=token),
+                     lambda context: compare(request, options.a, options.b,
+                                             options.tolerance, options.model_b,
+                                             cancel=context.token),
                      divergence_overlay)
 
     def _on_compared(self, answer: tuple[ModelTab, Comparison, Painted]) -> None:
@@ -294,7 +299,7 @@ class RunInsight(QObject):
 
     # -- shared -----------------------------------------------------------------------
     @staticmethod
-    def _launch(runner: TaskRunner, tab: ModelTab, compute: Callable[[CancelToken], Any],
+    def _launch(runner: TaskRunner, tab: ModelTab, compute: Callable[[TaskContext], Any],
                 overlay_of: Callable[[Any], OverlayData]) -> None:
         """Compute on a worker (cancelling the task terminates its onnxruntime runs), then
         fold the answer into the layout shown now."""
@@ -303,7 +308,7 @@ class RunInsight(QObject):
         graph = tab.model.graph
 
         def work(context: TaskContext) -> tuple[ModelTab, Any, Painted]:
-            result = compute(context.token)
+            result = compute(context)
             context.check()
             return tab, result, _fold(overlay_of(result), layout, graph, painter, dpr)
 

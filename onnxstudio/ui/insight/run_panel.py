@@ -11,13 +11,13 @@ back.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage
-from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from onnxstudio.runner.folder import FolderItem, collect
 from onnxstudio.runner.images import IMAGE_SUFFIXES
@@ -36,8 +36,21 @@ from onnxstudio.ui.insight.run_inputs import (
 )
 from onnxstudio.ui.insight.run_results import RunResults
 from onnxstudio.ui.widgets.banner import ErrorBanner
+from onnxstudio.ui.widgets.scrolled import VerticalScroll
 
 ANSWER_SETTLE_MS = 500
+
+
+KEPT_RUNS = 8  # models whose last run is kept while their tab is not current
+
+
+@dataclass(frozen=True)
+class KeptRun:
+    """A model's last run while another model is shown: the request and its answer."""
+
+    request: RunRequest
+    outcomes: list[RunOutcome]
+    model_bytes: bytes | None
 
 
 class RunPanel(QWidget):
@@ -58,6 +71,9 @@ class RunPanel(QWidget):
         self._model: Path | None = None
         self._model_bytes: bytes | None = None  # an edited copy that runs instead
         self._last: RunRequest | None = None
+        # Each model's last run, kept while another tab is current: switching back shows
+        # it again, and Profile, Compare and a clicked edge use its input, not random ones.
+        self._kept: dict[Path, KeptRun] = {}
         self._build()
         self._connect()
         self._update_enabled()
@@ -71,6 +87,7 @@ class RunPanel(QWidget):
         """
         if self.controller.busy:
             self.controller.cancel()
+        self._keep_run()
         self._model = Path(path) if path else None
         self._model_bytes = model_bytes
         edited = " (as edited)" if model_bytes is not None else ""
@@ -82,7 +99,26 @@ class RunPanel(QWidget):
         self.hide_error()
         self.choices.set_model(self._model, specs)
         self.inputs.set_model_inputs(specs)
+        self._restore_run()
         self._update_enabled()
+
+    def _keep_run(self) -> None:
+        outcomes = self.results.outcomes()
+        if self._model is None or self._last is None or not outcomes \
+                or self.results.folder_view.isVisible():
+            return
+        self._kept.pop(self._model, None)
+        self._kept[self._model] = KeptRun(self._last, outcomes, self._model_bytes)
+        while len(self._kept) > KEPT_RUNS:  # the oldest go: their outcomes hold tensors
+            del self._kept[next(iter(self._kept))]
+
+    def _restore_run(self) -> None:
+        kept = self._kept.pop(self._model, None) if self._model is not None else None
+        if kept is None or kept.model_bytes is not self._model_bytes:
+            return  # never kept, or the model was edited since: that run is not its own
+        self._last = kept.request
+        self.results.show_outcomes(kept.outcomes)
+        self.controls.say("Done (the last run of this model)")
 
     def model_path(self) -> Path | None:
         return self._model
@@ -235,13 +271,11 @@ class RunPanel(QWidget):
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        self.scroll_area = scroll = QScrollArea(self)
+        # A dock is narrow: content wraps to its width rather than scrolling sideways,
+        # and the dock is never narrower than its controls.
+        self.scroll_area = scroll = VerticalScroll(self)
         self._answer: QWidget | None = None  # kept in view while it settles
         scroll.verticalScrollBar().rangeChanged.connect(self._keep_answer_in_view)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        # A dock is narrow: content wraps to its width rather than scrolling sideways.
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         outer.addWidget(scroll)
         body = QWidget()
         scroll.setWidget(body)

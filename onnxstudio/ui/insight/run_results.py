@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSizePolicy,
     QTableWidget,
@@ -30,6 +29,7 @@ from onnxstudio.ui.insight.folder_view import FolderView
 from onnxstudio.ui.insight.verdict_view import VerdictView
 from onnxstudio.ui.widgets.images import qimage_from_array
 from onnxstudio.ui.widgets.series_plot import SeriesPlot
+from onnxstudio.ui.widgets.share_bar import ShareBar
 from onnxstudio.ui.widgets.wrapping import breakable, plain
 
 THUMB = 160
@@ -280,10 +280,7 @@ class RunResults(QWidget):
             text = entry.label if entry.label == str(entry.index) else \
                 f"{entry.label}  [{entry.index}]"
             t.setItem(row, 0, QTableWidgetItem(text))
-            bar = QProgressBar()
-            bar.setRange(0, 1000)
-            bar.setValue(round(max(0.0, min(1.0, entry.score)) * 1000))
-            bar.setFormat(f"{entry.score * 100:.1f} %")
+            bar = ShareBar(entry.score)
             bar.setMaximumHeight(18)
             t.setCellWidget(row, 1, bar)
             t.setItem(row, 2, QTableWidgetItem(f"{entry.score:.4g}"))

@@ -198,7 +198,7 @@ class TensorView(QWidget):
         self.caption_label.setToolTip(caption)
         self.caption_label.setVisible(bool(caption))
         self._show_stats(stats if stats is not None else tensor_stats(a), a)
-        self._build_spins(a.shape, previous)
+        self._build_spins(self._table_array().shape, previous)
         self._update_table()
         maps = has_maps(a)
         self.tabs.setTabVisible(self.maps_tab, maps)
@@ -268,7 +268,7 @@ class TensorView(QWidget):
         """Pick the slice the table shows (one index per dim before the last two)."""
         if self._array is None:
             raise ValueError("no tensor is shown")
-        table_slice(self._array, indices)  # validates count and ranges
+        table_slice(self._table_array(), indices)  # validates count and ranges
         for spin, i in zip(self._spins, indices, strict=True):
             spin.blockSignals(True)
             spin.setValue(int(i))
@@ -286,7 +286,7 @@ class TensorView(QWidget):
 
     def select_channel(self, channel: int) -> None:
         """Show ``channel`` in the table (clicking a tile does this)."""
-        if self._array is None or self._array.ndim < 3:
+        if self._array is None or self._array.ndim < 3 or not self._spins:
             return
         spin = self._spins[-1]  # the channel dim: N C [H W] or C [H W]
         spin.setValue(channel)
@@ -353,24 +353,42 @@ class TensorView(QWidget):
         self.index_grid.setColumnStretch(4, 1)  # what the capped spin boxes leave
         self.index_box.setVisible(bool(lead))
 
-    def _update_table(self) -> None:
+    def _table_dims(self) -> tuple[int, ...]:
+        """The dims of the tensor the Values table steps through: all of them, or, when
+        at most two are longer than 1, only those ([1,1000,1,1] is a column of 1,000
+        values, not one cell and a spin box stepping through them)."""
         a = self._array
         if a is None:
+            return ()
+        kept = tuple(i for i, n in enumerate(a.shape) if n != 1)
+        return kept if a.ndim >= 2 and len(kept) <= 2 and len(kept) < a.ndim \
+            else tuple(range(a.ndim))
+
+    def _table_array(self) -> np.ndarray:
+        a = self._array
+        if a is None:
+            return np.zeros(0)
+        dims = self._table_dims()
+        return a if len(dims) == a.ndim else a.reshape([a.shape[i] for i in dims] or [1])
+
+    def _update_table(self) -> None:
+        if self._array is None:
             self.model.set_matrix(None)
             self.slice_label.setText("")
             return
+        a, dims = self._table_array(), self._table_dims() or (0,)
         if a.ndim <= 1:
             self.model.set_matrix(table_slice(a, []), "value")
-            self.slice_label.setText("rows: index in dim 0" if a.ndim == 1 else "")
+            self.slice_label.setText(f"rows: index in dim {dims[0]}" if a.ndim == 1 else "")
             self.slice_label.setVisible(a.ndim == 1)
             return
         if 0 in a.shape[:-2]:
             self.model.set_matrix(None)
         else:
             self.model.set_matrix(table_slice(a, self.leading_indices()))
-        rows, cols = a.ndim - 2, a.ndim - 1
-        self.slice_label.setText(f"rows: dim {rows} ({a.shape[rows]}) · "
-                                 f"columns: dim {cols} ({a.shape[cols]})")
+        rows, cols = dims[-2], dims[-1]
+        self.slice_label.setText(f"rows: dim {rows} ({a.shape[-2]}) · "
+                                 f"columns: dim {cols} ({a.shape[-1]})")
         self.slice_label.setVisible(True)
 
     def _indices_changed(self) -> None:

@@ -182,7 +182,8 @@ class OpsetPanel(QWidget):
     # --- internals -----------------------------------------------------------------
 
     def _update_button(self) -> None:
-        self.convert_button.setText(f"Convert to opset {self.target.value()}…")
+        self.convert_button.setText("Convert…")  # the box beside it names the opset;
+        # the whole sentence made the Opsets dock 314 px wide at least, widening the window
         convertible = self.model is not None and "" in self.model.opset_imports
         self.convert_button.setEnabled(convertible)
         self.convert_button.setToolTip(

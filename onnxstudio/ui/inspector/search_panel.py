@@ -54,6 +54,7 @@ class SearchPanel(QWidget):
         self.regex_box.setToolTip("Regular expression")
         self.count = QLabel()
         self.count.setEnabled(False)
+        self.count.setWordWrap(True)  # one line of hint made the dock 341 px at least
         self.results = QTreeWidget()
         self.results.setColumnCount(2)
         self.results.setHeaderLabels(["Name", "Kind"])

@@ -60,11 +60,19 @@ class JobStatus(QWidget):
     def set_busy(self, busy: bool, message: str = "") -> None:
         """Bar and Cancel while ``busy``; ``message`` says what runs (or how it ended)."""
         self._busy = busy
+        self.progress.setRange(0, 0)  # sweeping until the job says how far it is
         for part in (self.progress, self.cancel_button):
             part.setVisible(busy)
         self.cancel_button.setEnabled(busy)
         self._escape.setEnabled(busy)
         self.say(message)
+
+    def show_progress(self, message: str, fraction: float) -> None:
+        """How far the job is (0..1): the bar stops sweeping and fills."""
+        if self._busy:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(round(max(0.0, min(1.0, fraction)) * 1000))
+            self.say(message)
 
     def say(self, message: str) -> None:
         self.status_label.setText(message)

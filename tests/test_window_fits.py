@@ -1,0 +1,97 @@
+"""The window never gets in the way (issue 34): it never widens by itself, and what a
+panel shows fits the panel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from onnxstudio.ui import diffing
+from onnxstudio.ui.main_window import RUN_DOCKS, MainWindow
+from onnxstudio.ui.tasks import TaskRunner
+from tests import diff_edits
+from tests.builders import save, tiny_mlp
+from tests.conftest import shown_window
+
+
+@pytest.fixture
+def window(qtbot) -> MainWindow:
+    yield shown_window(qtbot)
+    TaskRunner.wait_all()
+
+
+def _open(qtbot, window: MainWindow, path: Path):
+    tab = window.open_paths([str(path)])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
+    return tab
+
+
+def test_diff_find_and_every_dock_keep_the_window_at_1280(window: MainWindow, qtbot,
+                                                           tmp_path: Path) -> None:
+    """A diff of two long-named files, then Find and every run dock, at 1280x800: the
+    window stays 1280 wide (it had grown to 1487) and the Run panel's controls are whole."""
+    edited = tiny_mlp()
+    diff_edits.change_attribute(edited, "Softmax", "axis", 1)
+    a = save(tiny_mlp(), tmp_path / "a_classifier_exported_from_the_training_run.onnx")
+    b = save(edited, tmp_path / "b_classifier_exported_from_the_training_run.onnx")
+    _open(qtbot, window, a)
+    tab = diffing.open_diff(window, a, b)
+    qtbot.waitUntil(lambda: tab.result is not None and all(
+        t.layout_data is not None and not t.busy for t in tab.tabs()), timeout=60000)
+    window.find_in_model()
+    for key in (*RUN_DOCKS, "history", "opsets", "run"):
+        window.show_panel(key)
+    qtbot.wait(100)
+    assert window.minimumSizeHint().width() <= 1280
+    assert window.width() == 1280
+    summary = tab.summary  # the counts wrap in the narrow header, none cut at its edge
+    assert summary.wordWrap() and summary.height() >= summary.heightForWidth(summary.width())
+    scroll = window.run_panel.scroll_area
+    assert scroll.viewport().width() >= scroll.widget().minimumSizeHint().width()
+    button = window.run_panel.controls.bench_button  # the row's last control, read whole
+    right = button.mapTo(scroll.viewport(), button.rect().topRight()).x()
+    assert right < scroll.viewport().width()
+
+
+def test_the_run_follows_its_tab(window: MainWindow, qtbot, tmp_path: Path) -> None:
+    """Run a photo on model A, switch to model B and back: A's answer is shown again and
+    Profile uses the photo, not random inputs."""
+    from onnxstudio.ui.main_window import sample_model_path
+    from tests.conftest import REPO
+
+    digit = REPO / "resources" / "sample" / "digit_7.png"
+    first = _open(qtbot, window, sample_model_path())
+    run = window.run_panel
+    assert run.open_images([digit])
+    qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)
+    answer = run.results.outcomes()
+    _open(qtbot, window, save(tiny_mlp(), tmp_path / "other.onnx"))
+    assert not run.has_run() and run.controls.status_label.text() == "Ready"
+    window.tabs.setCurrentWidget(first)
+    assert run.has_run() and run.results.outcomes() == answer
+    assert run.controls.status_label.text() != "Ready"
+    request = run.inspection_request()
+    assert not request.random and [s.name for s in request.images] == ["digit_7.png"]
+    window.insight.start_profile()
+    assert "the last input" in window.insight.profile_panel.status_text()
+    qtbot.waitUntil(lambda: not window.insight._profiler.busy, timeout=60000)
+
+
+def test_dark_theme_draws_no_white_line_and_visible_check_boxes(window: MainWindow,
+                                                                 qtbot) -> None:
+    from PySide6.QtGui import QPalette
+
+    window.set_appearance("dark")
+    try:
+        window.find_in_model()
+        qtbot.wait(50)
+        assert window.tabs.palette().color(QPalette.ColorRole.Light).lightness() < 100
+        box = window.inspector.search.case_box
+        image = box.grab().toImage()
+        indicator = [image.pixelColor(x, y).lightness() for x in range(min(16, image.width()))
+                     for y in range(image.height())]
+        window_lightness = box.palette().color(QPalette.ColorRole.Window).lightness()
+        assert max(indicator) > window_lightness + 60  # its outline stands out
+    finally:
+        window.set_appearance("light")
