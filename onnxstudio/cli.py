@@ -72,9 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.install_desktop or args.uninstall_desktop:
             from onnxstudio.desktop_integration.install import run as handler
         else:
-            from onnxstudio.ui.app import run_app
-
-            handler = run_app
+            handler = _run_window
     if quiet_gc:
         gc.disable()  # see WHOLE_GRAPH_COMMANDS
     code = _run(handler, args)
@@ -83,6 +81,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             _end_process(code)
         gc.enable()  # main() called in-process (tests, scripts) leaves the collector on
     return code
+
+
+def _run_window(args: argparse.Namespace) -> int:
+    """The window, its Qt imports inside ``_run``: a missing display or system library is
+    one line naming what to install, not a traceback or Qt's abort."""
+    from onnxstudio.system_libraries import check_window_can_open
+
+    check_window_can_open()
+    from onnxstudio.ui.app import run_app
+
+    return run_app(args)
 
 
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

@@ -54,6 +54,15 @@ say "copying the image to $ROOT"
 cp -a "$BASE/." "$ROOT/"
 rm -f "$ROOT/.complete"
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# This machine's own certificate authorities (a site's TLS-inspecting proxy) belong to the
+# network, not to the fresh machine: the chroot trusts them too, and pip (whose own bundle
+# ignores the system's) is pointed at the system's store.
+NETWORK_ENV=()
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+    cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+    chroot "$ROOT" update-ca-certificates >/dev/null 2>&1
+    NETWORK_ENV=(PIP_CERT=/etc/ssl/certs/ca-certificates.crt)
+fi
 # A clean clone of what is committed here, nothing of the working tree or its venvs.
 git clone --quiet --no-hardlinks "$REPO" "$ROOT/src/onnxstudio"
 git -C "$ROOT/src/onnxstudio" checkout --quiet "$(git rev-parse HEAD)"
@@ -69,8 +78,8 @@ LOG="$CACHE/$(basename "$ROOT").log"
 say "running 'bash scripts/bootstrap.sh test' in the chroot (log: $LOG)"
 set +e
 # A clean environment: nothing of this machine's pip configuration, caches or display.
-env -i HOME=/root TERM=dumb LANG=C.UTF-8 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    chroot "$ROOT" /bin/bash -c 'cd /src/onnxstudio && bash scripts/bootstrap.sh test' \
+env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${NETWORK_ENV[@]}" \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin chroot "$ROOT" /bin/bash -c 'cd /src/onnxstudio && bash scripts/bootstrap.sh test' \
     >"$LOG" 2>&1
 code=$?
 set -e
