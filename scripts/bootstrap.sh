@@ -81,11 +81,13 @@ if sys.base_prefix == "/usr": print("libpython%d.%d" % sys.version_info[:2])'
 
 # ------------------------------------------------------------ the versions CI tests
 # The Qt-free core (model, layout, runner, every CLI command, the edit/diff/extract/inspect
-# cores): what the oldest onnx and onnxruntime must pass (~40 s alone here).
+# cores), and the main window's tests for the oldest PySide6: what the oldest versions
+# must pass (~1.5 min alone here).
 CORE_TESTS=(tests/test_model_*.py tests/test_layout_*.py tests/test_runner_*.py
     tests/test_*_cli.py tests/test_*_core.py tests/test_hostile_external_data.py
     tests/test_core_without_qt.py tests/test_split.py tests/test_optimised_graph.py
-    tests/test_inspect_run_*.py tests/test_profile_child.py tests/test_sample_model.py)
+    tests/test_inspect_run_*.py tests/test_profile_child.py tests/test_sample_model.py
+    tests/test_main_window.py)
 SUMMARY=()
 WORST=0
 
@@ -131,7 +133,7 @@ version_matrix() {
     constraints="$oldest/constraints.txt"
     "$VENV/bin/python" scripts/oldest_constraints.py >"$constraints"
     if ensure_venv "$oldest" dev "$VENV/bin/python" "$constraints"; then
-        run_suite oldest "$oldest" "core tests" -q "${CORE_TESTS[@]}"
+        run_suite oldest "$oldest" "core tests and the main window" -q "${CORE_TESTS[@]}"
     else
         SUMMARY+=("oldest: FAILED to install $(tr '\n' ' ' <"$constraints")"); WORST=1
     fi
