@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.export.formats import ExportResult
+from onnxstudio.export.options import ExportResult
 from onnxstudio.layout.types import Direction
 from onnxstudio.model import Model
 from onnxstudio.resources import resource
