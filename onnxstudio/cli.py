@@ -76,13 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.install_desktop or args.uninstall_desktop:
             from onnxstudio.desktop_integration.install import run as handler
         else:
-            refusal = refusal or _no_display()
             if refusal:
                 print(f"onnxstudio: {refusal}", file=sys.stderr)
                 return 2
-            from onnxstudio.ui.app import run_app
-
-            handler = run_app
+            handler = _run_window
     if first in COMMANDS and argv is None:
         signal.signal(signal.SIGTERM, _terminated)
     if quiet_gc:
@@ -108,13 +105,15 @@ def _unknown_command(first: str | None) -> str | None:
     return f"unknown command '{first}' ({hint})"
 
 
-def _no_display() -> str | None:
-    """Without a display Qt aborts with a core dump and a message about xcb."""
-    if not sys.platform.startswith("linux") or any(
-            os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
-        return None
-    return ("cannot open the window: no display (DISPLAY and WAYLAND_DISPLAY are unset); "
-            f"headless commands: {', '.join(COMMANDS)}")
+def _run_window(args: argparse.Namespace) -> int:
+    """The window, its Qt imports inside ``_run``: a missing display or system library is
+    one line naming what to install, not a traceback or Qt's abort."""
+    from onnxstudio.system_libraries import check_window_can_open
+
+    check_window_can_open()
+    from onnxstudio.ui.app import run_app
+
+    return run_app(args)
 
 
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

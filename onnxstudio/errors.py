@@ -73,6 +73,11 @@ def details_for(message: str) -> str:
     return ""
 
 
+class SystemSetupError(OnnxStudioError):
+    """The machine lacks something outside Python the app needs: a display, a system
+    library (see system_libraries.py); the message names what to install."""
+
+
 def _one_line(text: str) -> str:
     """Control characters shown escaped (a name may hold \\x1b), whitespace runs as one."""
     shown = []
@@ -98,6 +103,10 @@ def user_message(exc: BaseException) -> str | None:
         return "out of memory (the model or an input is too large for this machine)"
     if isinstance(exc, RecursionError):
         return "the model nests too deeply to be read"
+    if isinstance(exc, ImportError):  # PySide6 without a system library Qt links against
+        from onnxstudio.system_libraries import library_message
+
+        return library_message(exc)
     if isinstance(exc, OSError) and exc.strerror:
         where = Path(exc.filename).name if exc.filename else ""
         return _one_line(f"{where}: {exc.strerror}" if where else exc.strerror)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,13 @@ if TYPE_CHECKING:
 # Must be set before anything imports Qt.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
+
+# Some tests crash a forked child on purpose (onnx's inference segfaults on graphs guard.py
+# names; the parent must survive and say why). pytest's faulthandler, inherited by the fork,
+# printed "Fatal Python error" and a traceback per crash into a green run. The test process
+# itself keeps its faulthandler.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=faulthandler.disable)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("ONNXSTUDIO_SHARED", REPO.parent / "shared"))

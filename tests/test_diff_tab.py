@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from onnxstudio.export.options import ExportOptions
@@ -20,6 +20,7 @@ from onnxstudio.ui.main_window import MainWindow
 from tests import diff_edits
 from tests.builders import save, tiny_mlp
 from tests.conftest import shared_model, shown_window
+from tests.drops import drag_enter
 
 MATCHED, CHANGED, ADDED, REMOVED = DIFF_FILLS
 
@@ -149,7 +150,7 @@ def test_alt_drop_on_a_tab_opens_a_diff(window, qtbot, edited_pair) -> None:
     args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
             Qt.KeyboardModifier.AltModifier)
     centre = window.rect().center()
-    QApplication.sendEvent(window, QDragEnterEvent(centre, *args))
+    QApplication.sendEvent(window, drag_enter(centre, mime, Qt.KeyboardModifier.AltModifier))
     QApplication.sendEvent(window, QDropEvent(QPointF(centre), *args))
     tab = window.tabs.currentWidget()
     assert isinstance(tab, DiffTab) and (tab.path_a, tab.path_b) == (a, b)

@@ -246,4 +246,4 @@ def test_a_mistyped_command_is_one_line_and_never_the_window(
     monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
     assert cli.main([str(model)]) == 2  # no display: one line, not Qt's abort
     err = capsys.readouterr().err
-    assert err.startswith("onnxstudio: cannot open the window: no display") and err.count("\n") == 1
+    assert "no display to open the window on" in err and err.count("\n") == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from onnxstudio.model.index import node_by_id
@@ -19,6 +19,7 @@ from onnxstudio.ui.main_window import MainWindow, sample_model_path
 from onnxstudio.ui.single_instance import InstanceServer
 from tests.builders import save, tiny_mlp
 from tests.conftest import REPO, ladder_model, shared_model, shown_window
+from tests.drops import drag_enter
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def drop(widget, paths: list[Path]) -> None:
     centre = widget.rect().center()
     args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
             Qt.KeyboardModifier.NoModifier)
-    enter = QDragEnterEvent(centre, *args)
+    enter = drag_enter(centre, mime)
     QApplication.sendEvent(widget, enter)
     assert enter.isAccepted()
     QApplication.sendEvent(widget, QDropEvent(QPointF(centre), *args))

@@ -104,3 +104,71 @@ def test_a_tensor_whose_size_contradicts_its_shape_has_no_preview() -> None:
     tensor = numpy_helper.from_array(np.arange(6, dtype=np.float32), "t")
     tensor.dims[:] = [2, 4]
     assert tensor_summary(tensor).preview == ""
+
+
+def _changed_signature(*args: object) -> bytes:
+    """What pybind11 raises when onnx's C++ infer_shapes takes other arguments."""
+    raise TypeError("infer_shapes(): incompatible function arguments")
+
+
+@pytest.mark.parametrize("private", [_changed_signature, None],
+                         ids=["changed-signature", "missing"])
+def test_without_the_private_c_inference_shapes_still_arrive(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, private: object) -> None:
+    """Another onnx release changing its C++ extension must cost speed, not shapes: the
+    public onnx.shape_inference answers, errors included."""
+    from onnxstudio.model.open import load_model
+
+    good = save(relu_chain(30), tmp_path / "good.onnx")
+    bad = save(relu_chain(30, bad=True), tmp_path / "bad.onnx")
+    direct = [load_model(good), load_model(bad)]
+    public = onnx.shape_inference.infer_shapes
+    calls: list[bool] = []
+    monkeypatch.setattr(onnx_core, "_private_infer_shapes", lambda: private)
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes",
+                        lambda *a, **k: calls.append(True) or public(*a, **k))
+    fallen = [load_model(good), load_model(bad)]
+    assert calls, "the public API was not used"
+    assert fallen[0].graph.values["v7"].type.describe() == "float32[2×8]"
+    assert not fallen[0].warnings
+    assert fallen[1].warnings == direct[1].warnings
+    assert any("shape inference failed" in w for w in fallen[1].warnings)
+    assert fallen[1].graph.values["v7"].type.describe() == "float32[2×8]"
+
+
+def test_without_onnx_files_where_expected_the_package_serves_it_all() -> None:
+    """If onnx's folder cannot be found, onnx_core is plain ``import onnx``: the same
+    classes, schemas and inference, from the public modules."""
+    out = _python(
+        "import importlib.util; real = importlib.util.find_spec; "
+        "importlib.util.find_spec = lambda n, *a: None if n == 'onnx' else real(n, *a); "
+        "from onnxstudio.model import onnx_core; import onnx, onnx.defs; "
+        "from tests.builders import tiny_mlp; "
+        "m = onnx_core.infer_shapes(tiny_mlp(), check_type=True, strict_mode=True); "
+        "print(onnx_core.defs is onnx.defs, onnx_core.ModelProto is onnx.ModelProto, "
+        "onnx_core.defs.get_schema('Relu', 14, '').since_version, len(m.graph.value_info) > 0)")
+    assert out == "True True 14 True"
+
+
+def test_our_tensor_walk_covers_what_onnx_private_walk_finds() -> None:
+    """Saving, checking and converting find external weights through external.tensors_of,
+    not onnx's private _get_all_tensors; it must miss none of them (subgraphs included)."""
+    from onnx import external_data_helper
+
+    from onnxstudio.model.external import tensors_of
+
+    private = getattr(external_data_helper, "_get_all_tensors", None)
+    if private is None:
+        pytest.skip("this onnx has no _get_all_tensors to compare with")
+    const = helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(
+        np.ones(3, np.float32), "cval"))
+    branch = helper.make_graph(
+        [helper.make_node("Add", ["c", "w_in_branch"], ["o"])], "branch", [],
+        [helper.make_tensor_value_info("o", TensorProto.FLOAT, [3])],
+        [numpy_helper.from_array(np.zeros(3, np.float32), "w_in_branch")])
+    model = tiny_mlp()
+    model.graph.node.extend([const, helper.make_node(
+        "If", ["cond"], ["o"], then_branch=branch, else_branch=branch)])
+    theirs = [t.name for t in private(model)]
+    ours = [t.name for t in tensors_of(model)]
+    assert len(theirs) >= 6 and sorted(theirs) == sorted(ours)

@@ -4,6 +4,7 @@ behind, and the PyInstaller one-folder build starts and opens the sample model."
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import plistlib
@@ -255,6 +256,13 @@ def frozen_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if sys.platform.startswith("linux"):
         if not sysconfig.get_config_var("Py_ENABLE_SHARED"):
             pytest.skip("PyInstaller needs a Python built with --enable-shared")
+        libpython = sysconfig.get_config_var("INSTSONAME")
+        try:
+            ctypes.CDLL(libpython)
+        except OSError:  # Debian's python3 links it statically and ships the .so apart
+            pytest.skip(f"PyInstaller bundles {libpython}, which is not installed (Debian: "
+                        f"apt-get install libpython{sys.version_info[0]}.{sys.version_info[1]}; "
+                        "scripts/bootstrap.sh test installs it)")
         need("objdump")
     work = tmp_path_factory.mktemp("pyinstaller")
     result = subprocess.run(

@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 from PIL import Image
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer, QUrl
-from PySide6.QtGui import QDragEnterEvent, QDropEvent, QGuiApplication, QImage
+from PySide6.QtGui import QDropEvent, QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication, QLabel
 
 from onnxstudio.ui.insight.run_panel import RunPanel
 from onnxstudio.ui.widgets.images import array_from_qimage, qimage_from_array
 from tests.conftest import shared_model
+from tests.drops import drag_enter
 from tests.runner_models import refused_model, slow_model
 
 TIMEOUT = 60_000
@@ -92,8 +93,7 @@ def test_drop_event_with_file_urls_runs_the_image(qtbot, panel: RunPanel) -> Non
     panel.set_model(shared_model("zoo/mnist/mnist.onnx"))
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(shared_model("images/digit_3.jpg")))])
-    enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime,
-                            Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    enter = drag_enter(QPoint(10, 10), mime)
     assert QApplication.sendEvent(panel, enter) and enter.isAccepted()
     event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from onnxstudio.commands.run import _json_safe, add_input_options, requests
 from onnxstudio.model.formatting import format_number
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+               ) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "compare", help="run one input on two configurations and diff every value",
         description="Run MODEL on INPUT (prepared as `onnxstudio run` does) with two "

@@ -15,7 +15,8 @@ from onnxstudio.model.diff import ModelDiff, diff_models
 _MARK = {"changed": "~", "added": "+", "removed": "-", "matched": "="}
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
+               ) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "diff", help="compare two models node by node (exit 0 identical, 1 differ)",
         description="Pair the nodes of A and B by structure (operator, position, "

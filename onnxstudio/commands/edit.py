@@ -6,13 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from onnxstudio.errors import EditError
 from onnxstudio.model.formatting import plural
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+               ) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "edit",
         help="apply edits (a script or shortcuts) and write the result to a new file",

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from onnxstudio.errors import ExportError, OnnxStudioError
 from onnxstudio.export.options import FORMATS, PAPER_SIZES, ExportOptions
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+               ) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "export",
         help="write the graph diagram as SVG, PNG, PDF, DOT or JSON",

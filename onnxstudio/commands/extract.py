@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from onnxstudio.errors import CutError, OnnxStudioError
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+               ) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "extract",
         help="cut the sub-model between tensors into a new file",

@@ -13,7 +13,7 @@ from onnxstudio.model.formatting import human_bytes, human_count
 from onnxstudio.model.summary import model_summary
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("info", help="summarise a model (opsets, inputs, outputs, operators)")
     p.add_argument("model", help="path to an .onnx file")
     p.add_argument("--json", action="store_true", help="print one JSON object")

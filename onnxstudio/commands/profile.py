@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from onnxstudio.commands.run import _json_safe, add_input_options, requests
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+               ) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "profile", help="time each node of one run (onnxruntime's profiler)",
         description="Run MODEL once on INPUT (prepared as `onnxstudio run` does) with "

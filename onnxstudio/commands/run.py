@@ -31,7 +31,8 @@ def _size(text: str) -> tuple[int, int]:
     raise argparse.ArgumentTypeError(f"expected HxW (e.g. 224x224): {text!r}")
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+               ) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "run", help="run a model on images, folders, audio, .npy files, test data or random "
                     "inputs",

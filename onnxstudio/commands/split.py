@@ -9,7 +9,8 @@ from typing import Any
 from onnxstudio.errors import CutError
 
 
-def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]
+               ) -> argparse.ArgumentParser:
     from onnxstudio.model.split import COST_KINDS
 
     parser = subparsers.add_parser(

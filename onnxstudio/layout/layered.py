@@ -15,6 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from onnxstudio.layout import coords
 from onnxstudio.layout.ordering import LayoutCancelled, order_layers, port_slots
@@ -38,7 +39,7 @@ class DagResult:
     rank: list[int]
 
 
-_CACHE: OrderedDict[tuple, DagResult] = OrderedDict()
+_CACHE: OrderedDict[tuple[Any, ...], DagResult] = OrderedDict()
 _CACHE_LOCK = threading.Lock()  # the canvas and an export may lay out on two workers
 CACHE_SIZE = 4096
 

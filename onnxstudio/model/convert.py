@@ -20,7 +20,7 @@ import onnx
 from onnx import external_data_helper, version_converter
 
 from onnxstudio.errors import OnnxStudioError, with_details
-from onnxstudio.model.external import load_external_weights, model_folder
+from onnxstudio.model.external import load_external_weights, model_folder, tensors_of
 from onnxstudio.model.load import read_model_proto
 from onnxstudio.model.schemas import newest_opset
 from onnxstudio.readable import onnx_message
@@ -47,7 +47,7 @@ def _first_line(exc: BaseException) -> str:
 
 def _source_files(proto: onnx.ModelProto, source: Path) -> set[Path]:
     files = {source.resolve()}
-    for tensor in external_data_helper._get_all_tensors(proto):
+    for tensor in tensors_of(proto):
         if external_data_helper.uses_external_data(tensor):
             info = {e.key: e.value for e in tensor.external_data}
             files.add((model_folder(source) / info.get("location", "")).resolve())

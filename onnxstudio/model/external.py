@@ -69,6 +69,12 @@ def all_tensors(proto: onnx.ModelProto) -> Iterator[tuple[str, onnx.TensorProto]
         yield from _node_tensors(function.node, f" (in function '{function.name}')")
 
 
+def tensors_of(proto: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    """Every tensor of ``all_tensors``: what onnx's private ``_get_all_tensors`` walks, and
+    sparse ones too, without depending on an onnx internal."""
+    return (tensor for _, tensor in all_tensors(proto))
+
+
 def may_use_external_data(data: bytes) -> bool:
     """False when no tensor can name a file: every location is a literal "location" key.
 

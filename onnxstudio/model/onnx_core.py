@@ -8,6 +8,10 @@ just the two pieces they use, onnx's generated protobuf module and its C++ exten
 each under its own module name, so a later ``import onnx`` finds them loaded and shares
 their classes (``onnx.ModelProto is ModelProto``). Where onnx is imported already, or
 its files are not laid out as expected, this is plain ``import onnx``.
+
+Those pieces are onnx internals (the generated pb2 module, the C++ extension's
+positional ``infer_shapes``), so each has the public API as its fallback, which a test
+forces: another onnx release changing them costs speed, never shapes.
 """
 
 from __future__ import annotations
@@ -38,8 +42,8 @@ def _submodule(folder: str, name: str) -> ModuleType:
     return module
 
 
-def _load() -> tuple[Any, Any]:
-    """(onnx's C++ extension, its protobuf module)."""
+def _load() -> tuple[Any, Any, Any]:
+    """(onnx's C++ extension or None, its protobuf module, its schema functions)."""
     if "onnx" not in sys.modules:
         try:
             spec = importlib.util.find_spec("onnx")  # finds the package, runs none of it
@@ -47,30 +51,48 @@ def _load() -> tuple[Any, Any]:
             if folders:
                 core = _submodule(folders[0], "onnx_cpp2py_export")
                 protos = _submodule(folders[0], "onnx_ml_pb2" if core.ONNX_ML else "onnx_pb2")
-                return core, protos
+                if hasattr(core.defs, "get_schema") and hasattr(core.defs, "SchemaError") \
+                        and hasattr(protos, "ModelProto"):
+                    return core, protos, core.defs
         except Exception:  # another layout of onnx's files: the package as usual
             pass
     import onnx
-    import onnx.onnx_cpp2py_export
+    import onnx.defs
 
-    return onnx.onnx_cpp2py_export, onnx
+    return getattr(onnx, "onnx_cpp2py_export", None), onnx, onnx.defs
 
 
-_core, _protos = _load()
+_core, _protos, defs = _load()
 
 AttributeProto: Any = _protos.AttributeProto
 ModelProto: Any = _protos.ModelProto
 TensorProto: Any = _protos.TensorProto
 
-defs: Any = _core.defs  # what onnx.defs' get_schema and SchemaError are
-SchemaError: Any = _core.defs.SchemaError
+# defs: what onnx.defs' get_schema and SchemaError are
+SchemaError: Any = defs.SchemaError
+
+
+def _private_infer_shapes() -> Any:
+    """The C++ ``infer_shapes(bytes, check_type, strict_mode, data_prop)``, when there."""
+    return getattr(getattr(_core, "shape_inference", None), "infer_shapes", None)
 
 
 def infer_shapes(model: Any, check_type: bool = False, strict_mode: bool = False,
                  data_prop: bool = False) -> Any:
-    """``onnx.shape_inference.infer_shapes`` of a ModelProto: the same C++ call.
-    ``data_prop``: also follow Shape -> Gather -> Concat -> Reshape chains (the cost
-    table needs concrete sizes where plain inference leaves ``unk__`` names)."""
-    inferred = _core.shape_inference.infer_shapes(model.SerializeToString(), check_type,
-                                                  strict_mode, data_prop)
-    return ModelProto.FromString(inferred)
+    """``onnx.shape_inference.infer_shapes`` of a ModelProto: the same C++ call, made
+    directly; where onnx's extension no longer has it with that signature, the public
+    function (which imports all of onnx). ``data_prop``: also follow Shape -> Gather ->
+    Concat -> Reshape chains (the cost table needs concrete sizes where plain inference
+    leaves ``unk__`` names)."""
+    private = _private_infer_shapes()
+    if private is not None:
+        try:
+            inferred = private(model.SerializeToString(), check_type, strict_mode, data_prop)
+        except TypeError:  # pybind11's "incompatible function arguments": the API below
+            pass
+        else:
+            return ModelProto.FromString(inferred)
+    import onnx.shape_inference
+
+    return onnx.shape_inference.infer_shapes(model, check_type=check_type,
+                                             strict_mode=strict_mode, data_prop=data_prop)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from onnxstudio.model.schemas import display_domain, operator_schema
 
@@ -92,7 +93,7 @@ def operator_doc(op_type: str, domain: str, opset: int | None) -> OpDoc | None:
     if schema is None:
         return None
 
-    def params(items: list) -> list[Param]:
+    def params(items: list[Any]) -> list[Param]:
         return [
             Param(p.name, getattr(p, "type_str", "") or getattr(p, "typeStr", ""),
                   (p.description or "").strip(), _option(p),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxstudio.errors import ModelLoadError
+from onnxstudio.model.external import tensors_of
 from onnxstudio.model.graph import Model
 from onnxstudio.model.guard import unsafe_for_inference
 from onnxstudio.model.infer_child import FORK_FAILED, ChildInference, ForkedInference
@@ -148,6 +149,6 @@ def model_from_proto(proto: onnx.ModelProto, path: str | Path) -> Model:
 
     inferred, problem = infer_shapes(proto)
     external = any(external_data_helper.uses_external_data(t)
-                   for t in external_data_helper._get_all_tensors(proto))
+                   for t in tensors_of(proto))
     return build_model(proto, path, inferred=inferred, external_data=external,
                        warnings=[problem] if problem else [])

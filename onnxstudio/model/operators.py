@@ -6,19 +6,21 @@ and so the CLI could print it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from onnxstudio.model.graph import Model
 from onnxstudio.model.index import ModelIndex
 from onnxstudio.model.schemas import display_domain, normalize_domain
 from onnxstudio.model.summary import model_summary
 
 
-def operator_rows(model: Model) -> list[dict]:
+def operator_rows(model: Model) -> list[dict[str, Any]]:
     """One row per (domain, op_type): count, version in force, newest, and a note."""
     return model.memo("operator_rows", lambda: _operator_rows(model))
 
 
-def _operator_rows(model: Model) -> list[dict]:
-    rows: dict[tuple[str, str], dict] = {}
+def _operator_rows(model: Model) -> list[dict[str, Any]]:
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
     for node in model.graph.walk():
         key = (node.domain, node.op_type)
         row = rows.get(key)

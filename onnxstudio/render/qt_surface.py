@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (
@@ -30,7 +31,7 @@ from onnxstudio.render.drawing import FONT_FAMILY, Anchor, Cubic, Font, Point, S
 _local = threading.local()
 
 
-def _cache(name: str) -> dict:
+def _cache(name: str) -> dict[Any, Any]:
     cache = getattr(_local, name, None)
     if cache is None:
         cache = {}
@@ -164,11 +165,13 @@ class QtSurface(Surface):
             self._brushes[fill] = b
         return b
 
-    def rect(self, x, y, w, h, fill, stroke) -> None:
+    def rect(self, x: float, y: float, w: float, h: float, fill: str | None, stroke: Stroke | None
+             ) -> None:
         self._hold(self._pen(stroke), self._brush(fill))
         self.p.drawRect(QRectF(x, y, w, h))
 
-    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:
+    def rounded_rect(self, x: float, y: float, w: float, h: float, radius: float, fill: str | None,
+                     stroke: Stroke | None) -> None:
         self._hold(self._pen(stroke), self._brush(fill))
         self.p.drawRoundedRect(QRectF(x, y, w, h), radius, radius)
 
@@ -206,13 +209,14 @@ class QtSurface(Surface):
         self._hold_pen(pen)
         self.p.drawText(QPointF(x, y), text)
 
-    def rects(self, boxes, fill, stroke) -> None:
+    def rects(self, boxes: Sequence[tuple[float, float, float, float]], fill: str | None,
+              stroke: Stroke | None) -> None:
         self._hold(self._pen(stroke), self._brush(fill))
         rects = [QRectF(*b) for b in boxes]
         for i in range(0, len(rects), DRAW_BATCH):
             self.p.drawRects(rects[i:i + DRAW_BATCH])
 
-    def polylines(self, lines, stroke) -> None:
+    def polylines(self, lines: Sequence[Sequence[Point]], stroke: Stroke) -> None:
         qlines = []
         for pts in lines:
             for a, b in itertools.pairwise(pts):

@@ -251,14 +251,16 @@ class SvgSurface(Surface):
         if kept:
             parts.append(kept)
 
-    def rect(self, x, y, w, h, fill, stroke) -> None:
+    def rect(self, x: float, y: float, w: float, h: float, fill: str | None, stroke: Stroke | None
+             ) -> None:
         n = self._num
         self.parts.append(
             f'<rect x="{n[x + self.dx]}" y="{n[y + self.dy]}" width="{n[w]}" height="{n[h]}"'
             f"{self._fill[fill]}{self._stroke[stroke]}/>"
         )
 
-    def rounded_rect(self, x, y, w, h, radius, fill, stroke) -> None:
+    def rounded_rect(self, x: float, y: float, w: float, h: float, radius: float, fill: str | None,
+                     stroke: Stroke | None) -> None:
         n = self._num
         self.parts.append(
             f'<rect x="{n[x + self.dx]}" y="{n[y + self.dy]}" width="{n[w]}" height="{n[h]}"'

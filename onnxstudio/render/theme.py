@@ -9,6 +9,7 @@ readable in both themes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 CATEGORIES = (
     "conv",
@@ -68,7 +69,8 @@ class Theme:
         return self.group_fills[depth % len(self.group_fills)]
 
 
-def _styles(fills: dict[str, str], text: str, border: str, light: dict[str, NodeStyle]) -> dict:
+def _styles(fills: dict[str, str], text: str, border: str, light: dict[str, NodeStyle]
+            ) -> dict[str, Any]:
     out = {cat: NodeStyle(fill, text, border) for cat, fill in fills.items()}
     out.update(light)
     return out

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.concurrency.collector import unfreeze_and_collect
-from onnxstudio.export.formats import ExportResult
+from onnxstudio.export.options import ExportResult
 from onnxstudio.layout.types import Direction
 from onnxstudio.model import Model
 from onnxstudio.resources import resource

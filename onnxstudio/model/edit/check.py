@@ -12,6 +12,7 @@ import onnx
 from onnx import external_data_helper
 
 from onnxstudio.model.edit.value_ops import strict_shape_problem
+from onnxstudio.model.external import tensors_of
 from onnxstudio.readable import onnx_message
 
 _IN_MEMORY_LIMIT = 2**31 - 1
@@ -42,13 +43,13 @@ def _without_external_data(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy the checker can read in memory: it looks for external-data files relative to
     the working folder, so weights kept outside stand in as empty tensors (their shapes
     are still checked, by shape inference on the real model)."""
-    tensors = [t for t in external_data_helper._get_all_tensors(model)
+    tensors = [t for t in tensors_of(model)
                if external_data_helper.uses_external_data(t)]
     if not tensors:
         return model
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    for tensor in external_data_helper._get_all_tensors(copy):
+    for tensor in tensors_of(copy):
         if external_data_helper.uses_external_data(tensor):
             tensor.data_location = onnx.TensorProto.DEFAULT
             del tensor.external_data[:]

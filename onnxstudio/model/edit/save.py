@@ -16,7 +16,7 @@ import onnx
 from onnx import external_data_helper, shape_inference
 
 from onnxstudio.errors import EditError
-from onnxstudio.model.external import model_folder
+from onnxstudio.model.external import model_folder, tensors_of
 from onnxstudio.model.write import (
     EXTERNAL_THRESHOLD,
     PROTOBUF_SAFE,
@@ -35,7 +35,7 @@ def external_files(model: onnx.ModelProto, source: Path) -> list[Path]:
     """The external-data files ``model`` reads, resolved against ``source``'s folder."""
     folder = model_folder(source)
     found: dict[Path, None] = {}
-    for tensor in external_data_helper._get_all_tensors(model):
+    for tensor in tensors_of(model):
         if external_data_helper.uses_external_data(tensor):
             info = {e.key: e.value for e in tensor.external_data}
             if info.get("location"):
@@ -47,7 +47,7 @@ def _inline_copy(model: onnx.ModelProto, source: Path) -> onnx.ModelProto:
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     folder = str(model_folder(source))
-    for tensor in external_data_helper._get_all_tensors(copy):
+    for tensor in tensors_of(copy):
         if external_data_helper.uses_external_data(tensor):
             try:  # locations were checked to lie inside the model's folder on opening
                 external_data_helper.load_external_data_for_tensor(tensor, folder)

@@ -33,13 +33,13 @@ from onnxstudio.errors import ExportError
 from onnxstudio.export.formats import (
     DESCRIPTIONS,
     EXTENSIONS,
-    ExportResult,
     export_layout,
     format_for_path,
 )
 from onnxstudio.export.options import (
     PAPER_SIZES,
     ExportOptions,
+    ExportResult,
     Format,
     Rect,
 )

@@ -35,8 +35,8 @@ from onnxstudio.runner.profile import ProfileResult
 from onnxstudio.runner.profile_child import profile_isolated
 from onnxstudio.runner.profile_rows import table_rows
 from onnxstudio.ui.canvas.drawing import overview_image
-from onnxstudio.ui.insight.compare_options import config_text
-from onnxstudio.ui.insight.compare_panel import CompareOptions, ComparePanel
+from onnxstudio.ui.insight.compare_options import CompareOptions, config_text
+from onnxstudio.ui.insight.compare_panel import ComparePanel
 from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
 from onnxstudio.ui.insight.tensor_dock import TensorDock
 from onnxstudio.ui.tasks import TaskContext, TaskRunner, next_turn

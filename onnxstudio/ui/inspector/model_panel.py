@@ -6,6 +6,8 @@ shape inference are listed last, in the warning colour, so they are not missed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QWidget
@@ -29,7 +31,8 @@ class ModelPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model: Model | None = None
-        self._shown: tuple[Model, dict, dict[str, str]] | None = None  # what the tree shows
+        # what the tree shows
+        self._shown: tuple[Model, dict[str, Any], dict[str, str]] | None = None
         self.tree = PropertyTree()
         self.tree.linkActivated.connect(self._on_link)
         self.stack = EmptyStateStack(self, EMPTY_TEXT, self.tree)
@@ -50,7 +53,7 @@ class ModelPanel(QWidget):
         self.tree.fit_name_column()
         self.stack.setCurrentIndex(1)
 
-    def _fill(self, s: dict, model: Model) -> None:
+    def _fill(self, s: dict[str, Any], model: Model) -> None:
         tree = self.tree
         sec = tree.add_section("File")
         tree.add_row(sec, "Name", model.path.name, tooltip=str(model.path),

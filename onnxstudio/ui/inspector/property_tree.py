@@ -13,7 +13,16 @@ from __future__ import annotations
 import re
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QFont, QFontMetrics, QGuiApplication, QPalette
+from PySide6.QtGui import (
+    QBrush,
+    QFont,
+    QFontMetrics,
+    QGuiApplication,
+    QKeyEvent,
+    QMouseEvent,
+    QPalette,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -23,6 +32,7 @@ from PySide6.QtWidgets import (
     QTreeWidget,
     QTreeWidgetItem,
     QTreeWidgetItemIterator,
+    QWidget,
 )
 
 from onnxstudio.ui.widgets.tables import delegate_text_padding
@@ -73,7 +83,7 @@ class PropertyTree(QTreeWidget):
     linkActivated = Signal(str)
     valueEdited = Signal(str, str)  # edit key, new text
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setColumnCount(3)
         self.setHeaderHidden(True)
@@ -208,7 +218,7 @@ class PropertyTree(QTreeWidget):
         self._editing = (item, column, item.text(column))
         self.editItem(item, column)
 
-    def keyPressEvent(self, event) -> None:
+    def keyPressEvent(self, event: QKeyEvent) -> None:
         item = self.currentItem()
         if event.key() == Qt.Key.Key_F2 and item is not None:
             self._start_edit(item, 1)
@@ -254,14 +264,14 @@ class PropertyTree(QTreeWidget):
                 stack.extend(item.child(j) for j in range(item.childCount()))
         return None
 
-    def resizeEvent(self, event) -> None:
+    def resizeEvent(self, event: QResizeEvent) -> None:
         """Re-share the width, and re-measure rows so wrapped values get the height the
         new width needs."""
         super().resizeEvent(event)
         self._fit_widths()
         self.scheduleDelayedItemsLayout()
 
-    def mouseMoveEvent(self, event) -> None:
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
         """A pointing hand over link rows, as over links in a browser."""
         item = self.itemAt(event.position().toPoint())
         linked = item is not None and bool(item.data(0, LINK_ROLE))

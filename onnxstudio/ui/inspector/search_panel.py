@@ -7,7 +7,7 @@ Searching waits for a short pause in typing so a 100k-node model stays fluid.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -193,7 +193,7 @@ class SearchPanel(QWidget):
         if hit.kind == "initializer":
             self.initializerActivated.emit(hit.name)
 
-    def _context_menu(self, pos) -> None:
+    def _context_menu(self, pos: QPoint) -> None:
         item = self.results.itemAt(pos)
         if item is None:
             return
