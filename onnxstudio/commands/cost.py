@@ -11,7 +11,7 @@ from typing import Any
 from onnxstudio.model.formatting import human_bytes, human_count
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "cost", help="MACs, parameters and activation memory per node and scope",
         description="Count what each node computes (multiply-accumulates as onnx-tool "

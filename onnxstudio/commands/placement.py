@@ -11,7 +11,7 @@ from typing import Any
 from onnxstudio.model.formatting import plural
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "placement", help="which execution provider and kernel run each node",
         description="Create an onnxruntime session (PROVIDER first, then the CPU) and report "

@@ -9,6 +9,7 @@ sort), and Export CSV… saves the node table.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
@@ -87,7 +88,7 @@ class ScopeCostModel(RecordTableModel[ScopeCost]):
         return None
 
 
-def table_view(model: RecordTableModel) -> QTableView:
+def table_view(model: RecordTableModel[Any]) -> QTableView:
     view = QTableView()
     view.setModel(model)
     view.setSortingEnabled(True)
