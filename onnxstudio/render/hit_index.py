@@ -54,6 +54,7 @@ class GraphIndex:
         self.position: dict[str, int] = {b.id: i for i, b in enumerate(boxes)}
         coords = _floats(((b.x, b.y, b.width, b.height) for b in boxes), 4 * len(boxes))
         coords = coords.reshape(-1, 4)
+        self.box_rects = coords  # rows of x, y, width, height: QRectFs, for batched paints
         self.bx0 = coords[:, 0]
         self.by0 = coords[:, 1]
         self.bx1 = coords[:, 0] + coords[:, 2]
@@ -62,6 +63,7 @@ class GraphIndex:
         groups = layout.groups
         g = _floats(((f.x, f.y, f.width, f.height, f.depth) for f in groups), 5 * len(groups))
         g = g.reshape(-1, 5)
+        self.group_rects = np.ascontiguousarray(g[:, :4])  # as box_rects
         self.gx0, self.gy0 = g[:, 0], g[:, 1]
         self.gx1, self.gy1 = g[:, 0] + g[:, 2], g[:, 1] + g[:, 3]
         self.gdepth = g[:, 4]
@@ -69,6 +71,7 @@ class GraphIndex:
 
         self._edge_margin = edge_margin
         self._edge_bounds: tuple[np.ndarray, ...] | None = None
+        self._segments: np.ndarray | None = None
         if picking:
             self._build_edges(segments=True)
             self._build_adjacency()
@@ -105,9 +108,9 @@ class GraphIndex:
         # Segments join consecutive points of the same route.
         owner = np.repeat(np.arange(len(routes), dtype=np.int64), counts)
         same = owner[:-1] == owner[1:] if len(owner) > 1 else np.zeros(0, dtype=bool)
-        a, b = flat[:-1][same], flat[1:][same]
-        self.sx0, self.sy0 = a[:, 0], a[:, 1]
-        self.sx1, self.sy1 = b[:, 0], b[:, 1]
+        # rows of x0, y0, x1, y1: QLineFs, for batched paints
+        segs = self._segments = np.hstack((flat[:-1][same], flat[1:][same]))
+        self.sx0, self.sy0, self.sx1, self.sy1 = segs.T
         self.seg_edge = owner[:-1][same] if len(owner) > 1 else np.zeros(0, dtype=np.int64)
         return self._edge_bounds
 
@@ -215,6 +218,21 @@ class GraphIndex:
         mask = (ex1 >= x - margin) & (ex0 <= x + w + margin) & (ey1 >= y - margin) & (
             ey0 <= y + h + margin)
         return np.flatnonzero(mask)
+
+    def segments_in(self, rect: Rect | None, margin: float = 0.0) -> np.ndarray:
+        """The route segments meeting ``rect`` grown by ``margin``: a C-ordered array of
+        rows x0, y0, x1, y1 (a far zoom draws edges straight, with one call)."""
+        if self._segments is None:
+            self._build_edges(segments=True)
+        segs = self._segments
+        assert segs is not None
+        if rect is None:
+            return segs
+        x, y, w, h = rect
+        x0, y0, x1, y1 = segs.T
+        mask = ((np.maximum(x0, x1) >= x - margin) & (np.minimum(x0, x1) <= x + w + margin)
+                & (np.maximum(y0, y1) >= y - margin) & (np.minimum(y0, y1) <= y + h + margin))
+        return segs[mask]
 
     def edge_near(self, x: float, y: float, tol: float = 4.0) -> int | None:
         """Index of the edge whose route passes within ``tol`` of (x, y), nearest first."""
