@@ -97,6 +97,7 @@ def test_segments_in_gives_the_route_segments_meeting_an_area() -> None:
     index = GraphIndex(grid_layout(100, columns=10), picking=False)
     every = index.segments_in(None)
     assert every.shape == (90, 4) and every.flags.c_contiguous
+    assert index.segments_in((-1e6, -1e6, 2e6, 2e6)) is every  # all in view: no copy
     some = index.segments_in((0.0, 0.0, 300.0, 120.0))
     # columns 0 and 1 of rows 0 and 1: the edges leaving row 0 and those leaving row 1
     assert sorted(map(tuple, some[:, :2].tolist())) == [(70.0, 36.0), (70.0, 106.0),

@@ -111,6 +111,13 @@ class GraphIndex:
         # rows of x0, y0, x1, y1: QLineFs, for batched paints
         segs = self._segments = np.hstack((flat[:-1][same], flat[1:][same]))
         self.sx0, self.sy0, self.sx1, self.sy1 = segs.T
+        # each segment's extent, contiguous, for segments_in's masks (160k segments: 2-5 ms
+        # a query before, 0.4-1.6 now, nothing when all of them are in view)
+        self._seg_extent = (np.minimum(self.sx0, self.sx1), np.maximum(self.sx0, self.sx1),
+                            np.minimum(self.sy0, self.sy1), np.maximum(self.sy0, self.sy1))
+        xlo, xhi, ylo, yhi = self._seg_extent
+        self._segs_box = ((float(xlo.min()), float(xhi.max()), float(ylo.min()),
+                           float(yhi.max())) if len(segs) else (0.0, 0.0, 0.0, 0.0))
         self.seg_edge = owner[:-1][same] if len(owner) > 1 else np.zeros(0, dtype=np.int64)
         return self._edge_bounds
 
@@ -226,13 +233,15 @@ class GraphIndex:
             self._build_edges(segments=True)
         segs = self._segments
         assert segs is not None
-        if rect is None:
+        if rect is None or not len(segs):
             return segs
         x, y, w, h = rect
-        x0, y0, x1, y1 = segs.T
-        mask = ((np.maximum(x0, x1) >= x - margin) & (np.minimum(x0, x1) <= x + w + margin)
-                & (np.maximum(y0, y1) >= y - margin) & (np.minimum(y0, y1) <= y + h + margin))
-        return segs[mask]
+        x0, x1, y0, y1 = x - margin, x + w + margin, y - margin, y + h + margin
+        left, right, top, bottom = self._segs_box
+        if x0 <= left and right <= x1 and y0 <= top and bottom <= y1:
+            return segs  # every segment is in view: no mask, no copy
+        xlo, xhi, ylo, yhi = self._seg_extent
+        return segs[(xhi >= x0) & (xlo <= x1) & (yhi >= y0) & (ylo <= y1)]
 
     def edge_near(self, x: float, y: float, tol: float = 4.0) -> int | None:
         """Index of the edge whose route passes within ``tol`` of (x, y), nearest first."""
