@@ -12,9 +12,10 @@ from PySide6.QtCore import QLineF, QPointF, QRectF
 from PySide6.QtGui import QColor, QImage, QPainter
 
 from onnxstudio.render import qt_surface
-from onnxstudio.render.drawing import Stroke
+from onnxstudio.render.drawing import Stroke, Surface
 from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.qt_surface import QtSurface
+from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import LIGHT
 from onnxstudio.ui.canvas.graph_view import GraphView
 from tests.render_support import demo_layout, grid_layout
@@ -140,3 +141,25 @@ def test_array_batches_draw_what_the_shapes_one_by_one_draw(qapp, kind: str) -> 
             draw(shapes[i:i + qt_surface.DRAW_BATCH])
 
     assert image(batched) == image(one_by_one)
+
+
+def test_edges_with_kept_arrowheads_draw_what_the_default_draws(qapp) -> None:
+    """The screen keeps each arrowhead's polygon between paints (the painter hands over
+    the same point lists); the image is the one the surface's primitives draw."""
+    graph = GraphPainter(demo_layout(), LIGHT)
+
+    def image(surface_edges: bool) -> tuple[QImage, QtSurface]:
+        img = QImage(720, 1000, QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(QColor("#ffffff"))
+        painter = QPainter(img)
+        surface = QtSurface(painter)
+        if not surface_edges:  # the base class' edges: path and polygon, one by one
+            surface.edges = lambda batch: Surface.edges(surface, batch)  # type: ignore[method-assign]
+        for _ in range(2):  # the second paint finds every arrowhead built
+            graph.paint(surface, None, 1.0)
+        painter.end()
+        return img, surface
+
+    kept, surface = image(True)
+    assert image(False)[0] == kept
+    assert len(surface._arrows) == len(graph.layout.edges)
