@@ -207,8 +207,8 @@ class RecordingSurface(Surface):
     def rects(self, boxes, fill, stroke) -> None:
         self.calls.append(("rects", (list(boxes), fill, stroke)))
 
-    def polylines(self, lines, stroke) -> None:
-        self.calls.append(("polylines", (list(lines), stroke)))
+    def lines(self, segments, stroke) -> None:
+        self.calls.append(("lines", (segments.tolist(), stroke)))
 
 
 def render_svg(

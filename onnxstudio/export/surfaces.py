@@ -34,7 +34,7 @@ class WatchSurface(Surface):
         self.polygon = inner.polygon  # type: ignore[method-assign]
         self.text = inner.text  # type: ignore[method-assign]
         self.rects = inner.rects  # type: ignore[method-assign]
-        self.polylines = inner.polylines  # type: ignore[method-assign]
+        self.lines = inner.lines  # type: ignore[method-assign]
         self.end_item = inner.end_item  # type: ignore[method-assign]
         self.stamp = inner.stamp  # type: ignore[method-assign]
         self.keeps_looks = inner.keeps_looks

@@ -8,10 +8,11 @@ exactly like the canvas.
 
 from __future__ import annotations
 
-import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Sequence
 from typing import Literal, NamedTuple
+
+import numpy as np
 
 Point = tuple[float, float]
 Cubic = tuple[Point, Point, Point]  # control 1, control 2, end point
@@ -99,11 +100,12 @@ class Surface(ABC):
 
     def rects(
         self,
-        boxes: Sequence[tuple[float, float, float, float]],
+        boxes: Sequence[tuple[float, float, float, float]] | np.ndarray,
         fill: str | None,
         stroke: Stroke | None,
     ) -> None:
-        """Many plain rectangles in one style; backends may batch this (coarse zoom)."""
+        """Many plain rectangles in one style, rows of x, y, width, height (an array at
+        coarse zoom); backends may batch this."""
         for x, y, w, h in boxes:
             self.rect(x, y, w, h, fill, stroke)
 
@@ -116,12 +118,11 @@ class Surface(ABC):
             self.polygon(arrow, fill)
             self.end_item()
 
-    def polylines(self, lines: Sequence[Sequence[Point]], stroke: Stroke) -> None:
-        """Many straight polylines in one style (edges at coarse zoom)."""
-        for pts in lines:
-            if len(pts) >= 2:
-                segs = [(a, b, b) for a, b in itertools.pairwise(pts)]
-                self.path(pts[0], segs, stroke)
+    def lines(self, segments: np.ndarray, stroke: Stroke) -> None:
+        """Many straight segments in one style, rows of x0, y0, x1, y1 (edges at coarse
+        zoom); backends may draw the array as it is."""
+        for x0, y0, x1, y1 in segments.tolist():
+            self.path((x0, y0), [((x0, y0), (x1, y1), (x1, y1))], stroke)
 
 
 def split_rgba(color: str) -> tuple[str, float]:

@@ -54,6 +54,7 @@ class GraphIndex:
         self.position: dict[str, int] = {b.id: i for i, b in enumerate(boxes)}
         coords = _floats(((b.x, b.y, b.width, b.height) for b in boxes), 4 * len(boxes))
         coords = coords.reshape(-1, 4)
+        self.box_rects = coords  # rows of x, y, width, height: QRectFs, for batched paints
         self.bx0 = coords[:, 0]
         self.by0 = coords[:, 1]
         self.bx1 = coords[:, 0] + coords[:, 2]
@@ -62,6 +63,7 @@ class GraphIndex:
         groups = layout.groups
         g = _floats(((f.x, f.y, f.width, f.height, f.depth) for f in groups), 5 * len(groups))
         g = g.reshape(-1, 5)
+        self.group_rects = np.ascontiguousarray(g[:, :4])  # as box_rects
         self.gx0, self.gy0 = g[:, 0], g[:, 1]
         self.gx1, self.gy1 = g[:, 0] + g[:, 2], g[:, 1] + g[:, 3]
         self.gdepth = g[:, 4]
@@ -69,6 +71,7 @@ class GraphIndex:
 
         self._edge_margin = edge_margin
         self._edge_bounds: tuple[np.ndarray, ...] | None = None
+        self._segments: np.ndarray | None = None
         if picking:
             self._build_edges(segments=True)
             self._build_adjacency()
@@ -105,9 +108,16 @@ class GraphIndex:
         # Segments join consecutive points of the same route.
         owner = np.repeat(np.arange(len(routes), dtype=np.int64), counts)
         same = owner[:-1] == owner[1:] if len(owner) > 1 else np.zeros(0, dtype=bool)
-        a, b = flat[:-1][same], flat[1:][same]
-        self.sx0, self.sy0 = a[:, 0], a[:, 1]
-        self.sx1, self.sy1 = b[:, 0], b[:, 1]
+        # rows of x0, y0, x1, y1: QLineFs, for batched paints
+        segs = self._segments = np.hstack((flat[:-1][same], flat[1:][same]))
+        self.sx0, self.sy0, self.sx1, self.sy1 = segs.T
+        # each segment's extent, contiguous, for segments_in's masks (160k segments: 2-5 ms
+        # a query before, 0.4-1.6 now, nothing when all of them are in view)
+        self._seg_extent = (np.minimum(self.sx0, self.sx1), np.maximum(self.sx0, self.sx1),
+                            np.minimum(self.sy0, self.sy1), np.maximum(self.sy0, self.sy1))
+        xlo, xhi, ylo, yhi = self._seg_extent
+        self._segs_box = ((float(xlo.min()), float(xhi.max()), float(ylo.min()),
+                           float(yhi.max())) if len(segs) else (0.0, 0.0, 0.0, 0.0))
         self.seg_edge = owner[:-1][same] if len(owner) > 1 else np.zeros(0, dtype=np.int64)
         return self._edge_bounds
 
@@ -215,6 +225,23 @@ class GraphIndex:
         mask = (ex1 >= x - margin) & (ex0 <= x + w + margin) & (ey1 >= y - margin) & (
             ey0 <= y + h + margin)
         return np.flatnonzero(mask)
+
+    def segments_in(self, rect: Rect | None, margin: float = 0.0) -> np.ndarray:
+        """The route segments meeting ``rect`` grown by ``margin``: a C-ordered array of
+        rows x0, y0, x1, y1 (a far zoom draws edges straight, with one call)."""
+        if self._segments is None:
+            self._build_edges(segments=True)
+        segs = self._segments
+        assert segs is not None
+        if rect is None or not len(segs):
+            return segs
+        x, y, w, h = rect
+        x0, x1, y0, y1 = x - margin, x + w + margin, y - margin, y + h + margin
+        left, right, top, bottom = self._segs_box
+        if x0 <= left and right <= x1 and y0 <= top and bottom <= y1:
+            return segs  # every segment is in view: no mask, no copy
+        xlo, xhi, ylo, yhi = self._seg_extent
+        return segs[(xhi >= x0) & (xlo <= x1) & (yhi >= y0) & (ylo <= y1)]
 
     def edge_near(self, x: float, y: float, tol: float = 4.0) -> int | None:
         """Index of the edge whose route passes within ``tol`` of (x, y), nearest first."""

@@ -84,6 +84,7 @@ class GraphPainter:
         self.routes_from: GraphPainter | None = None  # whose routes this one reuses
         self._strokes: dict[tuple[str, float, bool], Stroke] = {}  # edges share a few
         self._looks = id(theme)  # first in the keys of this painter's stamps, then the kind
+        self._categories: tuple[np.ndarray, list[str]] | None = None  # box_categories
 
     @classmethod
     def relabelled(cls, painter: GraphPainter, layout: Layout, theme: Theme) -> GraphPainter:
@@ -93,6 +94,7 @@ class GraphPainter:
         new = cls(layout, theme, painter.index.relabelled(layout))
         new._curves = dict(painter._curves)
         new._drawn = dict(painter._drawn)
+        new._categories = painter._categories  # the same boxes
         new.routes_from = painter
         return new
 
@@ -109,6 +111,7 @@ class GraphPainter:
         big graph does not freeze the window.
         """
         self.labels.prepare()
+        self.box_categories()
         for i, edge in enumerate(self.layout.edges):
             if len(edge.points) >= LONG_ROUTE_POINTS:
                 self.drawn(i)
@@ -153,12 +156,13 @@ class GraphPainter:
         coarse, titles, _, _ = lod(scale)
         idx = self.index
         groups = idx.group_indices_in(visible_rect)
+        if coarse:
+            self._coarse_groups(surface, groups, scale)
+            self._coarse_edges(surface, visible_rect, scale)
+            return
         edges = idx.edge_indices_in(visible_rect, margin=EDGE_MARGIN)
         for gi in groups:
-            self._group(surface, self.layout.groups[int(gi)], scale, coarse)
-        if coarse:
-            self._coarse_edges(surface, edges, scale)
-            return
+            self._group(surface, self.layout.groups[int(gi)])
         related = state.related_edges
         chosen = state.selected_edges - related
         n = len(self.layout.edges)
@@ -204,15 +208,22 @@ class GraphPainter:
 
     # -- groups -------------------------------------------------------------------------
 
-    def _group(self, s: Surface, g: GroupFrame, scale: float, coarse: bool) -> None:
+    def _group(self, s: Surface, g: GroupFrame) -> None:
         t = self.theme
         s.begin_item(g.id, "group", g.label, "")
-        stroke = Stroke(t.group_border, 1.0 if not coarse else max(1.0, 0.8 / scale))
-        if coarse:
-            s.rect(g.x, g.y, g.width, g.height, t.group_fill(g.depth), stroke)
-        else:
-            s.rounded_rect(g.x, g.y, g.width, g.height, 6.0, t.group_fill(g.depth), stroke)
+        s.rounded_rect(g.x, g.y, g.width, g.height, 6.0, t.group_fill(g.depth),
+                       Stroke(t.group_border, 1.0))
         s.end_item()
+
+    def _coarse_groups(self, s: Surface, groups: np.ndarray, scale: float) -> None:
+        """Plain frames, one batch per depth: ``groups`` come outermost first, and inner
+        frames lie within outer ones, so depth by depth paints each over its parent."""
+        t = self.theme
+        stroke = Stroke(t.group_border, max(1.0, 0.8 / scale))
+        depths = self.index.gdepth[groups]
+        for depth in np.unique(depths).tolist():
+            s.rects(self.index.group_rects[groups[depths == depth]],
+                    t.group_fill(int(depth)), stroke)
 
     def _group_label(self, s: Surface, g: GroupFrame) -> None:
         """The frame's − marker, name and count, on the frame's own colour: drawn after
@@ -289,31 +300,40 @@ class GraphPainter:
         start, trimmed, arrow = drawn  # the same lists each paint: a surface may cache them
         batch.append((f"edge{i}", e.value, start, trimmed, stroke, arrow, col))
 
-    def _coarse_edges(self, s: Surface, edges: np.ndarray, scale: float) -> None:
-        lines: list[list[Point]] = []
-        for ei in edges:
-            e = self.layout.edges[int(ei)]
-            lines.append(list(e.points or self._centre_line(e)))
-        if lines:
-            s.polylines(lines, Stroke(self.theme.edge, max(1.0, 0.8 / scale)))
+    def _coarse_edges(self, s: Surface, visible_rect: Rect | None, scale: float) -> None:
+        """The routes' straight segments that meet the area, in one batch (the index
+        keeps them in one array)."""
+        width = max(1.0, 0.8 / scale)
+        segments = self.index.segments_in(visible_rect, margin=width)
+        if len(segments):
+            s.lines(segments, Stroke(self.theme.edge, width))
 
     # -- boxes --------------------------------------------------------------------------
 
     def _coarse_boxes(self, s: Surface, boxes: np.ndarray, state: PaintState) -> None:
-        by_fill: dict[str, list[tuple[float, float, float, float]]] = {}
-        boxes_list = self.layout.boxes
+        """Plain rectangles, one batch per fill (boxes never overlap)."""
         theme = self.theme
         overlay = state.overlay
-        for bi in boxes:
-            b = boxes_list[int(bi)]
-            fill = (
-                overlay.fill(b.id)
-                if overlay is not None and b.kind not in ("input", "output")
-                else theme.node(self._category(b)).fill
-            )
-            by_fill.setdefault(fill, []).append((b.x, b.y, b.width, b.height))
-        for fill, rects in by_fill.items():
-            s.rects(rects, fill, None)
+        if overlay is None:  # the fill follows the category: numpy picks each batch
+            codes, categories = self.box_categories()
+            shown = codes[boxes]
+            by_fill: dict[str, list[int]] = {}
+            for code, category in enumerate(categories):
+                by_fill.setdefault(theme.node(category).fill, []).append(code)
+            for fill, kinds in by_fill.items():
+                chosen = boxes[np.isin(shown, kinds)]
+                if len(chosen):
+                    s.rects(self.index.box_rects[chosen], fill, None)
+        else:
+            by_box: dict[str, list[tuple[float, float, float, float]]] = {}
+            boxes_list = self.layout.boxes
+            for bi in boxes.tolist():
+                b = boxes_list[bi]
+                fill = (overlay.fill(b.id) if b.kind not in ("input", "output")
+                        else theme.node("io").fill)
+                by_box.setdefault(fill, []).append((b.x, b.y, b.width, b.height))
+            for fill, rects in by_box.items():
+                s.rects(rects, fill, None)
         marked = [(bid, theme.flash) for bid in state.highlighted]
         marked += [(bid, theme.selection) for bid in state.selected]
         if state.hovered:
@@ -324,6 +344,17 @@ class GraphPainter:
             mark = self.index.box(bid)
             if mark is not None:
                 s.rects([(mark.x, mark.y, mark.width, mark.height)], col, None)
+
+    def box_categories(self) -> tuple[np.ndarray, list[str]]:
+        """Each box's style category, as a code per box and the categories by code
+        (made once per layout: ``prepare`` does it off the GUI thread)."""
+        if self._categories is None:
+            codes: dict[str, int] = {}
+            per_box = np.fromiter(
+                (codes.setdefault(self._category(b), len(codes)) for b in self.layout.boxes),
+                dtype=np.int32, count=len(self.layout.boxes))
+            self._categories = (per_box, list(codes))
+        return self._categories
 
     @staticmethod
     def _category(b: Box) -> str:

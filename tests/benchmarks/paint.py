@@ -107,10 +107,12 @@ class _FirstPaint:
         tab.view.viewport().installEventFilter(self._filter)
 
 
-def measure_window(path: Path, extras: bool = True) -> dict[str, float]:
+def measure_window(path: Path, extras: bool = True, expand: bool = True) -> dict[str, float]:
     """Open ``path`` through the main window (to the first paint, then until the inferred
     shapes are drawn), export what is shown as SVG, profile one run, expand everything
-    (unless not ``extras``); the time of each and the longest the event loop stalled."""
+    (unless not ``extras``; not that last with ``expand`` False) and time repaints of the
+    expanded graph while panning and zooming (frames.py); the time of each and the
+    longest the event loop stalled."""
     app = _app()
     from onnxstudio.ui.main_window import MainWindow
 
@@ -138,6 +140,7 @@ def measure_window(path: Path, extras: bool = True) -> dict[str, float]:
     row["shaped_s"], shape_stall = ticker.run(lambda: None, lambda: not tab.busy or tab.error)
     row["shaped_s"] += row["window_s"]
     row["stall_ms"] = max(first_stall, shape_stall)
+    from tests.benchmarks.frames import frame_row, frame_times
     from tests.benchmarks.run import peak_mb
 
     row["peak_mb"] = peak_mb()  # what showing the model took, before the extras below
@@ -147,9 +150,12 @@ def measure_window(path: Path, extras: bool = True) -> dict[str, float]:
     row.update(_export_stall(ticker, tab, path))
     row.update(_profile_stall(ticker, window, tab))
     row.update(_run_compare_hide_stalls(ticker, window, tab))
-    before = tab.layout_data
-    row["expand_s"], row["expand_stall_ms"] = ticker.run(
-        tab.expand_all, lambda: tab.layout_data is not before and not tab.busy)
+    if expand:
+        before = tab.layout_data
+        row["expand_s"], row["expand_stall_ms"] = ticker.run(
+            tab.expand_all, lambda: tab.layout_data is not before and not tab.busy)
+        row.update(frame_row(frame_times(tab.view)))
+        row["expand_peak_mb"] = peak_mb()  # the peak after expanding and the tour
     window.shutdown()
     window.close()
     return row

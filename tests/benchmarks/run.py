@@ -80,7 +80,10 @@ COLUMNS = [
     ("hide_stall_ms", "hide_stall", "{:.0f}"),
     ("expand_s", "expand_all", "{:.3f}"),
     ("expand_stall_ms", "expand_stall", "{:.0f}"),
+    ("frame_p95_ms", "frame_p95", "{:.0f}"),
+    ("frame_cpu_p95_ms", "frame_cpu", "{:.0f}"),
     ("peak_mb", "peak_MB", "{:,.0f}"),
+    ("expand_peak_mb", "expand_MB", "{:,.0f}"),
     ("cli_export_s", "cli_svg", "{:.2f}"),
     ("cli_no_fork_s", "cli_no_fork", "{:.2f}"),
     ("cli_reopen_s", "cli_reopen", "{:.2f}"),
@@ -98,8 +101,8 @@ QUALITY = [
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
          "shaped_s", "stall_ms", "export_stall_ms", "profile_stall_ms", "run_stall_ms",
          "compare_stall_ms", "hide_stall_ms", "expand_s",
-         "expand_stall_ms", "full_layout_s", "cli_export_s", "reopen_s", "reopen_stall_ms",
-         "cli_reopen_s", "cli_no_fork_s"}
+         "expand_stall_ms", "frame_p95_ms", "frame_cpu_p95_ms", "full_layout_s",
+         "cli_export_s", "reopen_s", "reopen_stall_ms", "cli_reopen_s", "cli_no_fork_s"}
 CACHE_OFF = "ONNXSTUDIO_NO_LAYOUT_CACHE"  # onnxstudio/layout/cache.py
 
 
@@ -127,8 +130,9 @@ def _timed(row: dict[str, Any], key: str, fn: Callable[[], Any]) -> Any:
     return result
 
 
-def measure_one(path: Path, crossings: bool = True) -> dict[str, Any]:
-    """Everything for one model, in this process (call it in a fresh one)."""
+def measure_one(path: Path, crossings: bool = True, expand: bool = True) -> dict[str, Any]:
+    """Everything for one model, in this process (call it in a fresh one); ``expand``:
+    whether the window expands everything (dag100k: 20 s)."""
     from onnxstudio.layout import ExpandState, build_layout, default_state, layered
     from onnxstudio.layout.metrics import center_crossings, route_crossings
     from onnxstudio.layout.scopes import graph_scope_tree
@@ -139,7 +143,8 @@ def measure_one(path: Path, crossings: bool = True) -> dict[str, Any]:
     row: dict[str, Any] = {"model": path.name}
     window = _hook("paint", "measure_window")
     if window is not None:  # first, cold: the user's open-to-painted through the window
-        row.update(window(path))  # with peak_mb: what the app needs to show the model
+        # with peak_mb: what the app needs to show the model
+        row.update(window(path, expand=expand))
     proto, external = _timed(row, "parse_s", lambda: read_model_proto(path))
     model = _timed(row, "graph_s", lambda: build_model(proto, path, external_data=external))
     _timed(row, "shapes_s", lambda: apply_inferred_types(model, infer_shapes(proto)[0]))
@@ -186,9 +191,10 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_isolated(path: Path, crossings: bool = True) -> dict[str, Any]:
+def run_isolated(path: Path, crossings: bool = True, expand: bool = True) -> dict[str, Any]:
     cold = dict(_bytecode_env(), **{CACHE_OFF: "1"})
-    row = _run_one(path, "--one", [] if crossings else ["--no-crossings"], cold)
+    flags = ([] if crossings else ["--no-crossings"]) + ([] if expand else ["--no-expand"])
+    row = _run_one(path, "--one", flags, cold)
     if "error" in row:
         return row
     row["cli_export_s"] = cli_export_seconds(path, cold)
@@ -252,7 +258,8 @@ def best_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
         found = [r[key] for r in good if r.get(key) is not None]
         if found:
             row[key] = min(found)
-    row["peak_mb"] = max(r.get("peak_mb") or 0.0 for r in good)
+    for key in ("peak_mb", "expand_peak_mb"):
+        row[key] = max((r.get(key) or 0.0 for r in good), default=None) or None
     return row
 
 
@@ -336,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-runner", action="store_true", help="skip the runner section")
     parser.add_argument("--no-session", action="store_true",
                         help="skip the long-session table (tests/benchmarks/session.py)")
+    parser.add_argument("--skip-expand", action="append", default=[], metavar="MODEL",
+                        help="don't expand all (nor time frames) for this model (dag100k: "
+                             "20 s); repeatable")
+    parser.add_argument("--no-expand", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--export", action="store_true",
                         help="also time SVG/PNG/PDF export (tests/benchmarks/export_times.py)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
@@ -343,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("models", nargs="*", help="subset of ladder file names")
     args = parser.parse_args(argv)
     if args.one is not None:
-        print(json.dumps(measure_one(args.one, not args.no_crossings)))
+        print(json.dumps(measure_one(args.one, not args.no_crossings, not args.no_expand)))
         return 0
     if args.reopen is not None:
         window = _hook("paint", "measure_window")
@@ -354,7 +365,8 @@ def main(argv: list[str] | None = None) -> int:
         files = [f for f in files if f.name in args.models or f.stem in args.models]
     rows = []
     for path in files:
-        rows.append(best_of([run_isolated(path, not args.no_crossings)
+        expand = not {path.name, path.stem} & set(args.skip_expand)
+        rows.append(best_of([run_isolated(path, not args.no_crossings, expand)
                              for _ in range(max(1, args.repeat))]))
         print(f"  {path.name} done", file=sys.stderr, flush=True)
     print(f"ladder: {files[0].parent if files else '-'}; seconds, best of {args.repeat}. "
@@ -367,7 +379,10 @@ def main(argv: list[str] | None = None) -> int:
           "exporting what is shown as SVG, profiling one run, running random inputs, "
           "comparing all with no optimisation, hiding then showing the shape chains "
           "(View → Hide Nodes), expanding all; "
+          "frame_p95: 95th percentile of full repaints of the expanded graph while panning "
+          "and zooming (ms; frame_cpu: the GUI thread's CPU time of them); "
           "peak_MB: the process's peak resident memory once the model is shown; "
+          "expand_MB: the same after expanding all and those frames; "
           "cli_svg: `onnxstudio export MODEL OUT.svg` from a shell, Python's start included; "
           "cli_no_fork: the same in one process (ONNXSTUDIO_NO_FORK=1, as on Windows); "
           "cli_reopen: the same once an export filled the layout cache")
