@@ -128,6 +128,30 @@ def test_resnet50_residual_add_and_relu_run_inside_the_conv() -> None:
     assert all(n.absorbed for n in convs)  # every Conv at least took its BatchNormalization
 
 
+def test_a_provider_that_cannot_save_its_graph_still_gets_the_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Providers that compile nodes (TensorRT, OpenVINO) refuse optimized_model_filepath."""
+    from onnxstudio.runner.source import ModelSource
+
+    real = ModelSource.session
+
+    def refuse_to_save(self: ModelSource, config: object, **options: object) -> object:
+        tweak = options.get("tweak")
+        if callable(tweak):
+            probe = ort.SessionOptions()
+            tweak(probe)
+            if probe.optimized_model_filepath:
+                raise RunError("cbr.onnx: Unable to serialize model as it contains compiled nodes")
+        return real(self, config, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ModelSource, "session", refuse_to_save)
+    path = save(conv_bn_relu(), tmp_path / "cbr.onnx")
+    found = core.placement(path, provider="AzureExecutionProvider")
+    assert found.nodes[0].kernel == "Conv + BatchNormalization"  # the record, no fusion names
+    with pytest.raises(RunError, match="compiled nodes"):
+        core.placement(path)  # on the CPU the error is real: said, not hidden
+
+
 def test_cli_text_lists_fused_kernels_and_fallbacks(tmp_path: Path) -> None:
     path = save(conv_bn_relu(), tmp_path / "cbr.onnx")
     other = next((p for p in ort.get_available_providers() if p != "CPUExecutionProvider"),

@@ -141,13 +141,22 @@ def placement(path: str | Path, provider: str = CPU, optimization: str = "all", 
 
         def record(options: ort.SessionOptions) -> None:
             options.add_session_config_entry(RECORD, "1")
-            if optimization != "disable":  # the graph after the fusions, to name them
-                options.optimized_model_filepath = str(saved)
-                options.add_session_config_entry(  # weights aside: only the graph is read
-                    "session.optimized_model_external_initializers_file_name", "optimised.data")
 
-        session = source.session(SessionConfig(provider, optimization), tweak=record,
-                                 cancel=cancel)
+        def record_and_save(options: ort.SessionOptions) -> None:
+            record(options)  # and the graph after the fusions, to name them
+            options.optimized_model_filepath = str(saved)
+            options.add_session_config_entry(  # weights aside: only the graph is read
+                "session.optimized_model_external_initializers_file_name", "optimised.data")
+
+        config = SessionConfig(provider, optimization)
+        try:
+            session = source.session(config, cancel=cancel,
+                                     tweak=record if optimization == "disable" else record_and_save)
+        except RunError:
+            if provider == CPU or optimization == "disable":
+                raise
+            # a provider that compiles nodes cannot save its graph: the record alone
+            session = source.session(config, tweak=record, cancel=cancel)
         try:
             assigned = [(sub.ep_name, n.name, n.op_type, n.domain)
                         for sub in session.session.get_provider_graph_assignment_info()
