@@ -97,6 +97,8 @@ def test_where_it_runs_colours_by_provider_and_names_folded_nodes(qtbot, tmp_pat
     assert re.fullmatch(rf"folded into {FUSED_CONV} '/block/conv/Conv'",
                         panel.table.index(bn, 2).data())
     assert panel.table.index(rows["/block/Relu"], 2).data().startswith("folded into")
+    tip = panel.table.index(conv, 2).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip.endswith("absorbs:\n  /block/bn/BatchNormalization\n  /block/Relu")
     assert panel.table.index(rows["/block/conv/Conv"], 1).data() == "CPU"
     assert "CPU: 3 nodes" in panel.summary.text()
     qtbot.waitUntil(lambda: tab.overlay_data is not None, timeout=60000)
