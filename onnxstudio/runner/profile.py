@@ -296,8 +296,7 @@ def parse_trace(events: Sequence[dict[str, Any]], graph: onnx.GraphProto,
     runs = len(windows)
     total_ms = sum(b - a for a, b in windows) / runs / 1000.0
     mapper = _Mapper(graph)
-    by_tensors = OptimisedMap(graph, optimised, lambda k, o: mapper.place(k, o, None)) \
-        if optimised is not None else None
+    by_tensors = kernel_map(graph, optimised) if optimised is not None else None
     nodes: dict[int, NodeTime] = {}
     unmapped: dict[str, KernelTime] = {}
     fused_into: dict[int, int] = {}
