@@ -126,6 +126,10 @@ def test_resnet50_residual_add_and_relu_run_inside_the_conv() -> None:
     assert not by_name["/avgpool/GlobalAveragePool"].absorbed  # not the residuals before it
     convs = [n for n in found.nodes if n.op_type == "Conv"]
     assert all(n.absorbed for n in convs)  # every Conv at least took its BatchNormalization
+    hosts = {n.id: n for n in found.nodes}
+    for n in found.nodes:  # each folded node sits in one kernel that is itself run
+        if n.owner is not None:
+            assert hosts[n.owner].owner is None and n.id in hosts[n.owner].absorbed
 
 
 def test_a_provider_that_cannot_save_its_graph_still_gets_the_record(

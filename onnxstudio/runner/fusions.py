@@ -70,3 +70,22 @@ def name_fused_kernels(graph: onnx.GraphProto, optimised: onnx.GraphProto,
             node = nodes[i]
             node.provider, node.owner, node.absorbed = host.provider, host.id, []
             node.kernel = f"folded into {label} '{host.name or host.id}'"
+    _settle_owners(nodes)
+
+
+def _settle_owners(nodes: list[NodePlacement]) -> None:
+    """Point every folded node at the kernel it ends up in (a node the record had fold
+    into one that a fused kernel then took follows it) and list it there."""
+    index = {n.id: i for i, n in enumerate(nodes)}
+    for n in nodes:
+        n.absorbed = []
+    for n in nodes:
+        if n.owner is None:
+            continue
+        root = nodes[index[n.owner]]
+        while root.owner is not None:
+            root = nodes[index[root.owner]]
+        if root.id != n.owner:
+            n.owner, n.provider = root.id, root.provider
+            n.kernel = f"folded into {root.kernel.split(' (')[0]} '{root.name or root.id}'"
+        root.absorbed.append(n.id)
