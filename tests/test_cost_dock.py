@@ -3,6 +3,7 @@ cost with a log-scale legend, collapsed groups showing their sum."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -80,7 +81,7 @@ def test_colour_by_cost_shows_a_log_legend_and_group_sums(qtbot) -> None:
 
 def test_where_it_runs_colours_by_provider_and_names_folded_nodes(qtbot, tmp_path) -> None:
     from tests.builders import save
-    from tests.test_placement import conv_bn_relu
+    from tests.test_placement import FUSED_CONV, conv_bn_relu
 
     window = shown_window(qtbot)
     tab = _open(window, qtbot, save(conv_bn_relu(), tmp_path / "cbr.onnx"))
@@ -90,7 +91,14 @@ def test_where_it_runs_colours_by_provider_and_names_folded_nodes(qtbot, tmp_pat
     assert window.docks["placement"].isVisible()
     rows = {panel.table.rows[r].name: r for r in range(panel.table.rowCount())}
     bn = rows["/block/bn/BatchNormalization"]
-    assert panel.table.index(bn, 2).data() == "folded into Conv '/block/conv/Conv'"
+    conv = rows["/block/conv/Conv"]
+    assert re.fullmatch(rf"{FUSED_CONV} \(Conv \+ BatchNormalization \+ Relu\)",
+                        panel.table.index(conv, 2).data())  # the kernel that really runs
+    assert re.fullmatch(rf"folded into {FUSED_CONV} '/block/conv/Conv'",
+                        panel.table.index(bn, 2).data())
+    assert panel.table.index(rows["/block/Relu"], 2).data().startswith("folded into")
+    tip = panel.table.index(conv, 2).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip.endswith("absorbs:\n  /block/bn/BatchNormalization\n  /block/Relu")
     assert panel.table.index(rows["/block/conv/Conv"], 1).data() == "CPU"
     assert "CPU: 3 nodes" in panel.summary.text()
     qtbot.waitUntil(lambda: tab.overlay_data is not None, timeout=60000)
@@ -98,6 +106,7 @@ def test_where_it_runs_colours_by_provider_and_names_folded_nodes(qtbot, tmp_pat
     assert overlay is not None and tab.view.legend.title.text().startswith("Where it runs")
     assert [caption for _, caption in overlay.legend] == ["CPU 75 %", "not run (folded at load)"]
     assert overlay.badges["n0"] == "fused" and overlay.badges["n1"] == "folded"
+    assert overlay.badges["n2"] == "folded"
     panel.colour_check.setChecked(False)
     assert tab.overlay_data is None
     panel.colour_check.setChecked(True)  # colours again; Run → Clear Heatmap: the box follows

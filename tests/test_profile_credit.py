@@ -116,3 +116,17 @@ def test_lower_levels_still_map_one_to_one_or_by_tensors(tmp_path: Path,
     result = profile(request)
     assert not result.unmapped
     assert _mapped_share(result) == pytest.approx(1.0)
+
+
+def test_resnet50_residual_add_and_relu_are_credited_to_the_conv_that_runs_them() -> None:
+    # NCHWc graphs have no model tensors between kernels; the last Conv of each block
+    # takes the residual as a Sum input and applies the Relu ("activation"), so the
+    # GlobalAveragePool reaching back through vanished tensors must not collect them.
+    model_path = ladder_model("resnet50.onnx")
+    result = _profile(model_path)
+    credits = _conv_credits(result, onnx.load(str(model_path), load_external_data=False))
+    assert credits["/layer4/layer4.2/conv3/Conv"] == [
+        "/layer4/layer4.2/Add", "/layer4/layer4.2/bn3/BatchNormalization",
+        "/layer4/layer4.2/relu_out/Relu"]
+    pool = next(n for n in result.nodes if n.op_type == "GlobalAveragePool")
+    assert pool.covers == []

@@ -69,9 +69,10 @@ def _print(path: Path, found: Any) -> None:
     if fused:
         w(f"fused kernels ({len(fused)})\n")
         names = {n.id: n.name or n.id for n in found.nodes}
+        width = max(len(n.kernel) for n in fused[:15])
         for n in fused[:15]:
             absorbed = ", ".join(names[a] for a in n.absorbed)
-            w(f"  {n.kernel:<34} {n.name or n.id}" + (f"  absorbs {absorbed}" if absorbed
+            w(f"  {n.kernel:<{width}} {n.name or n.id}" + (f"  absorbs {absorbed}" if absorbed
                                                       else "") + "\n")
         if len(fused) > 15:
             w(f"  … and {len(fused) - 15} more (--json lists every node)\n")

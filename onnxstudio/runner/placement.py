@@ -8,30 +8,31 @@ optimisations (constant folding, BatchNormalization folded into Conv, MatMul + A
 a Gemm), before the provider-specific fusions. So a model node is either listed by name
 (or under a fused name like ``<node>/MatMulAddFusion``), or absent: folded into the
 kernel of the node that feeds it, computed once as a constant when the session loads,
-or removed as a no-op. This module reads the list back onto the model's nodes.
+or removed as a no-op. This module reads the list back onto the model's nodes, then
+names the fused kernels that really run them from the optimised graph the same session
+saves (`fusions.py`).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import tempfile
 from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import onnx
 import onnxruntime as ort
 
 from onnxstudio.errors import RunError
 from onnxstudio.runner.cancel import CancelToken
+from onnxstudio.runner.fusions import NO_OPS, name_fused_kernels
 from onnxstudio.runner.session import CPU, SessionConfig
 from onnxstudio.runner.source import ModelSource
 
-if TYPE_CHECKING:
-    import onnx
-
 RECORD = "session.record_ep_graph_assignment_info"
-NO_OPS = frozenset({"Identity", "Dropout"})
 CONSTANT = "constant-folded at load"
 
 
@@ -135,19 +136,38 @@ def placement(path: str | Path, provider: str = CPU, optimization: str = "all", 
         raise RunError(f"{path.name}: {cannot_report_message()}")
     source = ModelSource.read(path, model_bytes)
 
-    def record(options: ort.SessionOptions) -> None:
-        options.add_session_config_entry(RECORD, "1")
+    with tempfile.TemporaryDirectory(prefix="onnxstudio-placement-") as tmp:
+        saved = Path(tmp) / "optimised.onnx"
 
-    session = source.session(SessionConfig(provider, optimization), tweak=record,
-                             cancel=cancel)
-    try:
-        assigned = [(sub.ep_name, n.name, n.op_type, n.domain)
-                    for sub in session.session.get_provider_graph_assignment_info()
-                    for n in sub.get_nodes()]
-    except Exception as exc:  # a build that has the call but did not record
-        raise RunError(f"{path.name}: onnxruntime did not report the assignment "
-                       f"({str(exc).splitlines()[0][:200]})") from exc
-    nodes, extra = map_assignment(source.proto.graph, assigned)
+        def record(options: ort.SessionOptions) -> None:
+            options.add_session_config_entry(RECORD, "1")
+
+        def record_and_save(options: ort.SessionOptions) -> None:
+            record(options)  # and the graph after the fusions, to name them
+            options.optimized_model_filepath = str(saved)
+            options.add_session_config_entry(  # weights aside: only the graph is read
+                "session.optimized_model_external_initializers_file_name", "optimised.data")
+
+        config = SessionConfig(provider, optimization)
+        try:
+            session = source.session(config, cancel=cancel,
+                                     tweak=record if optimization == "disable" else record_and_save)
+        except RunError:
+            if provider == CPU or optimization == "disable":
+                raise
+            # a provider that compiles nodes cannot save its graph: the record alone
+            session = source.session(config, tweak=record, cancel=cancel)
+        try:
+            assigned = [(sub.ep_name, n.name, n.op_type, n.domain)
+                        for sub in session.session.get_provider_graph_assignment_info()
+                        for n in sub.get_nodes()]
+        except Exception as exc:  # a build that has the call but did not record
+            raise RunError(f"{path.name}: onnxruntime did not report the assignment "
+                           f"({str(exc).splitlines()[0][:200]})") from exc
+        nodes, extra = map_assignment(source.proto.graph, assigned)
+        if saved.is_file():
+            optimised = onnx.load(str(saved), load_external_data=False)
+            name_fused_kernels(source.proto.graph, optimised.graph, nodes)
     return Placement(path, provider, optimization, nodes, discover_providers(), extra)
 
 

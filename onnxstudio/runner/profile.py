@@ -237,6 +237,48 @@ class _Mapper:
         return last, []  # no node of that type upstream: credit the named one alone
 
 
+# The activations a kernel's ``activation`` attribute stands for (FusedConv, NCHWc Conv).
+_ACTIVATIONS = frozenset({"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Clip", "HardSigmoid"})
+
+
+def kernel_map(graph: onnx.GraphProto, optimised: onnx.GraphProto) -> OptimisedMap:
+    """The optimised graph's kernels mapped to ``graph``'s nodes, by tensors and names.
+
+    A kernel named after a node also covers what its attributes say it fused after that
+    node (a Sum input: the Add; ``activation``: the Relu). An NCHWc graph has no model
+    tensors between its kernels to tell so, and a residual Add would otherwise go to
+    the next kernel that reaches a model tensor.
+    """
+    mapper = _Mapper(graph)
+    kernels = {n.name: n for n in optimised.node if n.name}
+    readers: dict[str, list[int]] = {}
+    for i, n in enumerate(mapper.nodes):
+        for x in n.input:
+            readers.setdefault(x, []).append(i)
+
+    def after(i: int, ops: frozenset[str]) -> int | None:
+        out = mapper.nodes[i].output
+        nxt = readers.get(out[0], []) if out else []
+        return nxt[0] if len(nxt) == 1 and mapper.nodes[nxt[0]].op_type in ops else None
+
+    def by_name(kernel: str, op: str) -> tuple[int, list[int]] | None:
+        hit = mapper.place(kernel, op, None)
+        node = kernels.get(kernel)
+        if hit is None or node is None or op not in ("Conv", "FusedConv"):
+            return hit
+        extra: list[int] = []
+        last: int | None = max([hit[0], *hit[1]])
+        if len(node.input) >= 4 and last is not None:  # Sum: the residual Add
+            last = after(last, frozenset({"Add"}))
+            extra += [last] if last is not None else []
+        if any(a.name == "activation" for a in node.attribute) and last is not None:
+            last = after(last, _ACTIVATIONS)
+            extra += [last] if last is not None else []
+        return hit[0], sorted(hit[1] + extra)
+
+    return OptimisedMap(graph, optimised, by_name)
+
+
 def parse_trace(events: Sequence[dict[str, Any]], graph: onnx.GraphProto,
                 skip_runs: int = 0, optimised: onnx.GraphProto | None = None
                 ) -> tuple[float, int, list[NodeTime], list[KernelTime], dict[int, int]]:
@@ -254,8 +296,7 @@ def parse_trace(events: Sequence[dict[str, Any]], graph: onnx.GraphProto,
     runs = len(windows)
     total_ms = sum(b - a for a, b in windows) / runs / 1000.0
     mapper = _Mapper(graph)
-    by_tensors = OptimisedMap(graph, optimised, lambda k, o: mapper.place(k, o, None)) \
-        if optimised is not None else None
+    by_tensors = kernel_map(graph, optimised) if optimised is not None else None
     nodes: dict[int, NodeTime] = {}
     unmapped: dict[str, KernelTime] = {}
     fused_into: dict[int, int] = {}

@@ -45,11 +45,17 @@ class PlacementModel(RecordTableModel[NodePlacement]):
         Column("Op type", lambda r: r.op_type, lambda r: r.op_type.casefold()),
     )
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: dict[str, str] = {}  # node id -> name, for the nodes a kernel absorbed
+
     def record_data(self, record: NodePlacement, column: int, role: int) -> object:
         if role == ID_ROLE:
             return record.owner or record.id
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{record.provider or 'not run'}: {record.kernel}"
+        if role == Qt.ItemDataRole.ToolTipRole:  # the cell is too narrow for a fused set
+            absorbed = "".join(f"\n  {self.names.get(a, a)}" for a in record.absorbed)
+            return f"{record.provider or 'not run'}: {record.kernel}" + \
+                (f"\nabsorbs:{absorbed}" if absorbed else "")
         return None
 
 
@@ -89,6 +95,7 @@ class PlacementPanel(JobPanel):
         else:
             self.banner.hide()
             graph_order = (-1, Qt.SortOrder.AscendingOrder)  # no column: the file's order
+            self.table.names = {n.id: n.name or n.id for n in found.nodes}
             self.table.reset(found.nodes, graph_order)
             self.view.horizontalHeader().setSortIndicator(*graph_order)
             self.summary.setText(summary_text(found, times_from))
