@@ -6,15 +6,18 @@ and reads in every layer: the lengths GroupQueryAttention takes from the attenti
 the Shape/Gather/Unsqueeze/Concat/Cast arithmetic of the dynamo exporter's ``sym_size``
 values, the causal mask. Handing those over made every cut carry 12–18 small tensors;
 recomputing them costs microseconds and the model inputs they start from, which any stage
-may be fed.
+may be fed. A chain that starts at the Shape of another layer's cache (the dynamo exporter
+reads ``past_key_values.8.key``'s batch size in its first nodes) is made to read an input
+the stage is fed anyway whose declared dims are the same (:func:`shape_reads`): in ONNX,
+equal ``dim_param`` names denote equal sizes, so each cache stays in its own layer's stage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
-from onnxstudio.model.cut import is_constant, value_deps
-from onnxstudio.model.graph import Graph
+from onnxstudio.model.cut import ShapeRead, is_constant, value_deps
+from onnxstudio.model.graph import Dim, Graph
 
 CHEAP_OPS = frozenset({
     "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Cast", "Slice", "Reshape",
@@ -79,3 +82,67 @@ def carried_producers(graph: Graph, index: int, carried: Sequence[bool]) -> list
                 found.append(producer)
                 pending.append(producer)
     return found
+
+
+def shape_reads(graph: Graph, nodes: Sequence[int], fed: Collection[str]
+                ) -> list[ShapeRead]:
+    """Shape/Size reads among ``nodes`` moved off a model input the stage needs for nothing
+    else, onto one it is ``fed`` for more than its size and declares the same dims for.
+
+    An input whose every read cannot move is kept, and may then stand in for others.
+    """
+    sized: dict[str, list[int]] = {}
+    needed: set[str] = set()
+    for index in nodes:
+        node = graph.nodes[index]
+        for name in value_deps(graph, index):
+            if name not in fed or graph.values[name].kind != "input":
+                continue
+            if node.op_type in ("Shape", "Size") and not node.domain and \
+                    node.inputs[0] == name:
+                sized.setdefault(name, []).append(index)
+            else:
+                needed.add(name)
+    pending = [name for name in sized if name not in needed]
+    kept = [name for name in fed if name not in pending and name in graph.values
+             and graph.values[name].kind == "input"]  # declared dims, not inferred ones
+    moved: list[ShapeRead] = []
+    while pending:
+        name = pending.pop(0)
+        reads = [_moved(graph, index, kept) for index in sized[name]]
+        if all(reads):
+            moved += [r for r in reads if r is not None]
+        else:
+            kept.append(name)
+    return moved
+
+
+def _moved(graph: Graph, index: int, kept: Sequence[str]) -> ShapeRead | None:
+    """The Shape or Size node ``index`` reading one of ``kept`` at equal declared dims."""
+    node = graph.nodes[index]
+    dims = graph.values[node.inputs[0]].type.shape
+    if dims is None:
+        return None
+    if node.op_type == "Size":
+        start, end = 0, len(dims)
+    else:
+        first, last = (node.attribute(a) for a in ("start", "end"))
+        start, end, _ = slice(None if first is None else int(first.value),  # ONNX clamps
+                              None if last is None else int(last.value)  # as Python does
+                              ).indices(len(dims))
+    wanted = dims[start:end]
+    if not wanted or not all(_named(d) for d in wanted):
+        return None
+    for name in kept:
+        shape = graph.values[name].type.shape if name in graph.values else None
+        if shape is None or (node.op_type == "Size" and len(shape) != len(wanted)):
+            continue
+        for at in range(len(shape) - len(wanted) + 1):
+            if tuple(shape[at:at + len(wanted)]) == tuple(wanted):
+                return ShapeRead(index, name, at, at + len(wanted))
+    return None
+
+
+def _named(dim: Dim) -> bool:
+    """A dim two inputs can be known to share: a number, or a dim_param name."""
+    return (isinstance(dim, int) and dim >= 0) or (isinstance(dim, str) and bool(dim))

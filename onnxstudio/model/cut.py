@@ -45,6 +45,28 @@ class CutTensor:
 
 
 @dataclass(frozen=True)
+class ShapeRead:
+    """A Shape (or Size) node made to read another input of equal declared dims: a stage
+    then needs not be fed a cache whose size alone it reads (model/carry.py finds them)."""
+
+    node: int  # main-graph index of the Shape or Size node
+    source: str  # the input it reads instead
+    start: int  # axes [start, end) of ``source`` (Shape only)
+    end: int
+
+    def apply(self, proto: onnx.NodeProto) -> onnx.NodeProto:
+        node = onnx.NodeProto()
+        node.CopyFrom(proto)
+        node.input[0] = self.source
+        if node.op_type == "Shape":
+            kept = [a for a in node.attribute if a.name not in ("start", "end")]
+            del node.attribute[:]
+            node.attribute.extend([*kept, onnx.helper.make_attribute("start", self.start),
+                                   onnx.helper.make_attribute("end", self.end)])
+        return node
+
+
+@dataclass(frozen=True)
 class Cut:
     """What a sub-model will contain; node indices refer to the main graph, in order."""
 
@@ -53,6 +75,7 @@ class Cut:
     nodes: tuple[int, ...]
     initializers: tuple[str, ...]
     weight_bytes: int
+    shape_reads: tuple[ShapeRead, ...] = ()
 
     @property
     def node_ids(self) -> list[str]:
@@ -383,7 +406,8 @@ def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None
                        "output of the sub-model; cut elsewhere, or run the model first")
 
     g = proto.graph
-    nodes = [g.node[i] for i in cut.nodes]
+    reads = {r.node: r for r in cut.shape_reads}
+    nodes = [reads[i].apply(g.node[i]) if i in reads else g.node[i] for i in cut.nodes]
     new_inputs = [value_info(t.name) for t in cut.inputs]
     new_outputs = [value_info(t.name) for t in cut.outputs]
     wanted = set(cut.initializers)
