@@ -24,6 +24,7 @@ CHEAP_OPS = frozenset({
     "Add", "Sub", "Mul", "Div", "Neg", "Max", "Min", "Range", "Equal", "Less",
     "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Not", "Where", "Expand",
     "ConstantOfShape", "ReduceSum", "ReduceMax", "GatherND", "Trilu", "Identity", "Flatten",
+    "Cos", "Sin",
 })
 """Operators of the shape and mask arithmetic an LLM recomputes in each stage for free."""
 SMALL_WEIGHT = 64 * 1024
@@ -34,15 +35,18 @@ def carried_nodes(graph: Graph) -> list[bool]:
     """For each main-graph node: whether a stage that needs it carries its own copy.
 
     Constants (weights alone) and cheap chains: a node of :data:`CHEAP_OPS` making integers
-    or booleans from model inputs, small weights or other carried nodes' outputs. One pass in
-    topological order (the order split already requires).
+    or booleans from model inputs, small weights or other carried nodes' outputs, or making
+    floats from those but no float model input (the rotary cos/sin tables and the additive
+    mask, which start from positions and the 0/1 mask; an image's normalisation does not).
+    One pass in topological order (the order split already requires).
     """
     memo: dict[int, bool] = {}
     carried = [is_constant(graph, i, memo) for i in range(len(graph.nodes))]
     for node in graph.nodes:
         if carried[node.index] or node.op_type not in CHEAP_OPS or node.domain or \
-                node.subgraphs or not all(_integral(graph, o) for o in node.outputs if o):
+                node.subgraphs or not all(_typed(graph, o) for o in node.outputs if o):
             continue
+        integral = all(_integral(graph, o) for o in node.outputs if o)
         cheap = True
         for name in node.inputs:
             if not name:
@@ -53,12 +57,18 @@ def carried_nodes(graph: Graph) -> list[bool]:
             else:
                 value = graph.values.get(name)
                 producer = value.producer if value is not None else None
-                cheap = (value is not None and value.kind == "input") or (
+                cheap = (value is not None and value.kind == "input"
+                         and (integral or _integral(graph, name))) or (
                     producer is not None and producer < node.index and carried[producer])
             if not cheap:
                 break
         carried[node.index] = cheap
     return carried
+
+
+def _typed(graph: Graph, name: str) -> bool:
+    value = graph.values.get(name)
+    return value is not None and value.type.dtype is not None
 
 
 def _integral(graph: Graph, name: str) -> bool:
