@@ -17,6 +17,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxstudio.cli import main
 from onnxstudio.errors import CutError
 from onnxstudio.model import load_model
+from onnxstudio.model.carry import carried_nodes
 from onnxstudio.model.cut import cut_from_tensors, write_cut
 from onnxstudio.model.split import plan_at, plan_split
 from onnxstudio.model.split_write import write_split
@@ -156,8 +157,9 @@ def test_a_failed_check_names_the_dims_to_set(tmp_path: Path, capsys) -> None:
 
 def _sized_by_a_later_cache(path: Path, past_dim: str = "past_len") -> Path:
     """Two layers, each reading its own cache ``past.i``; the first nodes read the batch
-    and past length off ``past.1`` (as the dynamo exporter reads ``past_key_values.8.key``)
-    and every layer expands its state to that shape."""
+    and past length off ``past.1`` (as the dynamo exporter reads ``past_key_values.8.key``),
+    every layer expands its state to that shape and scales it by a float made from the
+    length (as rotary tables are made from positions)."""
     f = TensorProto.FLOAT
     inputs = [helper.make_tensor_value_info("x", f, ["batch", 4]),
               helper.make_tensor_value_info("past.0", f, ["batch", 2, "past_len", 4]),
@@ -168,7 +170,9 @@ def _sized_by_a_later_cache(path: Path, past_dim: str = "past_len") -> Path:
               numpy_helper.from_array(np.array([1], np.int64), "axis1")]
     nodes = [helper.make_node("Shape", ["past.1"], ["batch"], start=0, end=1),
              helper.make_node("Shape", ["past.1"], ["plen"], start=-2, end=-1),
-             helper.make_node("Concat", ["batch", "plen", "four"], ["expanded"], axis=0)]
+             helper.make_node("Concat", ["batch", "plen", "four"], ["expanded"], axis=0),
+             helper.make_node("Cast", ["plen"], ["length"], to=TensorProto.FLOAT),
+             helper.make_node("Cos", ["length"], ["cos"])]
     state = "x"
     for i in range(2):
         nodes += [
@@ -177,7 +181,8 @@ def _sized_by_a_later_cache(path: Path, past_dim: str = "past_len") -> Path:
             helper.make_node("ReduceSum", [f"past.{i}", "axis1"], [f"p{i}"], keepdims=0),
             helper.make_node("Add", [f"p{i}", f"e{i}"], [f"a{i}"]),
             helper.make_node("ReduceMean", [f"a{i}"], [f"m{i}"], axes=[1], keepdims=0),
-            helper.make_node("MatMul", [f"m{i}", f"w{i}"], [f"h{i}"], name=f"layer{i}")]
+            helper.make_node("Mul", [f"m{i}", "cos"], [f"c{i}"]),
+            helper.make_node("MatMul", [f"c{i}", f"w{i}"], [f"h{i}"], name=f"layer{i}")]
         state = f"h{i}"
     graph = helper.make_graph(nodes, "sized", inputs,
                               [helper.make_tensor_value_info("h1", f, ["batch", 4])], inits)
@@ -192,11 +197,17 @@ def test_a_cache_read_for_its_size_alone_stays_in_its_layers_stage(tmp_path: Pat
     first, second = _manifest(tmp_path / "out")
     # the batch and past length come from an input of equal declared dims stage 1 takes
     assert [i["name"] for i in first["inputs"]] == ["x", "past.0"]
+    # the float scale is made again from the cache's length, not handed over
     assert {i["name"] for i in second["inputs"]} == {"past.1", "h0"}
     shapes = [n for n in onnx.load(tmp_path / "out" / "stage_1.onnx").graph.node
               if n.op_type == "Shape"]
     assert {n.input[0] for n in shapes} <= {"x", "past.0"}
     # a past length declared under another name may differ: that cache is still fed
     other = _sized_by_a_later_cache(tmp_path / "other.onnx", past_dim="other_len")
-    plan = plan_at(load_model(other), ["layer0"])
+    model = load_model(other)
+    plan = plan_at(model, ["layer0"])
     assert "past.1" in [i.name for i in plan.stages[0].inputs]
+    # floats computed from a float model input are the network's work, never copied
+    carried = carried_nodes(model.graph)
+    assert [n.op_type for n in model.graph.nodes if carried[n.index]] == \
+        ["Shape", "Shape", "Concat", "Cast", "Cos"]
