@@ -15,8 +15,11 @@ equal ``dim_param`` names denote equal sizes, so each cache stays in its own lay
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
-from onnxstudio.model.cut import ShapeRead, is_constant, value_deps
+import onnx
+
+from onnxstudio.model.cut import is_constant, value_deps
 from onnxstudio.model.graph import Dim, Graph
 
 CHEAP_OPS = frozenset({
@@ -29,6 +32,28 @@ CHEAP_OPS = frozenset({
 """Operators of the shape and mask arithmetic an LLM recomputes in each stage for free."""
 SMALL_WEIGHT = 64 * 1024
 """A chain reading a larger weight (the embedding table) is not cheap to copy."""
+
+
+@dataclass(frozen=True)
+class ShapeRead:
+    """A Shape (or Size) node made to read another input of equal declared dims: a stage
+    then needs not be fed a cache whose size alone it reads (:func:`shape_reads` finds them)."""
+
+    node: int  # main-graph index of the Shape or Size node
+    source: str  # the input it reads instead
+    start: int  # axes [start, end) of ``source`` (Shape only)
+    end: int
+
+    def apply(self, proto: onnx.NodeProto) -> onnx.NodeProto:
+        node = onnx.NodeProto()
+        node.CopyFrom(proto)
+        node.input[0] = self.source
+        if node.op_type == "Shape":
+            kept = [a for a in node.attribute if a.name not in ("start", "end")]
+            del node.attribute[:]
+            node.attribute.extend([*kept, onnx.helper.make_attribute("start", self.start),
+                                   onnx.helper.make_attribute("end", self.end)])
+        return node
 
 
 def carried_nodes(graph: Graph) -> list[bool]:

@@ -14,6 +14,7 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import onnx
 from onnx import external_data_helper
@@ -32,6 +33,9 @@ from onnxstudio.model.write import (
     write_model_file,
 )
 
+if TYPE_CHECKING:  # carry.py reads the graph through this module
+    from onnxstudio.model.carry import ShapeRead
+
 
 @dataclass(frozen=True)
 class CutTensor:
@@ -42,28 +46,6 @@ class CutTensor:
 
     def describe(self) -> str:
         return f"{self.name}: {self.type.describe()}"
-
-
-@dataclass(frozen=True)
-class ShapeRead:
-    """A Shape (or Size) node made to read another input of equal declared dims: a stage
-    then needs not be fed a cache whose size alone it reads (model/carry.py finds them)."""
-
-    node: int  # main-graph index of the Shape or Size node
-    source: str  # the input it reads instead
-    start: int  # axes [start, end) of ``source`` (Shape only)
-    end: int
-
-    def apply(self, proto: onnx.NodeProto) -> onnx.NodeProto:
-        node = onnx.NodeProto()
-        node.CopyFrom(proto)
-        node.input[0] = self.source
-        if node.op_type == "Shape":
-            kept = [a for a in node.attribute if a.name not in ("start", "end")]
-            del node.attribute[:]
-            node.attribute.extend([*kept, onnx.helper.make_attribute("start", self.start),
-                                   onnx.helper.make_attribute("end", self.end)])
-        return node
 
 
 @dataclass(frozen=True)

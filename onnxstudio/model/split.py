@@ -20,9 +20,9 @@ from typing import Literal
 import numpy as np
 
 from onnxstudio.errors import CutError
-from onnxstudio.model.carry import carried_nodes, carried_producers, shape_reads
+from onnxstudio.model.carry import ShapeRead, carried_nodes, carried_producers, shape_reads
 from onnxstudio.model.cost.ops import node_work
-from onnxstudio.model.cut import Cut, ShapeRead, boundary, value_deps
+from onnxstudio.model.cut import Cut, boundary, value_deps
 from onnxstudio.model.graph import Graph, Model, Node, TensorType
 
 CostKind = Literal["params", "flops", "time"]
