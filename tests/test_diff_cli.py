@@ -36,7 +36,7 @@ def test_json_schema_and_exit_1_when_they_differ(tmp_path: Path) -> None:
     result = _cli(str(a), str(b), "--json")
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
-    assert set(report) == {"summary", "nodes", "graph"}
+    assert set(report) == {"summary", "nodes", "graph", "patterns"}
     assert report["summary"] == {"matched": 3, "changed": 2, "added": 0, "removed": 0}
     assert set(report["graph"]) == {"inputs", "outputs", "opsets", "metadata"}
     for entry in report["nodes"]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +55,12 @@ def test_repeated_rewrites_read_as_one_line_with_a_count(tmp_path: Path, capsys)
     assert f"~ {LAYERS} × MatMul → MatMulNBits (inputs; weight float32 → uint8): " \
            "/l0/proj/MatMul → /l0/proj/MatMul_Q4" in out
     assert out.count("\n~ ") == 1  # no list of six near-identical entries
+    assert main(["diff", str(tmp_path / "fp32.onnx"), str(tmp_path / "int4.onnx"),
+                 "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["patterns"] == [{
+        "status": "changed", "count": LAYERS,
+        "text": "MatMul → MatMulNBits (inputs; weight float32 → uint8)"}]
 
 
 def test_weights_of_different_shapes_or_dtypes_are_not_read(tmp_path: Path,

@@ -9,15 +9,20 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 from onnxstudio.cli import main
 from onnxstudio.errors import CutError
 from onnxstudio.model import load_model
+from onnxstudio.model.carry import carried_nodes
 from onnxstudio.model.cut import cut_from_tensors, write_cut
 from onnxstudio.model.split import plan_at, plan_split
 from onnxstudio.model.split_write import write_split
 from onnxstudio.runner.split_check import check_chain
+from tests.builders import make_model, save
 from tests.llm_builders import save_tiny_llm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -140,6 +145,10 @@ def test_real_exports_run_and_split_with_default_options(exported: Path, name: s
     folder = tmp_path / "again"
     write_split(load_model(path), plan, folder)
     assert check_chain(path, folder, _manifest(folder)).ok
+    if name == "dynamo-llama":  # its mask reads a later cache's shape: no longer fed for it
+        assert [_layers_of_caches(s) for s in _manifest(folder)] == [{0}, {1}]
+        assert [len(s.inputs) - sum(i.stage is None for i in s.inputs)
+                for s in plan.stages] == [0, 1]  # the residual stream alone
 
 
 def test_a_failed_check_names_the_dims_to_set(tmp_path: Path, capsys) -> None:
@@ -148,3 +157,61 @@ def test_a_failed_check_names_the_dims_to_set(tmp_path: Path, capsys) -> None:
                  "--dim", "kv_cache_dim=3"]) == 2
     err = capsys.readouterr().err
     assert "kv_cache_dim=3" in err and "--dim NAME=SIZE" in err and err.count("\n") == 1
+
+
+def _sized_by_a_later_cache(path: Path, past_dim: str = "past_len") -> Path:
+    """Two layers, each reading its own cache ``past.i``; the first nodes read the batch
+    and past length off ``past.1`` (as the dynamo exporter reads ``past_key_values.8.key``),
+    every layer expands its state to that shape and scales it by a float made from the
+    length (as rotary tables are made from positions)."""
+    f = TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("x", f, ["batch", 4]),
+              helper.make_tensor_value_info("past.0", f, ["batch", 2, "past_len", 4]),
+              helper.make_tensor_value_info("past.1", f, ["batch", 2, past_dim, 4])]
+    inits = [numpy_helper.from_array(np.full((4, 4), 0.5 + i, np.float32), f"w{i}")
+             for i in range(2)]
+    inits += [numpy_helper.from_array(np.array([4], np.int64), "four"),
+              numpy_helper.from_array(np.array([1], np.int64), "axis1")]
+    nodes = [helper.make_node("Shape", ["past.1"], ["batch"], start=0, end=1),
+             helper.make_node("Shape", ["past.1"], ["plen"], start=-2, end=-1),
+             helper.make_node("Concat", ["batch", "plen", "four"], ["expanded"], axis=0),
+             helper.make_node("Cast", ["plen"], ["length"], to=TensorProto.FLOAT),
+             helper.make_node("Cos", ["length"], ["cos"])]
+    state = "x"
+    for i in range(2):
+        nodes += [
+            helper.make_node("Unsqueeze", [state, "axis1"], [f"u{i}"]),
+            helper.make_node("Expand", [f"u{i}", "expanded"], [f"e{i}"]),
+            helper.make_node("ReduceSum", [f"past.{i}", "axis1"], [f"p{i}"], keepdims=0),
+            helper.make_node("Add", [f"p{i}", f"e{i}"], [f"a{i}"]),
+            helper.make_node("ReduceMean", [f"a{i}"], [f"m{i}"], axes=[1], keepdims=0),
+            helper.make_node("Mul", [f"m{i}", "cos"], [f"c{i}"]),
+            helper.make_node("MatMul", [f"c{i}", f"w{i}"], [f"h{i}"], name=f"layer{i}")]
+        state = f"h{i}"
+    graph = helper.make_graph(nodes, "sized", inputs,
+                              [helper.make_tensor_value_info("h1", f, ["batch", 4])], inits)
+    return save(make_model(graph, opset=17), path)
+
+
+def test_a_cache_read_for_its_size_alone_stays_in_its_layers_stage(tmp_path: Path,
+                                                                   capsys) -> None:
+    path = _sized_by_a_later_cache(tmp_path / "sized.onnx")
+    assert main(["split", str(path), str(tmp_path / "out"), "--cut-after", "layer0"]) == 0
+    assert "chained stages match the whole model" in capsys.readouterr().out
+    first, second = _manifest(tmp_path / "out")
+    # the batch and past length come from an input of equal declared dims stage 1 takes
+    assert [i["name"] for i in first["inputs"]] == ["x", "past.0"]
+    # the float scale is made again from the cache's length, not handed over
+    assert {i["name"] for i in second["inputs"]} == {"past.1", "h0"}
+    shapes = [n for n in onnx.load(tmp_path / "out" / "stage_1.onnx").graph.node
+              if n.op_type == "Shape"]
+    assert {n.input[0] for n in shapes} <= {"x", "past.0"}
+    # a past length declared under another name may differ: that cache is still fed
+    other = _sized_by_a_later_cache(tmp_path / "other.onnx", past_dim="other_len")
+    model = load_model(other)
+    plan = plan_at(model, ["layer0"])
+    assert "past.1" in [i.name for i in plan.stages[0].inputs]
+    # floats computed from a float model input are the network's work, never copied
+    carried = carried_nodes(model.graph)
+    assert [n.op_type for n in model.graph.nodes if carried[n.index]] == \
+        ["Shape", "Shape", "Concat", "Cast", "Cos"]

@@ -14,6 +14,7 @@ import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import onnx
 from onnx import external_data_helper
@@ -31,6 +32,9 @@ from onnxstudio.model.write import (
     check_model_file,
     write_model_file,
 )
+
+if TYPE_CHECKING:  # carry.py reads the graph through this module
+    from onnxstudio.model.carry import ShapeRead
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class Cut:
     nodes: tuple[int, ...]
     initializers: tuple[str, ...]
     weight_bytes: int
+    shape_reads: tuple[ShapeRead, ...] = ()
 
     @property
     def node_ids(self) -> list[str]:
@@ -383,7 +388,8 @@ def build_cut_proto(model: Model, cut: Cut, proto: onnx.ModelProto | None = None
                        "output of the sub-model; cut elsewhere, or run the model first")
 
     g = proto.graph
-    nodes = [g.node[i] for i in cut.nodes]
+    reads = {r.node: r for r in cut.shape_reads}
+    nodes = [reads[i].apply(g.node[i]) if i in reads else g.node[i] for i in cut.nodes]
     new_inputs = [value_info(t.name) for t in cut.inputs]
     new_outputs = [value_info(t.name) for t in cut.outputs]
     wanted = set(cut.initializers)

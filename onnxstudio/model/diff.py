@@ -172,6 +172,9 @@ class ModelDiff:
             "nodes": [e.as_json() for e in self.nodes],
             "graph": {section: [e.as_json(keys[section]) for e in entries]
                       for section, entries in self.graph_entries().items()},
+            "patterns": [{"status": status, "text": text, "count": len(group)}
+                         for status in ("changed", "removed", "added")
+                         for text, group in self.patterns(status)],
         }
 
 

@@ -20,7 +20,7 @@ from typing import Literal
 import numpy as np
 
 from onnxstudio.errors import CutError
-from onnxstudio.model.carry import carried_nodes, carried_producers
+from onnxstudio.model.carry import ShapeRead, carried_nodes, carried_producers, shape_reads
 from onnxstudio.model.cost.ops import node_work
 from onnxstudio.model.cut import Cut, boundary, value_deps
 from onnxstudio.model.graph import Graph, Model, Node, TensorType
@@ -55,6 +55,7 @@ class Stage:
     outputs: tuple[str, ...]
     cost: float
     params: int  # bytes of the weights it holds
+    shape_reads: tuple[ShapeRead, ...] = ()  # sizes read off an input it is fed anyway
 
     @property
     def file(self) -> str:
@@ -97,7 +98,7 @@ class SplitPlan:
                     names[name] = None
         return Cut(boundary(graph, [i.name for i in stage.inputs]),
                    boundary(graph, stage.outputs), stage.nodes, tuple(names),
-                   stage.params)
+                   stage.params, stage.shape_reads)
 
 
 def tensor_bytes(ttype: TensorType) -> int | None:
@@ -246,6 +247,7 @@ def _stages(graph: Graph, node_lists: Sequence[list[int]], constant: Sequence[bo
                 for name in graph.nodes[index].outputs:
                     made_in.setdefault(name, number)
     inputs: list[dict[str, StageInput]] = []
+    moved: list[tuple[ShapeRead, ...]] = []
     for nodes in node_lists:
         produced = {o for i in nodes for o in graph.nodes[i].outputs}
         fed: dict[str, StageInput] = {}
@@ -253,7 +255,11 @@ def _stages(graph: Graph, node_lists: Sequence[list[int]], constant: Sequence[bo
             for name in value_deps(graph, index):
                 if name not in produced and name not in graph.initializers:
                     fed.setdefault(name, StageInput(name, made_in.get(name)))
-        inputs.append(fed)
+        reads = tuple(shape_reads(graph, nodes, fed))
+        rewired = {r.node for r in reads}
+        read = {n for i in nodes if i not in rewired for n in value_deps(graph, i)}
+        inputs.append({k: v for k, v in fed.items() if k in read})
+        moved.append(reads)
     handed = {name for fed in inputs for name, item in fed.items() if item.stage is not None}
     result = []
     for number, nodes in enumerate(node_lists, 1):
@@ -264,7 +270,8 @@ def _stages(graph: Graph, node_lists: Sequence[list[int]], constant: Sequence[bo
         result.append(Stage(number, tuple(nodes), tuple(inputs[number - 1].values()),
                             tuple(dict.fromkeys(outputs)),
                             float(prefix[bounds[number]] - prefix[bounds[number - 1]]),
-                            sum(graph.initializers[n].nbytes for n in weights)))
+                            sum(graph.initializers[n].nbytes for n in weights),
+                            moved[number - 1]))
     return tuple(result)
 
 
