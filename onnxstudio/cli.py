@@ -107,7 +107,16 @@ def _unknown_command(first: str | None) -> str | None:
 
 def _run_window(args: argparse.Namespace) -> int:
     """The window, its Qt imports inside ``_run``: a missing display or system library is
-    one line naming what to install, not a traceback or Qt's abort."""
+    one line naming what to install, not a traceback or Qt's abort. Files go to a running
+    window first, before the window's own imports (onnx, onnxruntime, every panel: 4 s
+    under load) that a hand-over never uses."""
+    if args.files and not args.new_instance:
+        from onnxstudio.ui.single_instance import hand_over
+
+        if hand_over(args.files):
+            print(f"onnxstudio: opened {len(args.files)} file(s) in the running window",
+                  file=sys.stderr)
+            return 0
     from onnxstudio.system_libraries import check_window_can_open
 
     check_window_can_open()
