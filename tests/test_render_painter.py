@@ -389,3 +389,23 @@ def test_a_bound_surface_paints_like_a_fresh_one(qapp) -> None:
 
     first = paint(bound)
     assert paint(bound) == first == paint(QtSurface)
+
+
+def test_edges_entering_a_group_keep_their_shape_label(tmp_path) -> None:
+    """Halfway along an edge entering an expanded group lies the group's frame: the label
+    goes further along the edge rather than vanishing."""
+    from onnxstudio.layout.build import build_layout
+    from onnxstudio.layout.state import default_state
+    from tests.builders import save, tiny_mlp
+    from tests.test_layout_cache import opened
+
+    model = opened(save(tiny_mlp(), tmp_path / "mlp.onnx"))
+    state = default_state(model.graph)
+    state.groups |= {"/layer1", "/head"}
+    layout = build_layout(model.graph, state, "TB")
+    assert {g.id for g in layout.groups} == {"/layer1", "/head"}
+    rec = RecordingSurface()
+    GraphPainter(layout, LIGHT).paint(rec, None, 1.0)
+    texts = [args[2] for name, args in rec.calls if name == "text"]
+    assert "batch×4" in texts  # x entering /layer1
+    assert "batch×3" in texts  # y leaving /head

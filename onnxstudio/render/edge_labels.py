@@ -1,9 +1,11 @@
 """Where the shape labels of edges go, decided once per layout, and how they are drawn.
 
-Greedy in edge order: one label per tensor (a fan-out repeats the same shape), none
-where it would cover a box, a group's title or an earlier label, or straddle a group's
-frame (a label belongs inside the frame its edge runs in). Deciding globally, not per
-paint, keeps labels identical across scrolled strips, zoom levels and exports.
+Greedy in edge order: one label per tensor (a fan-out repeats the same shape), halfway
+along its edge, not where it would cover a box, a group's title or an earlier label, or
+straddle a group's frame (a label belongs inside the frame its edge runs in); when every
+halfway spot is taken (an edge entering a group crosses the frame there), further along.
+Deciding globally, not per paint, keeps labels identical across scrolled strips, zoom
+levels and exports.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from onnxstudio.render.theme import Theme
 
 LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
 MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unchecked
+ALONG = (0.25, 0.75, 0.12, 0.88)  # where else along its edge a label may go, in order
 
 Candidate = tuple[float, float, float, float]  # x, baseline, width, height
 
@@ -155,8 +158,37 @@ class EdgeLabels:
                 rx, ry, rw, rh = rect
                 rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
                 break
+        if check:
+            rows += self._elsewhere(labelled, shown, placed)
         self._placed = _PlacedLabels(rows)
         return self._placed
+
+    def _elsewhere(self, labelled: list[int], shown: set[tuple[str, str]],
+                   placed: _RectGrid) -> list[tuple[int, float, float, float, float, float,
+                                                    float]]:
+        """Spots further along for tensors whose halfway spots were all taken: an edge
+        entering a group crosses its frame halfway, so its label straddled the frame and
+        was dropped. Asked only for those few edges, after every halfway label."""
+        edges = self.layout.edges
+        rows = []
+        for i in labelled:
+            e = edges[i]
+            key = (e.source, e.value)
+            if key in shown:
+                continue
+            cs = [c for share in ALONG for c in self.candidates(i, share)]
+            spots = [_label_rect(*c) for c in cs]
+            for (x, base, _w, _h), rect, blocked in zip(cs, spots,
+                                                        self._blocked(spots).tolist(),
+                                                        strict=True):
+                if blocked or placed.hits(rect):
+                    continue
+                placed.add(rect)
+                shown.add(key)
+                rx, ry, rw, rh = rect
+                rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
+                break
+        return rows
 
     def _blocked(self, spots: list[Rect]) -> np.ndarray:
         """Per spot: whether it covers a box or a group's title (group names stay
@@ -173,13 +205,13 @@ class EdgeLabels:
         at = np.array(spots, dtype=np.float64).reshape(-1, 4)
         return covering(at, boxes) | straddling(at, frames)
 
-    def candidates(self, i: int) -> list[Candidate]:
-        """Places to try for edge ``i``'s label: beside a vertical run (right, then left),
-        above or below a horizontal one."""
+    def candidates(self, i: int, share: float = 0.5) -> list[Candidate]:
+        """Places to try for edge ``i``'s label ``share`` of the way along it: beside a
+        vertical run (right, then left), above or below a horizontal one."""
         e = self.layout.edges[i]
         font = tx.EDGE_LABEL_FONT
         pts = e.points or self.centre_line(e)
-        (mx, my), (dx, dy) = label_anchor(pts)
+        (mx, my), (dx, dy) = label_anchor(pts, share)
         w = tx.text_width(e.label, font)
         h = font.size * (tx.ASCENT + tx.DESCENT)
         if abs(dx) < abs(dy):
