@@ -409,3 +409,29 @@ def test_edges_entering_a_group_keep_their_shape_label(tmp_path) -> None:
     texts = [args[2] for name, args in rec.calls if name == "text"]
     assert "batch×4" in texts  # x entering /layer1
     assert "batch×3" in texts  # y leaving /head
+
+
+def test_node_names_shown_above_boxes_leave_edge_labels_clear() -> None:
+    """With View ▸ Node Names, each name is written just above its box; the shape labels
+    of MNIST's edges are placed clear of those names, and still all shown."""
+    from onnxstudio.layout.build import build_layout
+    from onnxstudio.layout.state import default_state
+    from onnxstudio.render.edge_labels import name_caption
+    from tests.conftest import shared_model
+    from tests.test_layout_cache import opened
+
+    model = opened(shared_model("zoo/mnist/mnist.onnx"))
+    layout = build_layout(model.graph, default_state(model.graph), "TB")
+    painter = GraphPainter(layout, LIGHT)
+    names = [name_caption(b) for b in layout.boxes if b.kind == "node" and b.subtitle]
+    rec = RecordingSurface()
+    painter.paint(rec, None, 1.0, PaintState(show_names=True))
+    backdrops = [args[:4] for name, args in rec.calls
+                 if name == "rect" and args[4] == LIGHT.edge_label_bg]
+    assert len(backdrops) == len(painter.labels.placed(False).edge) >= 10
+
+    def overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] \
+            and b[1] < a[1] + a[3]
+
+    assert not [r for r in backdrops if any(overlaps(r, n) for n in names)]

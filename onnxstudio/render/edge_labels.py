@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from onnxstudio.layout.types import Edge, Layout
+from onnxstudio.layout.types import Box, Edge, Layout
 from onnxstudio.render import text as tx
+from onnxstudio.render.boxes import NAME_CAPTION_WIDTH
 from onnxstudio.render.drawing import Point, Surface
 from onnxstudio.render.geometry import label_anchor
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
@@ -27,6 +28,7 @@ MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unch
 ALONG = (0.25, 0.75, 0.12, 0.88)  # where else along its edge a label may go, in order
 
 Candidate = tuple[float, float, float, float]  # x, baseline, width, height
+Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline, x0, y0, x1, y1
 
 
 class EdgeLabels:
@@ -37,7 +39,7 @@ class EdgeLabels:
         self.layout = layout
         self.index = index
         self.centre_line = centre_line
-        self._placed: _PlacedLabels | None = None
+        self._placed: dict[bool, _PlacedLabels] = {}  # by whether node names are shown
         self._first_of_tensor: set[int] | None = None
         self._spots: dict[int, Candidate] = {}  # huge layouts: labels' spots found so far
 
@@ -45,11 +47,12 @@ class EdgeLabels:
     def checked(self) -> bool:
         return len(self.layout.edges) <= MAX_LABEL_COLLISION_EDGES
 
-    def paint(self, s: Surface, theme: Theme, rect: Rect | None, related: frozenset[int]) -> None:
+    def paint(self, s: Surface, theme: Theme, rect: Rect | None, related: frozenset[int],
+              names: bool = False) -> None:
         if not self.checked:
             self._paint_unchecked(s, theme, rect, related)
             return
-        placed = self.placed()
+        placed = self.placed(names)
         if rect is None:
             chosen = np.arange(len(placed.edge))
         else:
@@ -125,19 +128,21 @@ class EdgeLabels:
         for i, (x, base, w, h) in self._unchecked_spots(rect):
             self._draw(s, t, i, x, base, _label_rect(x, base, w, h), related)
 
-    def placed(self) -> _PlacedLabels:
-        """Every label's spot, decided once (see the module docstring). Whether a spot
-        covers a box or a group's title or straddles a frame does not depend on the
-        order, so it is answered for every spot at once (rect_join); only the labels
-        placed before are asked spot by spot."""
-        if self._placed is not None:
-            return self._placed
+    def placed(self, names: bool = False) -> _PlacedLabels:
+        """Every label's spot, decided once (see the module docstring), clear of the node
+        names drawn above boxes when ``names``. Whether a spot covers a box or a group's
+        title or straddles a frame does not depend on the order, so it is answered for
+        every spot at once (rect_join); only the labels placed before are asked spot by
+        spot."""
+        done = self._placed.get(names)
+        if done is not None:
+            return done
         edges = self.layout.edges
         labelled = [i for i, e in enumerate(edges) if e.label]
         tries = [self.candidates(i) for i in labelled]
         spots = [_label_rect(*c) for cs in tries for c in cs]
         check = self.checked
-        blocked = self._blocked(spots).tolist() if check else [False] * len(spots)
+        blocked = self._blocked(spots, names).tolist() if check else [False] * len(spots)
         placed = _RectGrid()
         hits = placed.hits
         shown: set[tuple[str, str]] = set()
@@ -159,13 +164,12 @@ class EdgeLabels:
                 rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
                 break
         if check:
-            rows += self._elsewhere(labelled, shown, placed)
-        self._placed = _PlacedLabels(rows)
-        return self._placed
+            rows += self._elsewhere(labelled, shown, placed, names)
+        done = self._placed[names] = _PlacedLabels(rows)
+        return done
 
     def _elsewhere(self, labelled: list[int], shown: set[tuple[str, str]],
-                   placed: _RectGrid) -> list[tuple[int, float, float, float, float, float,
-                                                    float]]:
+                   placed: _RectGrid, names: bool) -> list[Row]:
         """Spots further along for tensors whose halfway spots were all taken: an edge
         entering a group crosses its frame halfway, so its label straddled the frame and
         was dropped. Asked only for those few edges, after every halfway label."""
@@ -179,7 +183,7 @@ class EdgeLabels:
             cs = [c for share in ALONG for c in self.candidates(i, share)]
             spots = [_label_rect(*c) for c in cs]
             for (x, base, _w, _h), rect, blocked in zip(cs, spots,
-                                                        self._blocked(spots).tolist(),
+                                                        self._blocked(spots, names).tolist(),
                                                         strict=True):
                 if blocked or placed.hits(rect):
                     continue
@@ -190,14 +194,17 @@ class EdgeLabels:
                 break
         return rows
 
-    def _blocked(self, spots: list[Rect]) -> np.ndarray:
-        """Per spot: whether it covers a box or a group's title (group names stay
-        readable) or straddles a group's frame."""
+    def _blocked(self, spots: list[Rect], names: bool) -> np.ndarray:
+        """Per spot: whether it covers a box, a group's title (group names stay
+        readable) or, when ``names``, a node's name above its box, or straddles a group's
+        frame."""
         if not spots:
             return np.zeros(0, dtype=bool)
         layout = self.layout
         title = [(g.x, g.y, min(g.width, tx.text_width(g.label, tx.GROUP_LABEL_FONT) + 90.0),
                   GROUP_LABEL_HEIGHT) for g in layout.groups]
+        if names:
+            title += [name_caption(b) for b in layout.boxes if b.kind == "node" and b.subtitle]
         boxes = np.array([(b.x, b.y, b.width, b.height) for b in layout.boxes] + title,
                          dtype=np.float64).reshape(-1, 4)
         frames = np.array([(g.x, g.y, g.width, g.height) for g in layout.groups],
@@ -218,6 +225,15 @@ class EdgeLabels:
             base = my + font.size * 0.35
             return [(mx + 5.0, base, w, h), (mx - 5.0 - w, base, w, h)]
         return [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
+
+
+def name_caption(b: Box) -> Rect:
+    """Where a node's name is written above its box when names are shown (boxes.op_box
+    draws it there, the layout reserving no line for it)."""
+    font = tx.SUBTITLE_FONT
+    width = min(tx.text_width(b.subtitle, font), max(b.width, NAME_CAPTION_WIDTH))
+    height = font.size * (tx.ASCENT + tx.DESCENT)
+    return (b.x, b.y - 3.0 - font.size * tx.ASCENT - 1.0, width + 2.0, height + 1.0)
 
 
 def _label_rect(x: float, base: float, w: float, h: float) -> Rect:
