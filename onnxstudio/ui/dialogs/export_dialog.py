@@ -301,8 +301,17 @@ class ExportOptionsDialog(QDialog):
         self.pages_label.setText(text + self._turned())
 
     def _update_size(self, *_: object) -> None:
-        from onnxstudio.export.raster import png_size
+        from onnxstudio.export.raster import MAX_SIDE, png_size
 
+        chosen = self.direction.currentData()
+        if chosen is not None and chosen != self._layout.direction:
+            # laid out that way only when exporting: the size is the turned estimate
+            w, h = (v * self.scale.value() for v in export_plan.turned_extent(self._layout))
+            over = (f"; over the {MAX_SIDE:,} px limit per side, so reduced or tiled"
+                    if max(w, h) > MAX_SIDE else "")
+            self.size_label.setText(f"about {w:,.0f} × {h:,.0f} px "
+                                    f"{export_plan.NAMES[chosen]}{over}")
+            return
         try:
             plan = png_size(self._layout, self._model, self.options())
         except ExportError as exc:
@@ -311,7 +320,7 @@ class ExportOptionsDialog(QDialog):
         text = f"{plan.width:,} × {plan.height:,} px"
         if plan.notice:
             text += f" — {plan.notice}"
-        self.size_label.setText(text + self._turned())
+        self.size_label.setText(text)
 
     def _turned(self) -> str:
         """The sizes above are measured on the layout shown; a turned one is laid out

@@ -96,7 +96,7 @@ def direction_advice(layout: Layout) -> tuple[Direction | None, str]:
     if turned * TURN_GAIN <= now:
         return other, (f"{NAMES[other].capitalize()} chosen: it fits, with text about "
                        f"{now / turned:.1f}× larger than {NAMES[layout.direction]}")
+    kept = f"{NAMES[layout.direction].capitalize()} kept: {NAMES[other]} would be"
     if turned < now * TURN_GAIN:
-        return None, ""
-    return None, (f"{NAMES[layout.direction].capitalize()} kept: {NAMES[other]} would be "
-                  f"about {turned / now:.1f}× longer")
+        return None, f"{kept} about as long"
+    return None, f"{kept} about {turned / now:.1f}× longer"
