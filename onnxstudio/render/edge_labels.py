@@ -172,20 +172,23 @@ class EdgeLabels:
                    placed: _RectGrid, names: bool) -> list[Row]:
         """Spots further along for tensors whose halfway spots were all taken: an edge
         entering a group crosses its frame halfway, so its label straddled the frame and
-        was dropped. Asked only for those few edges, after every halfway label."""
+        was dropped. Asked only for those edges, after every halfway label, their spots
+        checked against boxes and frames in one go as the halfway ones are."""
         edges = self.layout.edges
-        rows = []
-        for i in labelled:
-            e = edges[i]
-            key = (e.source, e.value)
+        missing = [i for i in labelled if (edges[i].source, edges[i].value) not in shown]
+        tries = [[c for share in ALONG for c in self.candidates(i, share)] for i in missing]
+        spots = [_label_rect(*c) for cs in tries for c in cs]
+        blocked = self._blocked(spots, names).tolist()
+        rows: list[Row] = []
+        k = 0
+        for i, cs in zip(missing, tries, strict=True):
+            first, k = k, k + len(cs)
+            key = (edges[i].source, edges[i].value)
             if key in shown:
                 continue
-            cs = [c for share in ALONG for c in self.candidates(i, share)]
-            spots = [_label_rect(*c) for c in cs]
-            for (x, base, _w, _h), rect, blocked in zip(cs, spots,
-                                                        self._blocked(spots, names).tolist(),
-                                                        strict=True):
-                if blocked or placed.hits(rect):
+            for j, (x, base, _w, _h) in enumerate(cs, first):
+                rect = spots[j]
+                if blocked[j] or placed.hits(rect):
                     continue
                 placed.add(rect)
                 shown.add(key)
