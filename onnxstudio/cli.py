@@ -107,13 +107,29 @@ def _unknown_command(first: str | None) -> str | None:
 
 def _run_window(args: argparse.Namespace) -> int:
     """The window, its Qt imports inside ``_run``: a missing display or system library is
-    one line naming what to install, not a traceback or Qt's abort."""
+    one line naming what to install, not a traceback or Qt's abort. Files go to a running
+    window first, before the window's own imports (onnx, onnxruntime, every panel: 4 s
+    under load) that a hand-over never uses."""
+    if args.files and not args.new_instance and _handed_over(args.files):
+        print(f"onnxstudio: opened {len(args.files)} file(s) in the running window",
+              file=sys.stderr)
+        return 0
     from onnxstudio.system_libraries import check_window_can_open
 
     check_window_can_open()
     from onnxstudio.ui.app import run_app
 
     return run_app(args)
+
+
+def _handed_over(files: list[str]) -> bool:
+    """Whether a running window took ``files``. Qt that cannot load (a missing system
+    library) is no running window: the check that follows names what to install."""
+    try:
+        from onnxstudio.ui.single_instance import hand_over
+    except ImportError:
+        return False
+    return hand_over(files)
 
 
 def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

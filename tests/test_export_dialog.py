@@ -212,3 +212,64 @@ def test_a_finished_export_with_notices_opens_no_modal(
     with qtbot.waitSignal(flow.finished, timeout=60000) as blocker:
         flow.start()
     assert blocker.args[0].notices and shown == []
+
+
+def _fan_out(width: int) -> Path:
+    """x -> ``width`` parallel Relus -> Concat -> y: a graph far wider than tall."""
+    from onnx import TensorProto, helper
+
+    from tests.builders import make_model, save
+
+    nodes = [helper.make_node("Relu", ["x"], [f"r{i}"], name=f"Relu_{i}") for i in range(width)]
+    nodes.append(helper.make_node("Concat", [f"r{i}" for i in range(width)], ["y"],
+                                  name="Concat", axis=0))
+    graph = helper.make_graph(
+        nodes, "fan", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [width, 4])])
+    import tempfile
+
+    return save(make_model(graph), Path(tempfile.mkdtemp()) / "fan.onnx")
+
+
+def _laid_out(path: Path, direction: str):
+    from onnxstudio.layout.build import build_layout
+    from onnxstudio.layout.state import default_state
+    from tests.test_layout_cache import opened
+
+    model = opened(path)
+    return model, build_layout(model.graph, default_state(model.graph), direction)
+
+
+def test_the_export_turns_a_graph_when_the_other_direction_fits(qtbot, tmp_path: Path) -> None:
+    """A 150-wide fan-out shown top to bottom is one 11,000 px row: the PNG dialog picks
+    left to right and says why, and the image written is the turned graph; a long chain
+    stays top to bottom (turned it would be longer still), and the dialog says that."""
+    model, wide = _laid_out(_fan_out(150), "TB")
+    assert wide.width > 8 * wide.height
+    png = ed.ExportOptionsDialog(None, tmp_path / "fan.png", wide, model, ed.ViewSnapshot())
+    qtbot.addWidget(png)
+    assert png.options().direction == "LR"
+    assert png.direction_note.text().startswith("Left to right chosen: it fits, with text")
+    assert png.size_label.text().startswith("about ")
+    assert png.size_label.text().endswith(" px left to right")  # fits: no limit named
+    from dataclasses import replace
+
+    flow = ed.start_export(None, model, wide, ed.ViewSnapshot(), tmp_path / "fan.png",
+                           replace(png.options(), scale=0.25))  # a small image: quick
+    assert flow is not None
+    qtbot.waitUntil(lambda: flow.result is not None, timeout=60000)
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(tmp_path / "fan.png"))
+    assert image.height() > 4 * image.width()
+
+    from tests.builders import relu_chain, save
+
+    model, tall = _laid_out(save(relu_chain(600), tmp_path / "chain.onnx"), "TB")
+    pdf = ed.ExportOptionsDialog(None, tmp_path / "chain.pdf", tall, model, ed.ViewSnapshot())
+    qtbot.addWidget(pdf)
+    assert pdf.options().direction is None
+    assert pdf.direction_note.text().startswith("Top to bottom kept: left to right would be")
+    svg = ed.ExportOptionsDialog(None, tmp_path / "fan.svg", wide, model, ed.ViewSnapshot())
+    qtbot.addWidget(svg)  # no size limit: the direction shown is kept, nothing said
+    assert svg.options().direction is None and svg.direction_note.isHidden()

@@ -389,3 +389,49 @@ def test_a_bound_surface_paints_like_a_fresh_one(qapp) -> None:
 
     first = paint(bound)
     assert paint(bound) == first == paint(QtSurface)
+
+
+def test_edges_entering_a_group_keep_their_shape_label(tmp_path) -> None:
+    """Halfway along an edge entering an expanded group lies the group's frame: the label
+    goes further along the edge rather than vanishing."""
+    from onnxstudio.layout.build import build_layout
+    from onnxstudio.layout.state import default_state
+    from tests.builders import save, tiny_mlp
+    from tests.test_layout_cache import opened
+
+    model = opened(save(tiny_mlp(), tmp_path / "mlp.onnx"))
+    state = default_state(model.graph)
+    state.groups |= {"/layer1", "/head"}
+    layout = build_layout(model.graph, state, "TB")
+    assert {g.id for g in layout.groups} == {"/layer1", "/head"}
+    rec = RecordingSurface()
+    GraphPainter(layout, LIGHT).paint(rec, None, 1.0)
+    texts = [args[2] for name, args in rec.calls if name == "text"]
+    assert "batch×4" in texts  # x entering /layer1
+    assert "batch×3" in texts  # y leaving /head
+
+
+def test_node_names_shown_above_boxes_leave_edge_labels_clear() -> None:
+    """With View ▸ Node Names, each name is written just above its box; the shape labels
+    of MNIST's edges are placed clear of those names, and still all shown."""
+    from onnxstudio.layout.build import build_layout
+    from onnxstudio.layout.state import default_state
+    from onnxstudio.render.edge_labels import name_caption
+    from tests.conftest import shared_model
+    from tests.test_layout_cache import opened
+
+    model = opened(shared_model("zoo/mnist/mnist.onnx"))
+    layout = build_layout(model.graph, default_state(model.graph), "TB")
+    painter = GraphPainter(layout, LIGHT)
+    names = [name_caption(b) for b in layout.boxes if b.kind == "node" and b.subtitle]
+    rec = RecordingSurface()
+    painter.paint(rec, None, 1.0, PaintState(show_names=True))
+    backdrops = [args[:4] for name, args in rec.calls
+                 if name == "rect" and args[4] == LIGHT.edge_label_bg]
+    assert len(backdrops) == len(painter.labels.placed(False).edge) >= 10
+
+    def overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+        return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] \
+            and b[1] < a[1] + a[3]
+
+    assert not [r for r in backdrops if any(overlaps(r, n) for n in names)]

@@ -16,6 +16,8 @@ from onnxstudio.render import text as tx
 from onnxstudio.render.drawing import Font, Stroke, Surface
 from onnxstudio.render.theme import NodeStyle, Theme
 
+NAME_CAPTION_WIDTH = 220.0  # a node's name above a narrow box may be this wide
+
 if TYPE_CHECKING:  # the overlay module is only needed when there is one
     from onnxstudio.render.overlay import Overlay
 
@@ -141,7 +143,7 @@ def op_box(s: Surface, t: Theme, b: Box, style: NodeStyle, state: PaintState,
         base = b.y + HEADER_HEIGHT - 3.0 + baseline(SUBTITLE_HEIGHT, tx.SUBTITLE_FONT.size)
         s.text(b.x + b.width / 2, base, sub, tx.SUBTITLE_FONT, t.node_subtitle_text, "middle")
     elif names:
-        sub = tx.elide(b.subtitle, tx.SUBTITLE_FONT, max(b.width, 220.0))
+        sub = tx.elide(b.subtitle, tx.SUBTITLE_FONT, max(b.width, NAME_CAPTION_WIDTH))
         s.text(b.x + 1.0, b.y - 3.0, sub, tx.SUBTITLE_FONT, t.edge_label)
     if has_body:
         _detail_lines(s, b, b.y + header, t.node_body_text)

@@ -1,9 +1,11 @@
 """Where the shape labels of edges go, decided once per layout, and how they are drawn.
 
-Greedy in edge order: one label per tensor (a fan-out repeats the same shape), none
-where it would cover a box, a group's title or an earlier label, or straddle a group's
-frame (a label belongs inside the frame its edge runs in). Deciding globally, not per
-paint, keeps labels identical across scrolled strips, zoom levels and exports.
+Greedy in edge order: one label per tensor (a fan-out repeats the same shape), halfway
+along its edge, not where it would cover a box, a group's title or an earlier label, or
+straddle a group's frame (a label belongs inside the frame its edge runs in); when every
+halfway spot is taken (an edge entering a group crosses the frame there), further along.
+Deciding globally, not per paint, keeps labels identical across scrolled strips, zoom
+levels and exports.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from onnxstudio.layout.types import Edge, Layout
+from onnxstudio.layout.types import Box, Edge, Layout
 from onnxstudio.render import text as tx
+from onnxstudio.render.boxes import NAME_CAPTION_WIDTH
 from onnxstudio.render.drawing import Point, Surface
 from onnxstudio.render.geometry import label_anchor
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
@@ -22,8 +25,10 @@ from onnxstudio.render.theme import Theme
 
 LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
 MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unchecked
+ALONG = (0.25, 0.75, 0.12, 0.88)  # where else along its edge a label may go, in order
 
 Candidate = tuple[float, float, float, float]  # x, baseline, width, height
+Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline, x0, y0, x1, y1
 
 
 class EdgeLabels:
@@ -34,7 +39,7 @@ class EdgeLabels:
         self.layout = layout
         self.index = index
         self.centre_line = centre_line
-        self._placed: _PlacedLabels | None = None
+        self._placed: dict[bool, _PlacedLabels] = {}  # by whether node names are shown
         self._first_of_tensor: set[int] | None = None
         self._spots: dict[int, Candidate] = {}  # huge layouts: labels' spots found so far
 
@@ -42,11 +47,12 @@ class EdgeLabels:
     def checked(self) -> bool:
         return len(self.layout.edges) <= MAX_LABEL_COLLISION_EDGES
 
-    def paint(self, s: Surface, theme: Theme, rect: Rect | None, related: frozenset[int]) -> None:
+    def paint(self, s: Surface, theme: Theme, rect: Rect | None, related: frozenset[int],
+              names: bool = False) -> None:
         if not self.checked:
             self._paint_unchecked(s, theme, rect, related)
             return
-        placed = self.placed()
+        placed = self.placed(names)
         if rect is None:
             chosen = np.arange(len(placed.edge))
         else:
@@ -122,19 +128,21 @@ class EdgeLabels:
         for i, (x, base, w, h) in self._unchecked_spots(rect):
             self._draw(s, t, i, x, base, _label_rect(x, base, w, h), related)
 
-    def placed(self) -> _PlacedLabels:
-        """Every label's spot, decided once (see the module docstring). Whether a spot
-        covers a box or a group's title or straddles a frame does not depend on the
-        order, so it is answered for every spot at once (rect_join); only the labels
-        placed before are asked spot by spot."""
-        if self._placed is not None:
-            return self._placed
+    def placed(self, names: bool = False) -> _PlacedLabels:
+        """Every label's spot, decided once (see the module docstring), clear of the node
+        names drawn above boxes when ``names``. Whether a spot covers a box or a group's
+        title or straddles a frame does not depend on the order, so it is answered for
+        every spot at once (rect_join); only the labels placed before are asked spot by
+        spot."""
+        done = self._placed.get(names)
+        if done is not None:
+            return done
         edges = self.layout.edges
         labelled = [i for i, e in enumerate(edges) if e.label]
         tries = [self.candidates(i) for i in labelled]
         spots = [_label_rect(*c) for cs in tries for c in cs]
         check = self.checked
-        blocked = self._blocked(spots).tolist() if check else [False] * len(spots)
+        blocked = self._blocked(spots, names).tolist() if check else [False] * len(spots)
         placed = _RectGrid()
         hits = placed.hits
         shown: set[tuple[str, str]] = set()
@@ -155,17 +163,51 @@ class EdgeLabels:
                 rx, ry, rw, rh = rect
                 rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
                 break
-        self._placed = _PlacedLabels(rows)
-        return self._placed
+        if check:
+            rows += self._elsewhere(labelled, shown, placed, names)
+        done = self._placed[names] = _PlacedLabels(rows)
+        return done
 
-    def _blocked(self, spots: list[Rect]) -> np.ndarray:
-        """Per spot: whether it covers a box or a group's title (group names stay
-        readable) or straddles a group's frame."""
+    def _elsewhere(self, labelled: list[int], shown: set[tuple[str, str]],
+                   placed: _RectGrid, names: bool) -> list[Row]:
+        """Spots further along for tensors whose halfway spots were all taken: an edge
+        entering a group crosses its frame halfway, so its label straddled the frame and
+        was dropped. Asked only for those edges, after every halfway label, their spots
+        checked against boxes and frames in one go as the halfway ones are."""
+        edges = self.layout.edges
+        missing = [i for i in labelled if (edges[i].source, edges[i].value) not in shown]
+        tries = [[c for share in ALONG for c in self.candidates(i, share)] for i in missing]
+        spots = [_label_rect(*c) for cs in tries for c in cs]
+        blocked = self._blocked(spots, names).tolist()
+        rows: list[Row] = []
+        k = 0
+        for i, cs in zip(missing, tries, strict=True):
+            first, k = k, k + len(cs)
+            key = (edges[i].source, edges[i].value)
+            if key in shown:
+                continue
+            for j, (x, base, _w, _h) in enumerate(cs, first):
+                rect = spots[j]
+                if blocked[j] or placed.hits(rect):
+                    continue
+                placed.add(rect)
+                shown.add(key)
+                rx, ry, rw, rh = rect
+                rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
+                break
+        return rows
+
+    def _blocked(self, spots: list[Rect], names: bool) -> np.ndarray:
+        """Per spot: whether it covers a box, a group's title (group names stay
+        readable) or, when ``names``, a node's name above its box, or straddles a group's
+        frame."""
         if not spots:
             return np.zeros(0, dtype=bool)
         layout = self.layout
         title = [(g.x, g.y, min(g.width, tx.text_width(g.label, tx.GROUP_LABEL_FONT) + 90.0),
                   GROUP_LABEL_HEIGHT) for g in layout.groups]
+        if names:
+            title += [name_caption(b) for b in layout.boxes if b.kind == "node" and b.subtitle]
         boxes = np.array([(b.x, b.y, b.width, b.height) for b in layout.boxes] + title,
                          dtype=np.float64).reshape(-1, 4)
         frames = np.array([(g.x, g.y, g.width, g.height) for g in layout.groups],
@@ -173,19 +215,28 @@ class EdgeLabels:
         at = np.array(spots, dtype=np.float64).reshape(-1, 4)
         return covering(at, boxes) | straddling(at, frames)
 
-    def candidates(self, i: int) -> list[Candidate]:
-        """Places to try for edge ``i``'s label: beside a vertical run (right, then left),
-        above or below a horizontal one."""
+    def candidates(self, i: int, share: float = 0.5) -> list[Candidate]:
+        """Places to try for edge ``i``'s label ``share`` of the way along it: beside a
+        vertical run (right, then left), above or below a horizontal one."""
         e = self.layout.edges[i]
         font = tx.EDGE_LABEL_FONT
         pts = e.points or self.centre_line(e)
-        (mx, my), (dx, dy) = label_anchor(pts)
+        (mx, my), (dx, dy) = label_anchor(pts, share)
         w = tx.text_width(e.label, font)
         h = font.size * (tx.ASCENT + tx.DESCENT)
         if abs(dx) < abs(dy):
             base = my + font.size * 0.35
             return [(mx + 5.0, base, w, h), (mx - 5.0 - w, base, w, h)]
         return [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
+
+
+def name_caption(b: Box) -> Rect:
+    """Where a node's name is written above its box when names are shown (boxes.op_box
+    draws it there, the layout reserving no line for it)."""
+    font = tx.SUBTITLE_FONT
+    width = min(tx.text_width(b.subtitle, font), max(b.width, NAME_CAPTION_WIDTH))
+    height = font.size * (tx.ASCENT + tx.DESCENT)
+    return (b.x, b.y - 3.0 - font.size * tx.ASCENT - 1.0, width + 2.0, height + 1.0)
 
 
 def _label_rect(x: float, base: float, w: float, h: float) -> Rect:

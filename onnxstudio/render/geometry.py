@@ -179,8 +179,10 @@ def arrowhead(tip: Point, direction: tuple[float, float]) -> list[Point]:
     return [tip, (bx + nx, by + ny), (bx - nx, by - ny)]
 
 
-def polyline_midpoint(points: Sequence[Point]) -> tuple[Point, tuple[float, float]]:
-    """Point halfway along a polyline, with the unit direction of the segment there.
+def polyline_midpoint(points: Sequence[Point],
+                      share: float = 0.5) -> tuple[Point, tuple[float, float]]:
+    """Point ``share`` of the way along a polyline (halfway by default), with the unit
+    direction of the segment there.
     Points within 1e-6 of the one kept before are dropped, as by _dedupe, in the same
     pass that measures the segments (a label is placed for every edge: 60 ms of
     BERT-96's export went to building the deduplicated lists first)."""
@@ -189,7 +191,7 @@ def polyline_midpoint(points: Sequence[Point]) -> tuple[Point, tuple[float, floa
         dx, dy = bx - ax, by - ay
         if abs(dx) > 1e-6 or abs(dy) > 1e-6:
             seg = math.hypot(dx, dy)
-            return (ax + dx * 0.5, ay + dy * 0.5), (dx / seg, dy / seg)
+            return (ax + dx * share, ay + dy * share), (dx / seg, dy / seg)
     if not points:
         return (0.0, 0.0), (0.0, 1.0)
     px, py = float(points[0][0]), float(points[0][1])
@@ -202,7 +204,7 @@ def polyline_midpoint(points: Sequence[Point]) -> tuple[Point, tuple[float, floa
             kept.append((px, py))
     if not lengths:
         return kept[0], (0.0, 1.0)
-    half = sum(lengths) / 2
+    half = sum(lengths) * share
     for (a, b), seg in zip(itertools.pairwise(kept), lengths, strict=True):
         if half <= seg and seg > 0:
             t = half / seg
@@ -214,6 +216,8 @@ def polyline_midpoint(points: Sequence[Point]) -> tuple[Point, tuple[float, floa
     return b, ((b[0] - a[0]) / seg, (b[1] - a[1]) / seg)
 
 
-def label_anchor(points: Sequence[Point]) -> tuple[Point, tuple[float, float]]:
-    """Where an edge's shape label sits (halfway, as in Netron) and the direction there."""
-    return polyline_midpoint(points)
+def label_anchor(points: Sequence[Point],
+                 share: float = 0.5) -> tuple[Point, tuple[float, float]]:
+    """Where an edge's shape label sits (halfway, as in Netron, or ``share`` of the way
+    when halfway is taken) and the direction there."""
+    return polyline_midpoint(points, share)

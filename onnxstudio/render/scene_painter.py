@@ -191,7 +191,8 @@ class GraphPainter:
             self._coarse_boxes(surface, indices, state)
             return
         if edge_labels and state.show_edge_labels:
-            self.labels.paint(surface, self.theme, visible_rect, state.related_edges)
+            self.labels.paint(surface, self.theme, visible_rect, state.related_edges,
+                              state.show_names)
         boxes = self.layout.boxes
         for bi in indices.tolist():
             self._box(surface, boxes[bi], state, titles, details)

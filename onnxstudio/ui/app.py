@@ -16,7 +16,7 @@ from onnxstudio.resources import resource
 from onnxstudio.ui import appearance
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
 from onnxstudio.ui.settings import APPLICATION, ORGANIZATION, app_settings
-from onnxstudio.ui.single_instance import InstanceServer, hand_over
+from onnxstudio.ui.single_instance import InstanceServer
 
 
 class _FileOpenFilter(QObject):
@@ -47,11 +47,8 @@ def create_application(argv: list[str] | None = None) -> QApplication:
 
 
 def run_app(args: argparse.Namespace) -> int:
-    files: list[str] = list(args.files)
+    files: list[str] = list(args.files)  # a running window did not take them (cli.py)
     app = create_application()
-    if files and not args.new_instance and hand_over(files):
-        print(f"onnxstudio: opened {len(files)} file(s) in the running window", file=sys.stderr)
-        return 0
     appearance.apply(app, str(app_settings().value("appearance", "system")))
     window = MainWindow()
     server = InstanceServer(window.open_paths, window) if not args.new_instance else None

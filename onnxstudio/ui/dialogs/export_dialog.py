@@ -157,6 +157,7 @@ class ExportOptionsDialog(QDialog):
         self._add_drawing_rows(form, view)
         self._add_png_rows(form)
         self._add_pdf_rows(form)
+        self._advise_direction()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
                                    | QDialogButtonBox.StandardButton.Cancel)
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
@@ -189,6 +190,10 @@ class ExportOptionsDialog(QDialog):
         self.direction.addItem("Top to bottom", "TB")
         self.direction.addItem("Left to right", "LR")
         form.addRow("Direction:", self.direction)
+        self.direction_note = QLabel()
+        self.direction_note.setWordWrap(True)
+        self.direction_note.hide()
+        form.addRow("", self.direction_note)
 
         self.theme = QComboBox()
         self.theme.addItem("Light (for print)", "light")
@@ -209,6 +214,21 @@ class ExportOptionsDialog(QDialog):
         self.heat.setChecked(True)
         if self.fmt in ("svg", "png", "pdf") and view.overlay is not None:
             form.addRow("Overlay:", self.heat)
+
+    def _advise_direction(self) -> None:
+        """An image or one page too long for its text: the other direction when it fits
+        better (a wide fan-out turned), said under the Direction box either way."""
+        if self.fmt not in ("png", "pdf") or not export_plan.limited(
+                self._layout, self._model, self.options()):
+            return
+        direction, note = export_plan.direction_advice(self._layout)
+        if direction is not None:
+            self.direction.setCurrentIndex(self.direction.findData(direction))
+        self.direction_note.setText(note)
+        self.direction_note.setVisible(bool(note))
+        update = self._update_size if self.fmt == "png" else self._update_pages
+        self.direction.currentIndexChanged.connect(update)
+        update()
 
     def _add_png_rows(self, form: QFormLayout) -> None:
         """Scale (remembered), tiling and the resulting pixel size, updated as they change."""
@@ -278,11 +298,20 @@ class ExportOptionsDialog(QDialog):
             text = export_plan.pdf_pages_text(self._layout, self._model, self.options())
         except ExportError as exc:
             text = str(exc)
-        self.pages_label.setText(text)
+        self.pages_label.setText(text + self._turned())
 
     def _update_size(self, *_: object) -> None:
-        from onnxstudio.export.raster import png_size
+        from onnxstudio.export.raster import MAX_SIDE, png_size
 
+        chosen = self.direction.currentData()
+        if chosen is not None and chosen != self._layout.direction:
+            # laid out that way only when exporting: the size is the turned estimate
+            w, h = (v * self.scale.value() for v in export_plan.turned_extent(self._layout))
+            over = (f"; over the {MAX_SIDE:,} px limit per side, so reduced or tiled"
+                    if max(w, h) > MAX_SIDE else "")
+            self.size_label.setText(f"about {w:,.0f} × {h:,.0f} px "
+                                    f"{export_plan.NAMES[chosen]}{over}")
+            return
         try:
             plan = png_size(self._layout, self._model, self.options())
         except ExportError as exc:
@@ -292,6 +321,15 @@ class ExportOptionsDialog(QDialog):
         if plan.notice:
             text += f" — {plan.notice}"
         self.size_label.setText(text)
+
+    def _turned(self) -> str:
+        """The sizes above are measured on the layout shown; a turned one is laid out
+        only when exporting, so the lines say which one they describe."""
+        chosen = self.direction.currentData()
+        if chosen is None or chosen == self._layout.direction:
+            return ""
+        return (f" (measured {export_plan.NAMES[self._layout.direction]}; "
+                f"{export_plan.NAMES[chosen]} is laid out when exporting)")
 
 
 class ExportFlow(QObject):
