@@ -11,6 +11,8 @@ import pytest
 from PySide6.QtCore import QAbstractAnimation, QTimer
 from PySide6.QtWidgets import QApplication, QProgressBar
 
+from onnxstudio.model.open import load_model
+from onnxstudio.ui.closing import take_apart
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
 from tests.benchmarks.ladder import dag
 from tests.benchmarks.session import rss_mb
@@ -84,3 +86,29 @@ def test_after_open_and_run_nothing_animates_or_ticks(qtbot) -> None:
     ticking = [t for o in objects for t in o.findChildren(QTimer)
                if t.isActive() and not t.isSingleShot()]
     assert not ticking, [(t.parent(), t.interval()) for t in ticking]
+
+
+def test_closing_a_tab_takes_its_model_apart_on_a_worker(qtbot, tmp_path: Path) -> None:
+    """The closed model is emptied piece by piece off the GUI thread (ui/closing.py), not
+    dropped in one chain of deallocations inside close_tab: its node list (held here, so
+    only taking the model apart can empty it) ends up empty. Before, it stayed full."""
+    window = shown_window(qtbot, 1600, 1000)
+    (tab,) = window.open_paths([str(save(dag(2_000), tmp_path / "dag2k.onnx"))])
+    qtbot.waitUntil(lambda: tab.layout_data is not None and not tab.busy, timeout=TIMEOUT)
+    nodes = tab.model.graph.nodes
+    assert len(nodes) > 1_000
+    window.close_tab(window.tabs.indexOf(tab))
+    qtbot.waitUntil(lambda: not nodes, timeout=10_000)
+
+
+def test_a_model_held_elsewhere_is_left_whole() -> None:
+    """A closed model a panel or task still holds is only let go: it may still be read."""
+    model = load_model(sample_model_path())
+    nodes = model.graph.nodes
+    count = len(nodes)
+    assert take_apart([model]) == 0
+    assert len(nodes) == count and model.graph.nodes is nodes
+    held = [model]
+    del model
+    assert take_apart(held) == 1
+    assert not nodes and not held

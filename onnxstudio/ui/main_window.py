@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.concurrency.collector import unfreeze_and_collect
 from onnxstudio.export.options import ExportResult
 from onnxstudio.layout.types import Direction
 from onnxstudio.model import Model
@@ -29,6 +28,7 @@ from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.ui import actions, appearance, diffing, editing, opening
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.canvas_choices import CanvasChoices
+from onnxstudio.ui.closing import release_closed
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.help import show_about, show_shortcuts
 from onnxstudio.ui.insight.cost_insight import CostInsight
@@ -38,7 +38,7 @@ from onnxstudio.ui.inspector.inspector import Inspector
 from onnxstudio.ui.model_commands import open_split_dialog, select_between
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.status_line import StatusLine
-from onnxstudio.ui.tasks import TaskRunner, next_turn
+from onnxstudio.ui.tasks import TaskRunner
 from onnxstudio.ui.warmup import start_warmup
 from onnxstudio.ui.welcome import WelcomePage
 from onnxstudio.ui.widgets.dock_tabs import keep_dock_tabs_readable
@@ -250,6 +250,7 @@ class MainWindow(QMainWindow):
         if index < 0:
             return
         tab = self.tabs.widget(index)
+        closed: list[Model | None] = []  # freed on a worker (ui/closing.py)
         if isinstance(tab, ModelTab | DiffTab):
             if isinstance(tab, ModelTab):
                 if not self.edits.confirm_close(tab):
@@ -257,13 +258,14 @@ class MainWindow(QMainWindow):
                 self.edits.tab_closed(tab)
             tab.shutdown()
             for shown in [tab] if isinstance(tab, ModelTab) else tab.tabs():
+                closed.append(shown.model)
                 shown.release()
         if isinstance(tab, DiffTab) and tab.cleanup is not None:
             tab.cleanup()  # e.g. the optimised graph's temporary folder
         self.tabs.removeTab(index)
         if tab is not None:
             tab.deleteLater()
-            next_turn(self, unfreeze_and_collect, turns=2)  # once the tab is gone
+            release_closed(self, closed)
         if self.tabs.count() == 0:  # nothing of the last model stays on screen
             self.central.setCurrentWidget(self.welcome)
             self._on_current_changed(-1)
