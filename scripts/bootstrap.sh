@@ -90,6 +90,8 @@ CORE_TESTS=(tests/test_model_*.py tests/test_layout_*.py tests/test_runner_*.py
     tests/test_main_window.py)
 SUMMARY=()
 WORST=0
+PASSED=0
+FAILED=0
 
 versions_of() {
     "$1" -c 'import sys
@@ -100,6 +102,13 @@ print("Python %d.%d.%d, " % sys.version_info[:3]
 }
 
 # run_suite LABEL VENV WHAT PYTEST-ARGS...: pytest in VENV, its last line kept for the summary.
+# N of "N passed" (or failed, error) in a pytest summary line; 0 when absent.
+count_of() {
+    local n
+    n=$(printf '%s' "$2" | grep -oE "[0-9]+ $1" | grep -oE '^[0-9]+' | head -n 1) || true
+    echo "${n:-0}"
+}
+
 run_suite() {
     local label="$1" venv="$2" what="$3" out code line
     shift 3
@@ -111,6 +120,8 @@ run_suite() {
     set -e
     line=$(grep -aE ' in [0-9.]+s( \([0-9:]+\))?$' "$out" | tail -n 1 | tr -d '=' | sed 's/^ *//')
     SUMMARY+=("$label: $(versions_of "$venv/bin/python"): $what: ${line:-no summary (see $out)}, exit $code")
+    PASSED=$((PASSED + $(count_of passed "$line")))
+    FAILED=$((FAILED + $(count_of failed "$line") + $(count_of error "$line")))
     [ "$code" -eq 0 ] || WORST=$code
 }
 
@@ -177,6 +188,8 @@ case "$cmd" in
         version_matrix
         log "versions tested (logs in $LOGS):"
         printf '  %s\n' "${SUMMARY[@]}" >&2
+        # One closing line over every run, the form any CI log reader counts.
+        echo "total: $PASSED passed, $FAILED failed"
         exit "$WORST"
         ;;
     bench)
