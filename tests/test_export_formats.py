@@ -115,6 +115,32 @@ def test_pdf_has_one_page_of_the_diagram_aspect(qapp, laid_out, tmp_path: Path) 
     assert result.size == pytest.approx((x1 - x0, y1 - y0))
 
 
+def test_pdf_is_written_out_with_the_gil_released(qapp, laid_out, tmp_path: Path,
+                                                  monkeypatch) -> None:
+    """QPainter.end writes the whole PDF holding the GIL (BERT-96's froze the window for
+    ~1 s); on Linux it is called through ctypes, which releases the GIL, and the file is
+    complete."""
+    from onnxstudio.export import pdf
+
+    native = pdf._native_end()
+    if native is None:
+        pytest.skip("QPainter::end is not found in this Qt build")
+    addresses: list[int] = []
+
+    def end(address: int) -> bool:
+        addresses.append(address)
+        return native(address)
+
+    monkeypatch.setattr(pdf, "_native_end", lambda: end)
+    model, layout = laid_out
+    out = tmp_path / "g.pdf"
+    result = export_layout(layout, model, out, ExportOptions())
+    data = out.read_bytes()
+    assert len(addresses) == 1 and result.pages == 1
+    assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF")
+    assert len(_media_boxes(data)) == 1
+
+
 def test_pdf_paginates_onto_paper(qapp, laid_out, tmp_path: Path) -> None:
     model, layout = laid_out
     out = tmp_path / "g.pdf"

@@ -35,7 +35,7 @@ from onnxstudio.model.diff_merge import ADDED_PREFIX, merged_model
 from onnxstudio.model.open import open_model
 from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, diff_overlay
 from onnxstudio.ui.canvas.model_tab import ModelTab
-from onnxstudio.ui.diff.changes_list import ChangesList, describe_all, describe_changes
+from onnxstudio.ui.diff.changes_list import ChangesList, describe_all
 from onnxstudio.ui.diff.pair_details import PairDetails
 from onnxstudio.ui.diff.sync import ViewSync
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
@@ -280,8 +280,12 @@ class DiffTab(QWidget):
                 if (node := e.a if side == "a" else e.b) is not None}
 
     def _tips(self, side: str) -> dict[str, str]:
-        assert self.result is not None
-        return {node.id: html.escape(describe_changes(e, self.result)) for e in self.result.nodes
+        """The words the worker found for each changed or removed node (the changes
+        list's), not worked out again on the GUI thread."""
+        assert self._computed is not None
+        result = self._computed.result
+        return {node.id: html.escape(what)
+                for e, what in zip(result.nodes, self._computed.described, strict=True)
                 if e.status in ("changed", "removed")
                 and (node := e.a if side == "a" else e.b) is not None}
 
