@@ -61,6 +61,21 @@ def test_svg_parses_and_names_every_node(qapp, laid_out, tmp_path: Path) -> None
     assert QSvgRenderer(str(out)).isValid()  # a real SVG renderer accepts it too
 
 
+def test_svg_written_in_runs_is_the_same_file(laid_out, tmp_path: Path, monkeypatch) -> None:
+    """The SVG is joined and encoded a run of parts at a time (at once, BERT-96's held the
+    GIL for ~120 ms): whatever the run, the same bytes."""
+    from onnxstudio.export import svg
+
+    model, layout = laid_out
+    written = []
+    for run in (3, 10**9):
+        monkeypatch.setattr(svg, "PARTS_PER_WRITE", run)
+        out = export_layout(layout, model, tmp_path / f"{run}.svg", ExportOptions()).path
+        written.append(Path(out).read_bytes())
+    assert written[0] == written[1]
+    assert ET.fromstring(written[0]).tag == f"{SVG_NS}svg"
+
+
 @pytest.mark.parametrize("scale", [0.5, 0.25])
 def test_png_size_follows_scale_and_is_not_blank(qapp, laid_out, tmp_path: Path,
                                                  scale: float) -> None:
