@@ -83,7 +83,7 @@ class ChangesList(QWidget):
         column.addWidget(self.tree)
         self._entries: list[NodeDiff] = []
         self._described: list[str] = []
-        self._fill = 0  # bumped by each refill: a later turn of an older fill stops
+        self._fills = 0  # bumped by each fill: a later turn of an older fill stops
 
     def set_result(self, result: ModelDiff, described: list[str] | None = None) -> None:
         """Show ``result``; ``described`` is :func:`describe_all` of it when already known."""
@@ -92,19 +92,22 @@ class ChangesList(QWidget):
         counts = result.summary()
         for status, box in self.boxes.items():
             box.setText(f"{status.capitalize()} ({counts[status]:,})")
-        self._refill()
+        self._fill(first_now=False)  # the diff landing has its canvases to show this turn
 
     def rows(self) -> list[NodeDiff]:
         """The entries listed now, in order (what the user sees)."""
         return list(self._entries)
 
     def _refill(self) -> None:
-        """The rows the filter keeps: the first ``ROWS_PER_TURN`` now, the rest a batch
-        per turn of the event loop (building 1,200 items at once froze the window for
-        75-190 ms when BERT-12's optimised graph opened)."""
+        self._fill(first_now=True)  # the filter changed: no empty list for a frame
+
+    def _fill(self, first_now: bool) -> None:
+        """The rows the filter keeps, a batch of ``ROWS_PER_TURN`` per turn of the event
+        loop, the first now or in the next turn (building 1,200 items at once froze the
+        window for 75-190 ms when BERT-12's optimised graph opened)."""
         self.tree.clear()
         self._entries = []
-        self._fill += 1
+        self._fills += 1
         if self.result is None:
             return
         wanted = {s for s, box in self.boxes.items() if box.isChecked()}
@@ -121,11 +124,15 @@ class ChangesList(QWidget):
             self._entries.append(entry)
             if len(rows) >= MAX_ROWS:
                 break
-        self._add_rows(self._fill, rows, 0)
+        fill = self._fills
+        if first_now:
+            self._add_rows(fill, rows, 0)
+        else:
+            next_turn(self, lambda: self._add_rows(fill, rows, 0))
 
     def _add_rows(self, fill: int, rows: list[tuple[NodeDiff, str, str, str]],
                   start: int) -> None:
-        if fill != self._fill:
+        if fill != self._fills:
             return  # refilled meanwhile
         end = start + ROWS_PER_TURN
         self.tree.addTopLevelItems([self._item(*row) for row in rows[start:end]])
