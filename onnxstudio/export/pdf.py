@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,8 +143,11 @@ def _end_without_gil(painter: QPainter) -> None:
 
 @functools.cache
 def _native_end() -> Callable[[int], bool] | None:
-    try:
-        function = ctypes.CDLL("libQt6Gui.so.6")["_ZN8QPainter3endEv"]  # QPainter::end()
+    if not hasattr(os, "RTLD_NOLOAD"):
+        return None
+    try:  # only the Qt already loaded (NOLOAD): never a second copy of Qt
+        qt_gui = ctypes.CDLL("libQt6Gui.so.6", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        function = qt_gui["_ZN8QPainter3endEv"]  # QPainter::end(), Itanium C++ ABI
     except (OSError, AttributeError):
         return None
     function.argtypes = [ctypes.c_void_p]
