@@ -18,7 +18,7 @@ from onnxstudio.ui.dialogs.export_dialog import snapshot_view, start_export
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.main_window import MainWindow
 from tests import diff_edits
-from tests.builders import save, tiny_mlp
+from tests.builders import relu_chain, save, tiny_mlp
 from tests.conftest import shared_model, shown_window
 from tests.drops import drag_enter
 
@@ -225,3 +225,32 @@ def test_pair_details_put_weight_differences_first(tmp_path) -> None:
     [entry] = [e for e in result.nodes if e.status == "changed"]
     page = re.sub(r"<[^>]+>", " ", pair_html(entry))
     assert page.index("weight W2") < page.index("since version")
+
+
+def test_a_long_changes_list_fills_a_batch_per_turn(qtbot, tmp_path: Path) -> None:
+    """Building a thousand rows in one turn froze the window (BERT-12's optimised graph):
+    a changed filter lists the first batch at once, a new result from the next turn on,
+    then a batch per turn; the newest filter wins."""
+    from onnxstudio.model.diff import diff_models
+    from onnxstudio.model.open import load_model
+    from onnxstudio.ui.diff.changes_list import ROWS_PER_TURN, ChangesList
+
+    path = save(relu_chain(ROWS_PER_TURN * 2 + 50), tmp_path / "chain.onnx")
+    model = load_model(path, shape_inference=False)
+    changes = ChangesList()
+    qtbot.addWidget(changes)
+    changes.set_result(diff_models(model, model))
+    changes.boxes["matched"].setChecked(True)  # identical: every row is matched
+    assert len(changes.rows()) == ROWS_PER_TURN * 2 + 50
+    assert changes.tree.topLevelItemCount() == ROWS_PER_TURN
+    qtbot.waitUntil(lambda: changes.tree.topLevelItemCount() == len(changes.rows()))
+    assert changes.tree.topLevelItem(len(changes.rows()) - 1).text(1) == "Relu"
+    changes.set_result(diff_models(model, model))  # a new result: nothing built this turn
+    assert changes.tree.topLevelItemCount() == 0 and len(changes.rows()) > ROWS_PER_TURN
+    qtbot.waitUntil(lambda: changes.tree.topLevelItemCount() == len(changes.rows()))
+    changes.set_result(diff_models(model, model))
+    changes.query.setText("Relu_7")  # a refill drops the older fill's batches still to come
+    qtbot.wait(100)
+    assert [changes.tree.topLevelItem(i).text(2)
+            for i in range(changes.tree.topLevelItemCount())] == [
+        e.a.label for e in changes.rows()] and len(changes.rows()) == 11

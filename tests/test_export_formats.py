@@ -61,6 +61,21 @@ def test_svg_parses_and_names_every_node(qapp, laid_out, tmp_path: Path) -> None
     assert QSvgRenderer(str(out)).isValid()  # a real SVG renderer accepts it too
 
 
+def test_svg_written_in_runs_is_the_same_file(laid_out, tmp_path: Path, monkeypatch) -> None:
+    """The SVG is joined and encoded a run of parts at a time (at once, BERT-96's held the
+    GIL for ~120 ms): whatever the run, the same bytes."""
+    from onnxstudio.export import svg
+
+    model, layout = laid_out
+    written = []
+    for run in (3, 10**9):
+        monkeypatch.setattr(svg, "PARTS_PER_WRITE", run)
+        out = export_layout(layout, model, tmp_path / f"{run}.svg", ExportOptions()).path
+        written.append(Path(out).read_bytes())
+    assert written[0] == written[1]
+    assert ET.fromstring(written[0]).tag == f"{SVG_NS}svg"
+
+
 @pytest.mark.parametrize("scale", [0.5, 0.25])
 def test_png_size_follows_scale_and_is_not_blank(qapp, laid_out, tmp_path: Path,
                                                  scale: float) -> None:
@@ -113,6 +128,32 @@ def test_pdf_has_one_page_of_the_diagram_aspect(qapp, laid_out, tmp_path: Path) 
     assert bool(result.notices) == (unit < 0.75)
     assert (x1 - x0) / (y1 - y0) == pytest.approx(w / h, rel=0.01)
     assert result.size == pytest.approx((x1 - x0, y1 - y0))
+
+
+def test_pdf_is_written_out_with_the_gil_released(qapp, laid_out, tmp_path: Path,
+                                                  monkeypatch) -> None:
+    """QPainter.end writes the whole PDF holding the GIL (BERT-96's froze the window for
+    ~1 s); on Linux it is called through ctypes, which releases the GIL, and the file is
+    complete."""
+    from onnxstudio.export import pdf
+
+    native = pdf._native_end()
+    if native is None:
+        pytest.skip("QPainter::end is not found in this Qt build")
+    addresses: list[int] = []
+
+    def end(address: int) -> bool:
+        addresses.append(address)
+        return native(address)
+
+    monkeypatch.setattr(pdf, "_native_end", lambda: end)
+    model, layout = laid_out
+    out = tmp_path / "g.pdf"
+    result = export_layout(layout, model, out, ExportOptions())
+    data = out.read_bytes()
+    assert len(addresses) == 1 and result.pages == 1
+    assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF")
+    assert len(_media_boxes(data)) == 1
 
 
 def test_pdf_paginates_onto_paper(qapp, laid_out, tmp_path: Path) -> None:

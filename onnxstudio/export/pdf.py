@@ -6,11 +6,16 @@ size. The one Qt module of export/ besides raster.py.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import shiboken6
 from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF
 from PySide6.QtGui import QFont, QPageLayout, QPageSize, QPainter, QPdfWriter
 
@@ -115,12 +120,39 @@ def export_pdf(layout: Layout, model: Model | None, dest: Path, options: ExportO
                 if len(windows) > 1:
                     _page_number(painter, writer, n + 1, len(windows), sheet)
         finally:
-            painter.end()
+            _end_without_gil(painter)
     if progress is not None:
         progress(total, total)
     result.pages = len(windows)
     rect = writer.pageLayout().fullRect(QPageLayout.Unit.Point)
     result.size = (rect.width(), rect.height())
+
+
+def _end_without_gil(painter: QPainter) -> None:
+    """``painter.end()``, which writes the whole PDF (BERT-96's one page: ~1 s of zlib),
+    with the GIL released: PySide holds it through the call, so the window, waiting for
+    the GIL, froze for the whole write. Through ctypes, which releases it, where the
+    symbol is found (Linux's Qt); ``painter.end()`` elsewhere."""
+    end = _native_end()
+    if end is None:
+        painter.end()
+        return
+    (address,) = shiboken6.getCppPointer(painter)
+    end(address)
+
+
+@functools.cache
+def _native_end() -> Callable[[int], bool] | None:
+    if not hasattr(os, "RTLD_NOLOAD"):
+        return None
+    try:  # only the Qt already loaded (NOLOAD): never a second copy of Qt
+        qt_gui = ctypes.CDLL("libQt6Gui.so.6", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        function = qt_gui["_ZN8QPainter3endEv"]  # QPainter::end(), Itanium C++ ABI
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_void_p]
+    function.restype = ctypes.c_bool
+    return function
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from onnxstudio.model.diff_merge import ADDED_PREFIX, merged_model
 from onnxstudio.model.open import open_model
 from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, diff_overlay
 from onnxstudio.ui.canvas.model_tab import ModelTab
-from onnxstudio.ui.diff.changes_list import ChangesList, describe_changes
+from onnxstudio.ui.diff.changes_list import ChangesList, describe_all
 from onnxstudio.ui.diff.pair_details import PairDetails
 from onnxstudio.ui.diff.sync import ViewSync
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
@@ -48,6 +48,7 @@ class Computed:
     result: ModelDiff
     merged: Model
     merged_status: dict[str, str]
+    described: list[str]  # the changes list's words for each node, worked out here
 
 
 def _open(path: Path, side: str, start: float, context: TaskContext) -> Model:
@@ -70,7 +71,7 @@ def compute(path_a: Path, path_b: Path, context: TaskContext) -> Computed:
     b = _open(path_b, "B", 0.3, context)
     result = diff_models(a, b, progress=lambda stage, f: context.progress(stage, 0.6 + f * 0.35))
     merged, status = merged_model(result)
-    return Computed(result, merged, status)
+    return Computed(result, merged, status, describe_all(result))
 
 
 def _captioned(tab: ModelTab, caption: str) -> QWidget:
@@ -248,7 +249,7 @@ class DiffTab(QWidget):
         self.side_a.start(result.a)
         self.side_b.start(result.b)
         self.canvas.setCurrentWidget(self.sides)
-        self.changes.set_result(result)
+        self.changes.set_result(result, computed.described)
         counts = result.summary()
         same = " — identical" if result.identical else ""
         key = " ".join(
@@ -279,8 +280,12 @@ class DiffTab(QWidget):
                 if (node := e.a if side == "a" else e.b) is not None}
 
     def _tips(self, side: str) -> dict[str, str]:
-        assert self.result is not None
-        return {node.id: html.escape(describe_changes(e, self.result)) for e in self.result.nodes
+        """The words the worker found for each changed or removed node (the changes
+        list's), not worked out again on the GUI thread."""
+        assert self._computed is not None
+        result = self._computed.result
+        return {node.id: html.escape(what)
+                for e, what in zip(result.nodes, self._computed.described, strict=True)
                 if e.status in ("changed", "removed")
                 and (node := e.a if side == "a" else e.b) is not None}
 
