@@ -113,3 +113,33 @@ def test_where_it_runs_colours_by_provider_and_names_folded_nodes(qtbot, tmp_pat
     qtbot.waitUntil(lambda: tab.overlay_data is not None, timeout=60000)
     window.commands["clear_overlay"].trigger()
     assert tab.overlay_data is None and not panel.colour_check.isChecked()
+
+
+def test_cost_tables_keep_the_layer_number_of_an_elided_name(qtbot, tmp_path: Path) -> None:
+    """Scoped names drop whole segments, as the profile's do: "…/layer.3/…/MatMul", not
+    "…ermediate/dense/MatMul" on every layer's row alike."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from tests.builders import make_model, save
+
+    names = [f"/bert/encoder/layer.{i}/intermediate/dense/MatMul" for i in range(4)]
+    nodes = [helper.make_node("MatMul", [f"h{i}", f"w{i}"], [f"h{i + 1}"], name=n)
+             for i, n in enumerate(names)]
+    weights = [numpy_helper.from_array(np.ones((8, 8), np.float32), f"w{i}") for i in range(4)]
+    graph = helper.make_graph(
+        nodes, "layers", [helper.make_tensor_value_info("h0", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info("h4", TensorProto.FLOAT, [1, 8])], weights)
+    window = shown_window(qtbot)
+    _open(window, qtbot, save(make_model(graph), tmp_path / "layers.onnx"))
+    _costed(window, qtbot)
+    view = window.cost.cost_panel.node_view
+    index = view.model().index(0, 0)
+    option = QStyleOptionViewItem()
+    option.fontMetrics = view.fontMetrics()
+    option.rect = QRect(0, 0, view.fontMetrics().horizontalAdvance("…/layer.0/…/MatMul") + 14,
+                        20)
+    view.itemDelegateForColumn(0).initStyleOption(option, index)
+    assert re.search(r"layer\.\d", option.text) and option.text.endswith("/MatMul")

@@ -35,6 +35,7 @@ from onnxstudio.model.cost import ModelCost, NodeCost, ScopeCost
 from onnxstudio.model.formatting import human_bytes, human_count
 from onnxstudio.render.overlay import COST_METRICS
 from onnxstudio.ui.insight.job_panel import JobPanel
+from onnxstudio.ui.insight.profile_tables import PathDelegate
 from onnxstudio.ui.widgets.tables import RIGHT, Column, RecordTableModel
 
 NO_MODEL_TEXT = "Open a model to see what each node costs"
@@ -105,6 +106,7 @@ def table_view(model: RecordTableModel[Any]) -> QTableView:
     view.setColumnWidth(0, NAME_WIDTH)
     view.setWordWrap(False)
     view.setTextElideMode(Qt.TextElideMode.ElideLeft)  # a scope path's end names the node
+    view.setItemDelegateForColumn(0, PathDelegate(view))  # ...and keeps the layer's number
     return view
 
 
