@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox
 
 from onnxstudio.export.options import ExportOptions
+from onnxstudio.ui.dialogs import export_destination as dest
 from onnxstudio.ui.dialogs import export_dialog as ed
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.tasks import TaskRunner
@@ -28,13 +29,13 @@ def test_export_runs_in_background_and_remembers_folder(qtbot, tmp_path: Path) -
     with qtbot.waitSignal(flow.finished, timeout=30000) as blocker:
         pass
     assert blocker.args[0].path == out and out.read_bytes().startswith(b"\x89PNG")
-    assert app_settings().value(ed.LAST_FOLDER_KEY) == str(tmp_path)
-    assert app_settings().value(ed.LAST_FORMAT_KEY) == "png"
+    assert app_settings().value(dest.LAST_FOLDER_KEY) == str(tmp_path)
+    assert app_settings().value(dest.LAST_FORMAT_KEY) == "png"
 
 
 def test_dialog_flow_appends_extension_and_asks_before_replacing(
         qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    picked = {"name": str(tmp_path / "diagram"), "filter": ed.file_filters()[1]}  # PNG
+    picked = {"name": str(tmp_path / "diagram"), "filter": dest.file_filters()[1]}  # PNG
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         lambda *a, **k: (picked["name"], picked["filter"]))
     monkeypatch.setattr(ed.ExportOptionsDialog, "exec", lambda self: QDialog.DialogCode.Accepted)

@@ -9,6 +9,7 @@ from PySide6.QtCore import QRectF, QUrl
 from PySide6.QtGui import QDesktopServices, QPalette
 from PySide6.QtWidgets import QDialog, QFileDialog, QLabel, QTabBar
 
+from onnxstudio.ui.dialogs import export_destination as dest
 from onnxstudio.ui.dialogs import export_dialog as ed
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
@@ -79,7 +80,7 @@ def test_finished_export_says_where_with_open_folder(window: MainWindow, qtbot, 
     out = tmp_path / "out" / "diagram.svg"
     out.parent.mkdir()
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        lambda *a, **k: (str(out), ed.file_filters()[0]))
+                        lambda *a, **k: (str(out), dest.file_filters()[0]))
     monkeypatch.setattr(ed.ExportOptionsDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
     opened: list[QUrl] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url) or True)

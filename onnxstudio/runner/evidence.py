@@ -89,3 +89,16 @@ def gather(info: ModelInfo, image_spec: TensorSpec | None, *,
         return Evidence(family, fmt, preset, resize, p_layout, reason, strong, alts,
                         _THRESHOLDS.get("face" if preset == "centred128" else fmt))
     return Evidence("classifier", "", p_preset, None, p_layout, p_reason, p_strong, p_alts)
+
+
+def image_to_image(outputs: list[TensorSpec]) -> bool:
+    """An output shaped like an image (1 or 3 channels, spatial dims not 1): style transfer,
+    super-resolution, ... these take 0-255 (colour) or 0-1 (grey) pixels by default."""
+    for o in outputs:
+        if o.is_tensor and len(o.shape) == 4:
+            c1, c3 = o.shape[1], o.shape[3]
+            if c1 in (1, 3) and all(d != 1 for d in o.shape[2:]):
+                return True
+            if c3 in (1, 3) and all(d != 1 for d in o.shape[1:3]) and c1 not in (1, 3):
+                return True
+    return False

@@ -21,7 +21,7 @@ from onnxstudio.runner.detect import (
     detect,
     segment,
 )
-from onnxstudio.runner.evidence import Evidence, gather
+from onnxstudio.runner.evidence import Evidence, gather, image_to_image
 from onnxstudio.runner.fed import FedTensor, fed_tensors
 from onnxstudio.runner.inputs import (
     ModelInfo,
@@ -151,19 +151,6 @@ class RunOutcome:
             data["segmentation"] = [{"label": lab, "index": i, "fraction": round(f, 6)}
                                     for i, lab, f in self.segmentation.areas]
         return data
-
-
-def image_to_image(outputs: list[TensorSpec]) -> bool:
-    """An output shaped like an image (1 or 3 channels, spatial dims not 1): style transfer,
-    super-resolution, ... these take 0-255 (colour) or 0-1 (grey) pixels by default."""
-    for o in outputs:
-        if o.is_tensor and len(o.shape) == 4:
-            c1, c3 = o.shape[1], o.shape[3]
-            if c1 in (1, 3) and all(d != 1 for d in o.shape[2:]):
-                return True
-            if c3 in (1, 3) and all(d != 1 for d in o.shape[1:3]) and c1 not in (1, 3):
-                return True
-    return False
 
 
 class Pipeline:

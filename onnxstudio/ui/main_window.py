@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QUrl
-from PySide6.QtGui import QCloseEvent, QDesktopServices, QDragEnterEvent, QDropEvent, QIcon
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QIcon
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.export.options import ExportResult
 from onnxstudio.layout.types import Direction
 from onnxstudio.model import Model
 from onnxstudio.resources import resource
@@ -35,7 +34,12 @@ from onnxstudio.ui.insight.cost_insight import CostInsight
 from onnxstudio.ui.insight.run_insight import RunInsight
 from onnxstudio.ui.insight.run_panel import RunPanel
 from onnxstudio.ui.inspector.inspector import Inspector
-from onnxstudio.ui.model_commands import open_split_dialog, select_between
+from onnxstudio.ui.model_commands import (
+    export_diagram,
+    open_merge_dialog,
+    open_split_dialog,
+    select_between,
+)
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.status_line import StatusLine
 from onnxstudio.ui.tasks import TaskRunner
@@ -330,25 +334,13 @@ class MainWindow(QMainWindow):
         self.run_panel.open_images(paths)
 
     # -- view commands --------------------------------------------------------------
-    def _on_tab(self, command: Callable[[ModelTab], object]) -> None:
+    def on_tab(self, command: Callable[[ModelTab], object]) -> None:
         tab = self.current_tab()
         if tab is not None:
             command(tab)
 
-    def zoom_in(self) -> None:
-        self._on_tab(lambda tab: tab.view.zoom_in())
-
-    def zoom_out(self) -> None:
-        self._on_tab(lambda tab: tab.view.zoom_out())
-
-    def fit(self) -> None:
-        self._on_tab(lambda tab: tab.view.fit())
-
-    def expand_all(self) -> None:
-        self._on_tab(ModelTab.expand_all)
-
     def collapse_all(self) -> None:
-        self._on_tab(ModelTab.collapse_all)
+        self.on_tab(ModelTab.collapse_all)
 
     def close_current_tab(self) -> None:
         self.close_tab(self.tabs.currentIndex())
@@ -435,12 +427,7 @@ class MainWindow(QMainWindow):
 
     def merge_models(self) -> MergeDialog:
         """File → Merge Models…: the merged model opens in a tab of its own."""
-        from onnxstudio.ui.dialogs.merge_dialog import MergeDialog
-
-        dialog = MergeDialog(self)
-        dialog.merged.connect(lambda path: self.open_paths([path]))
-        dialog.show()
-        return dialog
+        return open_merge_dialog(self, lambda path: self.open_paths([path]))
 
     def _last_run_input(self) -> RunRequest | None:
         """The input the run panel last ran on the current model (None: nothing yet)."""
@@ -451,21 +438,8 @@ class MainWindow(QMainWindow):
 
     def export_diagram(self) -> None:
         tab = self.current_tab()
-        if tab is None or tab.model is None or tab.layout_data is None:
-            return
-        from onnxstudio.ui.dialogs.export_dialog import start_export
-
-        flow = start_export(self, tab.model, tab.layout_data, tab.view)
-        if flow is not None:
-            flow.finished.connect(self._exported)
-
-    def _exported(self, result: ExportResult) -> None:
-        """Say where the export went, with a way to get there."""
-        folder = result.path.parent
-        count = f"{len(result.files)} tiles" if len(result.files) > 1 else result.path.name
-        self.status_bar.show_action_message(
-            f"Exported {count} to {folder}", "Open folder",
-            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))), 30000)
+        if tab is not None:
+            export_diagram(self, tab, self.status_bar)
 
     # -- help -----------------------------------------------------------------------
     def show_shortcuts(self) -> None:

@@ -1,16 +1,22 @@
-"""Model-menu commands that work on the current tab's graph: Select Between, Split."""
+"""Commands that work on the current tab's graph: Select Between, Split, Export Diagram."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QWidget
 
+from onnxstudio.export.options import ExportResult
 from onnxstudio.model.index import node_by_id
 from onnxstudio.render.overlay import OverlayData
 from onnxstudio.ui.canvas.model_tab import ModelTab
+from onnxstudio.ui.widgets.status import StatusBar
 
-if TYPE_CHECKING:  # the dialog and the path search load on first use, not at start-up
+if TYPE_CHECKING:  # the dialogs and the path search load on first use, not at start-up
+    from onnxstudio.ui.dialogs.merge_dialog import MergeDialog
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
 
 
@@ -51,5 +57,34 @@ def open_split_dialog(parent: QWidget, tab: ModelTab) -> SplitDialog | None:
         tab.view.mark_values(cut)
 
     dialog = SplitDialog(parent, tab.model, preview, times)
+    dialog.show()
+    return dialog
+
+
+def export_diagram(parent: QWidget, tab: ModelTab, status_bar: StatusBar) -> None:
+    """File → Export Diagram… for ``tab``; when done the status bar says where it went,
+    with a way to get there."""
+    if tab.model is None or tab.layout_data is None:
+        return
+    from onnxstudio.ui.dialogs.export_dialog import start_export
+
+    def exported(result: ExportResult) -> None:
+        folder = result.path.parent
+        count = f"{len(result.files)} tiles" if len(result.files) > 1 else result.path.name
+        status_bar.show_action_message(
+            f"Exported {count} to {folder}", "Open folder",
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))), 30000)
+
+    flow = start_export(parent, tab.model, tab.layout_data, tab.view)
+    if flow is not None:
+        flow.finished.connect(exported)
+
+
+def open_merge_dialog(parent: QWidget, opened: Callable[[str], object]) -> MergeDialog:
+    """File → Merge Models…: non-modal; ``opened`` gets the merged model's path."""
+    from onnxstudio.ui.dialogs.merge_dialog import MergeDialog
+
+    dialog = MergeDialog(parent)
+    dialog.merged.connect(opened)
     dialog.show()
     return dialog

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QLabel,
     QMessageBox,
@@ -32,7 +31,6 @@ from PySide6.QtWidgets import (
 from onnxstudio.errors import ExportError
 from onnxstudio.export.formats import (
     DESCRIPTIONS,
-    EXTENSIONS,
     export_layout,
     format_for_path,
 )
@@ -40,19 +38,21 @@ from onnxstudio.export.options import (
     PAPER_SIZES,
     ExportOptions,
     ExportResult,
-    Format,
     Rect,
 )
 from onnxstudio.layout.types import Layout
 from onnxstudio.model.graph import Model
 from onnxstudio.ui.dialogs import export_plan
+from onnxstudio.ui.dialogs.export_destination import (
+    LAST_FOLDER_KEY,
+    LAST_FORMAT_KEY,
+    choose_destination,
+    confirm_replace,
+)
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
-LAST_FOLDER_KEY = "export/last_folder"
-LAST_FORMAT_KEY = "export/last_format"
 LAST_SCALE_KEY = "export/png_scale"
-FORMAT_ORDER: tuple[Format, ...] = ("svg", "png", "pdf", "dot", "json")
 
 _running: set[ExportFlow] = set()  # flows stay alive until they end, whoever holds them
 
@@ -93,53 +93,6 @@ def snapshot_view(view: Any) -> ViewSnapshot:
         snap.expand_state = getattr(holder, "state", None) if hasattr(holder, "relayout") else None
         holder = holder.parent() if hasattr(holder, "parent") else None
     return snap
-
-
-def file_filters() -> list[str]:
-    out = []
-    for fmt in FORMAT_ORDER:
-        exts = " ".join(f"*{e}" for e, f in EXTENSIONS.items() if f == fmt)
-        out.append(f"{DESCRIPTIONS[fmt]} ({exts})")
-    return out
-
-
-def _default_extension(fmt: Format) -> str:
-    return next(e for e, f in EXTENSIONS.items() if f == fmt)
-
-
-def choose_destination(parent: QWidget | None, model: Model | None) -> Path | None:
-    """The save dialog; returns a path with a known extension, or None if abandoned."""
-    settings = app_settings()
-    folder = str(settings.value(LAST_FOLDER_KEY, "") or "")
-    if not folder or not Path(folder).is_dir():
-        folder = str(model.path.parent) if model is not None else str(Path.home())
-    last = str(settings.value(LAST_FORMAT_KEY, "svg") or "svg")
-    fmt: Format = last if last in FORMAT_ORDER else "svg"
-    stem = model.path.stem if model is not None else "graph"
-    filters = file_filters()
-    chosen_filter = filters[FORMAT_ORDER.index(fmt)]
-    name, selected = QFileDialog.getSaveFileName(
-        parent, "Export Diagram", str(Path(folder) / f"{stem}{_default_extension(fmt)}"),
-        ";;".join(filters), chosen_filter, QFileDialog.Option.DontConfirmOverwrite)
-    if not name:
-        return None
-    path = Path(name)
-    if path.suffix.lower() not in EXTENSIONS:  # typed without extension: use the filter's
-        index = filters.index(selected) if selected in filters else FORMAT_ORDER.index(fmt)
-        path = path.with_name(path.name + _default_extension(FORMAT_ORDER[index]))
-    return path
-
-
-def confirm_replace(parent: QWidget | None, path: Path) -> bool:
-    """Ask before replacing an existing file (the export itself replaces atomically)."""
-    if not path.exists():
-        return True
-    answer = QMessageBox.question(
-        parent, "Replace File?",
-        f"“{path.name}” already exists in {path.parent}.\nDo you want to replace it?",
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-        QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes
 
 
 class ExportOptionsDialog(QDialog):
