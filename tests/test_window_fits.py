@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from onnxstudio.ui import diffing
-from onnxstudio.ui.main_window import RUN_DOCKS, MainWindow
+from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
 from tests import diff_edits
 from tests.builders import save, tiny_mlp
@@ -40,7 +40,7 @@ def test_diff_find_and_every_dock_keep_the_window_at_1280(window: MainWindow, qt
     qtbot.waitUntil(lambda: tab.result is not None and all(
         t.layout_data is not None and not t.busy for t in tab.tabs()), timeout=60000)
     window.find_in_model()
-    for key in (*RUN_DOCKS, "history", "opsets", "run"):
+    for key in (*window.panels.keys("first_use"), "history", "opsets", "run"):
         window.show_panel(key)
     qtbot.wait(100)
     assert window.minimumSizeHint().width() <= 1280

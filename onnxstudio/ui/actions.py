@@ -1,7 +1,8 @@
 """The window's commands as one table: id, text, menu, handler, shortcut, tip.
 
 Menus, the toolbar, which commands need an open model, and the F1 shortcut list are all
-built from this table, so a new command is one row here plus its handler on the window.
+built from this table, so a new command is one row here plus its handler on the window
+(``window_api.CommandHost`` lists the handlers the table calls).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from onnxstudio.ui import diffing
 from onnxstudio.ui.appearance import APPEARANCES
 
 if TYPE_CHECKING:
-    from onnxstudio.ui.main_window import MainWindow
+    from onnxstudio.ui.window_api import CommandHost
 
 Shortcut = QKeySequence.StandardKey | str | None
 Needs = Literal["", "tab", "model"]
@@ -42,7 +43,7 @@ class Command:
     icon_text: str = ""  # its text on the toolbar
 
 
-def _clear_overlays(w: MainWindow) -> None:
+def _clear_overlays(w: CommandHost) -> None:
     """Plain colours, and the docks that chose the colours (run insight, cost) follow."""
     w.insight.clear_overlay()
     w.cost.overlay_cleared()
@@ -65,7 +66,7 @@ TOOLBAR = ("open", "export", "", "fit", "zoom_in", "zoom_out", "", "expand", "co
            "toggle_direction", "", "find", "run_image")
 
 
-def command_table(w: MainWindow) -> list[Entry]:
+def command_table(w: CommandHost) -> list[Entry]:
     """Every command of the window, in menu order."""
     S = QKeySequence.StandardKey
     file, view, model, run, help_ = "&File", "&View", "&Model", "&Run", "&Help"
@@ -239,22 +240,6 @@ def mirror_combo(menu: QMenu, combo: QComboBox, label: Callable[[str], str]) -> 
             action.setChecked(action.text() == label(name))
 
     combo.currentTextChanged.connect(follow)
-
-
-def fill_hide_menu(menu: QMenu, kinds: dict[str, str], hidden: frozenset[str],
-                   changed: Callable[[frozenset[str]], None]) -> dict[str, QAction]:
-    """View → Hide Nodes: one checkable entry per kind; ``changed`` gets the new set."""
-    entries: dict[str, QAction] = {}
-
-    def toggled() -> None:
-        changed(frozenset(k for k, a in entries.items() if a.isChecked()))
-
-    for key, text in kinds.items():
-        action = entries[key] = menu.addAction(text)
-        action.setCheckable(True)
-        action.setChecked(key in hidden)
-        action.triggered.connect(lambda _=False: toggled())
-    return entries
 
 
 def update_enabled(table: Sequence[Entry], actions: dict[str, QAction], has_tab: bool,

@@ -9,7 +9,6 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QTabWidget
 
 from onnxstudio.model.hiding import HIDE_KINDS
-from onnxstudio.ui.actions import fill_hide_menu
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.settings import app_settings
@@ -67,3 +66,19 @@ class CanvasChoices:
         app_settings().setValue("hide_nodes", ",".join(sorted(kinds)))
         for tab in tabs:
             tab.set_hidden_kinds(kinds)
+
+
+def fill_hide_menu(menu: QMenu, kinds: dict[str, str], hidden: frozenset[str],
+                   changed: Callable[[frozenset[str]], None]) -> dict[str, QAction]:
+    """View → Hide Nodes: one checkable entry per kind; ``changed`` gets the new set."""
+    entries: dict[str, QAction] = {}
+
+    def toggled() -> None:
+        changed(frozenset(k for k, a in entries.items() if a.isChecked()))
+
+    for key, text in kinds.items():
+        action = entries[key] = menu.addAction(text)
+        action.setCheckable(True)
+        action.setChecked(key in hidden)
+        action.triggered.connect(lambda _=False: toggled())
+    return entries

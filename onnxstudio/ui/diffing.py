@@ -13,43 +13,42 @@ from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.tasks import TaskRunner
+from onnxstudio.ui.window_api import MODEL_FILTER
 
 if TYPE_CHECKING:
-    from onnxstudio.ui.main_window import MainWindow
+    from onnxstudio.ui.window_api import Canvases, DiffHost
 
 
-def optimiser(window: MainWindow) -> TaskRunner:
+def optimiser(window: DiffHost) -> TaskRunner:
     """The task runner that asks onnxruntime for its optimised graph (one at a time)."""
-    runner = TaskRunner(window)
+    runner = TaskRunner(window.window_widget())
     runner.finished.connect(lambda job: _optimised_ready(window, *job))
     runner.failed.connect(lambda message: window.statusBar().showMessage(message, 10000))
     return runner
 
 
-def diff_with_dialog(window: MainWindow) -> None:
-    from onnxstudio.ui.main_window import MODEL_FILTER
-
+def diff_with_dialog(window: Canvases) -> None:
     tab = window.current_tab()
     if tab is None:
         return
     settings = app_settings()
     folder = str(settings.value("last_open_dir", str(tab.path.parent)))
     path, _ = QFileDialog.getOpenFileName(
-        window, f"Compare {tab.path.name} with…", folder, MODEL_FILTER)
+        window.window_widget(), f"Compare {tab.path.name} with…", folder, MODEL_FILTER)
     if path:
         settings.setValue("last_open_dir", str(Path(path).parent))
         open_diff(window, tab.path, Path(path))
 
 
-def open_diff(window: MainWindow, a: Path, b: Path, title: str = "",
+def open_diff(window: Canvases, a: Path, b: Path, title: str = "",
               cleanup: Callable[[], None] | None = None) -> DiffTab:
     """A new tab comparing ``a`` with ``b``; ``cleanup`` runs when it closes."""
     tab = DiffTab(a, b, window.direction, window.theme, title, cleanup)
     for side in tab.tabs():
         _wire_canvas(window, tab, side)
     tab.canvasAdded.connect(lambda side: _wire_canvas(window, tab, side))
-    tab.loaded.connect(lambda: window._on_current_changed(window.tabs.currentIndex()))
-    tab.activeChanged.connect(lambda: window._on_current_changed(window.tabs.currentIndex()))
+    tab.loaded.connect(lambda: window.on_current_changed(window.tabs.currentIndex()))
+    tab.activeChanged.connect(lambda: window.on_current_changed(window.tabs.currentIndex()))
     tab.failed.connect(lambda message: window.statusBar().showMessage(message, 10000))
     index = window.tabs.addTab(tab, f"⇄ {tab.title}")
     window.tabs.setTabToolTip(index, f"A: {a}\nB: {b}")
@@ -59,18 +58,18 @@ def open_diff(window: MainWindow, a: Path, b: Path, title: str = "",
     return tab
 
 
-def _wire_canvas(window: MainWindow, tab: DiffTab, side: ModelTab) -> None:
+def _wire_canvas(window: Canvases, tab: DiffTab, side: ModelTab) -> None:
     side.view.show_names = window.show_names
     window.canvas_choices.apply(side, minimap=False)
     side.view.selectionChanged.connect(
-        lambda ids: window._on_selection(side, ids) if side is window.current_tab() else None)
+        lambda ids: window.on_selection(side, ids) if side is window.current_tab() else None)
     side.loaded.connect(
-        lambda _m: window._on_current_changed(window.tabs.currentIndex())
+        lambda _m: window.on_current_changed(window.tabs.currentIndex())
         if side is window.current_tab() else None)
     window.connect_canvas(side)
 
 
-def show_optimised(window: MainWindow) -> None:
+def show_optimised(window: DiffHost) -> None:
     """Save onnxruntime's optimised graph of the current model (off the GUI thread) and
     open it diffed against the model."""
     tab = window.current_tab()
@@ -88,7 +87,7 @@ def show_optimised(window: MainWindow) -> None:
     window.commands["optimised"].setEnabled(False)
 
 
-def _optimised_ready(window: MainWindow, source: Path, optimised: Path, level: str) -> None:
+def _optimised_ready(window: DiffHost, source: Path, optimised: Path, level: str) -> None:
     from onnxstudio.runner.optimised import discard
 
     window.statusBar().clearMessage()

@@ -1,7 +1,8 @@
-"""Shell glue for the edit room: menus, the history dock, tabs, panels and closing.
+"""Shell glue for the edit room: menus, tabs, panels, titles and closing.
 
-The room (``ui/edit/``) knows tabs and the canvas; this module connects it to the rest
-of the window (inspector edits, run panel, titles), as ``panels.py`` does for the panels.
+The room (``ui/edit/``) knows tabs and the canvas, and is registered with its History
+dock in ``panel_registry.py``; this module connects its edits to the rest of the window
+(the panels, the tab and window titles), seeing the window as ``window_api.EditHost``.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMenu, QMenuBar, QWidget
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QMenuBar
 
 from onnxstudio.model.formatting import model_title
 from onnxstudio.model.index import node_by_id
@@ -18,30 +20,22 @@ from onnxstudio.ui.edit.room import EditRoom
 
 if TYPE_CHECKING:
     from onnxstudio.ui.canvas.model_tab import ModelTab
-    from onnxstudio.ui.main_window import MainWindow
+    from onnxstudio.ui.window_api import EditHost, WithEdits
 
 UNSAVED_MARK = " ●"
 HISTORY_WIDTH = 250
 
 
-def create_room(window: MainWindow) -> EditRoom:
-    room = EditRoom(window, window.current_tab, window.model_tabs)
-    room.statusMessage.connect(lambda text: window.statusBar().showMessage(text, 8000))
+def connect_room(window: EditHost, room: EditRoom) -> None:
+    """An edit shows in the tab, the panels and the titles."""
     room.modelEdited.connect(lambda tab, rebuilt: _model_edited(window, tab, rebuilt))
     room.modifiedChanged.connect(lambda tab, _modified: update_title(window, tab))
-    window.inspector.editRequested.connect(room.edit_key)
-    room.act_history.triggered.connect(lambda: window.show_panel("history"))
-    return room
 
 
-def history_panel(room: EditRoom) -> tuple[str, QWidget, Qt.DockWidgetArea]:
-    return ("History", room.history, Qt.DockWidgetArea.LeftDockWidgetArea)
-
-
-def add_menus(window: MainWindow, bar: QMenuBar, file_menu: QMenu) -> QMenu:
-    """The Edit menu (after File), and Save As / Save Edits as Script in File."""
-    room = window.edits
-    before = file_menu.actions()[file_menu.actions().index(window.commands["close"]) - 1]
+def add_menus(room: EditRoom, bar: QMenuBar, file_menu: QMenu, close: QAction) -> QMenu:
+    """The Edit menu (after File), and Save As / Save Edits as Script in File (above
+    ``close``)."""
+    before = file_menu.actions()[file_menu.actions().index(close) - 1]
     file_menu.insertAction(before, room.act_save_as)
     file_menu.insertAction(before, room.act_save_script)
     edit = QMenu("&Edit", bar)
@@ -55,17 +49,17 @@ def add_menus(window: MainWindow, bar: QMenuBar, file_menu: QMenu) -> QMenu:
     return edit
 
 
-def connect_tab(window: MainWindow, tab: ModelTab) -> None:
+def connect_tab(window: WithEdits, tab: ModelTab) -> None:
     tab.view.contextRequested.connect(
         lambda kind, target, pos: window.edits.context_menu(kind, target, pos)
         if tab is window.current_tab() else None)
 
 
-def _model_edited(window: MainWindow, tab: ModelTab, rebuilt: Rebuilt) -> None:
+def _model_edited(window: EditHost, tab: ModelTab, rebuilt: Rebuilt) -> None:
     tab.replace_model(rebuilt.model, rebuilt.model_bytes)
     if tab is window.current_tab():
         window.show_in_panels(tab, rebuilt.model)
-        window._on_selection(tab, [i for i in tab.view.selected_ids()
+        window.on_selection(tab, [i for i in tab.view.selected_ids()
                                    if node_by_id(rebuilt.model, i) is not None])
         dock = window.docks["history"]
         if dock.isHidden():  # the first edit: the history appears, narrow beside the graph
@@ -74,7 +68,7 @@ def _model_edited(window: MainWindow, tab: ModelTab, rebuilt: Rebuilt) -> None:
     update_title(window, tab)
 
 
-def update_title(window: MainWindow, tab: ModelTab | None) -> None:
+def update_title(window: EditHost, tab: ModelTab | None) -> None:
     """Tab and window titles mark a model with unsaved edits."""
     if tab is not None:
         index = window.tabs.indexOf(tab)
@@ -91,7 +85,7 @@ def update_title(window: MainWindow, tab: ModelTab | None) -> None:
     window.setWindowTitle(f"{model_title(current.path)}{mark} — onnxstudio")
 
 
-def confirm_close_all(window: MainWindow) -> bool:
+def confirm_close_all(window: WithEdits) -> bool:
     """Before the window closes: every tab with unsaved edits is saved or discarded."""
     for tab in window.model_tabs():
         if window.edits.is_modified(tab):

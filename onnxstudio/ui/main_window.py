@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +16,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QStackedWidget,
     QTabWidget,
-    QWidget,
 )
 
 from onnxstudio.layout.types import Direction
@@ -30,33 +28,34 @@ from onnxstudio.ui.canvas_choices import CanvasChoices
 from onnxstudio.ui.closing import release_closed
 from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.help import show_about, show_shortcuts
-from onnxstudio.ui.insight.cost_insight import CostInsight
-from onnxstudio.ui.insight.run_insight import RunInsight
-from onnxstudio.ui.insight.run_panel import RunPanel
-from onnxstudio.ui.inspector.inspector import Inspector
 from onnxstudio.ui.model_commands import (
     export_diagram,
     open_merge_dialog,
     open_split_dialog,
     select_between,
 )
+from onnxstudio.ui.panel_registry import (
+    PANELS,
+    CostDocks,
+    EditHistory,
+    InspectorPanels,
+    RunDock,
+    RunInsightDocks,
+)
+from onnxstudio.ui.panels import P, PanelSet
 from onnxstudio.ui.settings import app_settings
 from onnxstudio.ui.status_line import StatusLine
 from onnxstudio.ui.tasks import TaskRunner
 from onnxstudio.ui.warmup import start_warmup
 from onnxstudio.ui.welcome import WelcomePage
 from onnxstudio.ui.widgets.dock_tabs import keep_dock_tabs_readable
-from onnxstudio.ui.widgets.scrolled import scrolled
 from onnxstudio.ui.widgets.status import StatusBar
+from onnxstudio.ui.window_api import MODEL_FILTER
 from onnxstudio.ui.window_state import restore_window, save_window
 
 if TYPE_CHECKING:
     from onnxstudio.ui.dialogs.merge_dialog import MergeDialog
     from onnxstudio.ui.dialogs.split_dialog import SplitDialog
-
-# Shown when first used, tabbed beside the Run panel: run inspection, cost, placement.
-RUN_DOCKS = ("profile", "tensor", "compare", "cost", "placement")
-MODEL_FILTER = "ONNX models (*.onnx *.onnxtxt *.onnxtext);;All files (*)"
 
 
 def sample_model_path() -> Path:
@@ -64,7 +63,11 @@ def sample_model_path() -> Path:
 
 
 class MainWindow(QMainWindow):
-    """Hosts one ModelTab per open file and the panels that describe the current one."""
+    """Hosts one ModelTab per open file and the panels that describe the current one.
+
+    The controllers (``opening``, ``editing``, ``diffing``, ``actions``) and the panels
+    are handed this window but see it through the Protocols of ``window_api`` and
+    ``panels.PanelHost``."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -86,7 +89,7 @@ class MainWindow(QMainWindow):
         self.tabs.setMovable(True)
         self.tabs.setDocumentMode(True)
         self.tabs.tabCloseRequested.connect(self.close_tab)
-        self.tabs.currentChanged.connect(self._on_current_changed)
+        self.tabs.currentChanged.connect(self.on_current_changed)
         self.welcome = WelcomePage()
         self.welcome.openClicked.connect(self.open_dialog)
         self.welcome.sampleClicked.connect(self.open_sample)
@@ -96,7 +99,6 @@ class MainWindow(QMainWindow):
         self.central.addWidget(self.tabs)
         self.setCentralWidget(self.central)
 
-        self.docks: dict[str, QDockWidget] = {}
         self._build_panels()
         self.command_table = actions.command_table(self)
         built = actions.build(self, self.command_table)
@@ -111,7 +113,7 @@ class MainWindow(QMainWindow):
                                                      self.model_tabs)
         file_menu = self.menuBar().actions()[0].menu()
         assert isinstance(file_menu, QMenu)
-        editing.add_menus(self, self.menuBar(), file_menu)
+        editing.add_menus(self.edits, self.menuBar(), file_menu, self.commands["close"])
         self.optimiser = diffing.optimiser(self)
         actions.mirror_combo(built.submenus["providers"], self.run_panel.choices.provider_combo,
                              lambda name: name.removesuffix("ExecutionProvider") or name)
@@ -119,61 +121,46 @@ class MainWindow(QMainWindow):
         self.setStatusBar(self.status_bar)
         self.status_line = StatusLine(self.status_bar)
         opening.refresh_recent(self)
-        restore_window(self, self.docks)
+        restore_window(self, self.panels.docks, self.panels.version,
+                       self.panels.keys("on_request"))
         self._update_actions()
 
     # -- construction ---------------------------------------------------------------
-    def _add_dock(self, key: str, title: str, widget: QWidget,
-                  area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"dock_{key}")
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        self.docks[key] = dock
-        return dock
-
     def _build_panels(self) -> None:
-        """The inspector's five panels, the run panel and the run-inspection docks; the
-        window hands them the current model and selection and routes their requests."""
-        self.inspector = Inspector(self.current_tab, lambda path: self.open_paths([path]),
-                                   self.show_panel, self)
-        self.run_panel = RunPanel()
-        self.run_panel.statusMessage.connect(self._status)
-        self.insight = RunInsight(self.current_tab, self.run_panel, self)
-        self.insight.statusMessage.connect(self._status)
-        self.insight.showPanel.connect(self.show_panel)
-        self.cost = CostInsight(self.current_tab, self)
-        self.cost.statusMessage.connect(self._status)
-        self.cost.showPanel.connect(self.show_panel)
-        right = Qt.DockWidgetArea.RightDockWidgetArea
+        """Every registered panel (``panel_registry.PANELS``) and its docks; the window
+        hands them the current model and selection and routes their requests."""
         keep_dock_tabs_readable(self)
         # Down the dock's edge the right side's eight tabs are all whole at 1280x800;
         # along its foot four fitted and the bar scrolled the first to "odel".
-        self.setTabPosition(right, QTabWidget.TabPosition.East)
-        entries = {**self.inspector.entries(), "run": ("Run", self.run_panel, right),
-                   "profile": ("Profile", scrolled(self.insight.profile_panel), right),
-                   "tensor": ("Tensor", scrolled(self.insight.tensor_dock), right),
-                   "compare": ("Compare", scrolled(self.insight.compare_panel), right),
-                   "cost": ("Cost", scrolled(self.cost.cost_panel), right),
-                   "placement": ("Where It Runs", scrolled(self.cost.placement_panel), right)}
-        self.edits = editing.create_room(self)
-        entries["history"] = editing.history_panel(self.edits)
-        for key, (title, widget, area) in entries.items():
-            self._add_dock(key, title, widget, area)
-        tabbed = [self.docks[k] for k in ("node", "model", "opsets", "weights", "run")]
-        for first, other in itertools.pairwise(tabbed):
-            self.tabifyDockWidget(first, other)
-        tabbed[0].raise_()
-        for key in RUN_DOCKS:  # shown when first used; a saved state may show them again
-            self.docks[key].hide()
+        self.setTabPosition(Qt.DockWidgetArea.RightDockWidgetArea,
+                            QTabWidget.TabPosition.East)
+        self.panels = PanelSet(self)
+        self.panels.build(self, PANELS)
+        self.docks: dict[str, QDockWidget] = self.panels.docks
+        self.inspector = self.panel(InspectorPanels).inspector
+        self.run_panel = self.panel(RunDock).panel
+        self.insight = self.panel(RunInsightDocks).insight
+        self.cost = self.panel(CostDocks).cost
+        self.edits = self.panel(EditHistory).room
+        editing.connect_room(self, self.edits)
 
-    def _status(self, text: str) -> None:
+    # -- what panels and controllers ask of the window (panels.PanelHost, window_api) ---
+    def window_widget(self) -> QMainWindow:
+        return self
+
+    def panel(self, kind: type[P]) -> P:
+        return self.panels.find(kind)
+
+    def tab_count(self) -> int:
+        return self.tabs.count()
+
+    def show_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 8000)
 
     # -- settings -------------------------------------------------------------------
     def save_window_state(self) -> None:
-        save_window(self, appearance=self.appearance, direction=self.direction,
-                    show_names=self.show_names)
+        save_window(self, self.panels.version, appearance=self.appearance,
+                    direction=self.direction, show_names=self.show_names)
 
     def shutdown(self) -> None:
         """Remember the window and stop every background thread; safe to call twice."""
@@ -183,9 +170,7 @@ class MainWindow(QMainWindow):
         self.save_window_state()
         for tab in self.model_tabs():
             tab.shutdown()
-        self.run_panel.shutdown()
-        self.insight.shutdown()
-        self.cost.shutdown()
+        self.panels.shutdown()
         TaskRunner.stop_all(self)  # no worker outlives the window
 
     def closeEvent(self, event: QCloseEvent) -> None:
@@ -272,11 +257,11 @@ class MainWindow(QMainWindow):
             release_closed(self, closed)
         if self.tabs.count() == 0:  # nothing of the last model stays on screen
             self.central.setCurrentWidget(self.welcome)
-            self._on_current_changed(-1)
+            self.on_current_changed(-1)
             self.statusBar().clearMessage()
         self._update_actions()
 
-    def _on_current_changed(self, _index: int) -> None:
+    def on_current_changed(self, _index: int) -> None:
         tab = self.current_tab()
         self.update_status(tab)
         self._update_actions()
@@ -284,24 +269,15 @@ class MainWindow(QMainWindow):
         self.edits.tab_activated(tab)
         editing.update_title(self, tab)
         if tab is not None and tab.view.selected_ids():  # the panel shows that tab's pick
-            self._on_selection(tab, tab.view.selected_ids())
+            self.on_selection(tab, tab.view.selected_ids())
 
     def show_in_panels(self, tab: ModelTab | None, model: Model | None) -> None:
-        """The inspector, run panel and run insight show ``model`` (the tab's)."""
-        self.inspector.show_model(model)
-        if model is not None and tab is not None:
-            self.run_panel.set_model(tab.path, model, model_bytes=tab.model_bytes)
-        elif self.tabs.count() == 0:
-            self.run_panel.set_model(None)
-        self.insight.show_model(tab, model)
-        self.cost.show_model(tab, model)
+        """Every panel shows ``model`` (the tab's)."""
+        self.panels.show_model(tab, model)
 
-    def _on_selection(self, tab: ModelTab, ids: list[str]) -> None:
+    def on_selection(self, tab: ModelTab, ids: list[str]) -> None:
         if tab.model is not None:
-            self.inspector.show_selection(tab.model, ids)
-            if ids:
-                self.show_panel("node")
-            self.insight.show_selection(tab, ids)
+            self.panels.show_selection(tab, ids)
 
     def update_status(self, tab: ModelTab | None) -> None:
         if tab is None:
@@ -362,17 +338,7 @@ class MainWindow(QMainWindow):
         self.run_panel.benchmark()
 
     def show_panel(self, key: str) -> None:
-        dock = self.docks.get(key)
-        if dock is None:
-            return
-        run = self.docks.get("run")
-        if key in RUN_DOCKS and dock.isHidden() and run is not None and not run.isHidden() \
-                and not run.isFloating() and dock not in self.tabifiedDockWidgets(run):
-            # Tabbed with the Run panel on first use. Not done up front: a tab group of
-            # hidden docks makes restoreState grow the window past its saved geometry.
-            self.tabifyDockWidget(run, dock)
-        dock.show()
-        dock.raise_()
+        self.panels.show(key)
 
     def convert_opset(self) -> None:
         self.show_panel("opsets")

@@ -18,14 +18,14 @@ from onnxstudio.ui.settings import add_recent_file, recent_files
 from onnxstudio.ui.tasks import next_turn
 
 if TYPE_CHECKING:
-    from onnxstudio.ui.main_window import MainWindow
+    from onnxstudio.ui.window_api import OpenHost
 
 MODEL_SUFFIXES = {".onnx", ".onnxtxt", ".onnxtext", ".ort"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".npy"}
 RUN_SUFFIXES = IMAGE_SUFFIXES | {".wav"}
 
 
-def add_model_tab(window: MainWindow, path: Path) -> ModelTab:
+def add_model_tab(window: OpenHost, path: Path) -> ModelTab:
     """A new current tab for ``path``, loading in the background. A tab that is not the
     current one only updates its own title; the panels follow the current tab."""
     tab = ModelTab(path, window.direction, window.theme)
@@ -41,7 +41,7 @@ def add_model_tab(window: MainWindow, path: Path) -> ModelTab:
         lambda stage, f: window.status_line.set_progress(stage, f)
         if tab is window.current_tab() else None)
     tab.closeRequested.connect(lambda: window.close_tab(window.tabs.indexOf(tab)))
-    tab.view.selectionChanged.connect(lambda ids: window._on_selection(tab, ids))
+    tab.view.selectionChanged.connect(lambda ids: window.on_selection(tab, ids))
     window.connect_canvas(tab)
     editing.connect_tab(window, tab)
     index = window.tabs.addTab(tab, model_title(path))
@@ -52,37 +52,37 @@ def add_model_tab(window: MainWindow, path: Path) -> ModelTab:
     return tab
 
 
-def _loaded(window: MainWindow, tab: ModelTab) -> None:
+def _loaded(window: OpenHost, tab: ModelTab) -> None:
     # The recent-files list in a turn of its own: with the panels filling in this one,
     # the window froze ~50 ms when dag100k's panels landed.
     files = add_recent_file(str(tab.path))
-    next_turn(window, lambda: refresh_recent(window, files))
+    next_turn(window.window_widget(), lambda: refresh_recent(window, files))
     if tab is window.current_tab():
-        window._on_current_changed(window.tabs.currentIndex())
+        window.on_current_changed(window.tabs.currentIndex())
     window.statusBar().showMessage(
         f"Opened {tab.path.name} in {tab.timings.get('load', 0):.2f} s, laid out in "
         f"{tab.timings.get('layout', 0):.2f} s", 8000)
 
 
-def _shapes_ready(window: MainWindow, tab: ModelTab) -> None:
+def _shapes_ready(window: OpenHost, tab: ModelTab) -> None:
     if tab is window.current_tab() and tab.model is not None:
         window.inspector.refresh(tab.model, tab.view.selected_ids())
 
 
-def _failed(window: MainWindow, tab: ModelTab, message: str) -> None:
+def _failed(window: OpenHost, tab: ModelTab, message: str) -> None:
     window.statusBar().showMessage(message, 10000)
     index = window.tabs.indexOf(tab)
     if index >= 0 and tab.model is None:
         window.tabs.setTabText(index, f"⚠ {model_title(tab.path)}")
 
 
-def _layout_changed(window: MainWindow, tab: ModelTab, layout: Layout) -> None:
+def _layout_changed(window: OpenHost, tab: ModelTab, layout: Layout) -> None:
     if tab is window.current_tab():
         window.update_status(tab)
         window.inspector.follow_layout(tab.model, tab.state, layout)
 
 
-def refresh_recent(window: MainWindow, files: list[str] | None = None) -> None:
+def refresh_recent(window: OpenHost, files: list[str] | None = None) -> None:
     """File → Open Recent and the welcome page's list, newest first."""
     files = recent_files() if files is None else files
     window.recent_menu.clear()
@@ -109,7 +109,7 @@ def wanted(urls: list[QUrl]) -> bool:
     return any(p.suffix.lower() in MODEL_SUFFIXES or _runnable(p) for p in _local_paths(urls))
 
 
-def drop(window: MainWindow, urls: list[QUrl], compare: bool) -> None:
+def drop(window: OpenHost, urls: list[QUrl], compare: bool) -> None:
     """Models open in tabs (with ``compare``, one model is diffed against the current
     tab's); images, clips, folders and test data (a test_data_set_N folder, .pb,
     .npz) run on the current model, or, dropped with a
