@@ -423,11 +423,16 @@ def test_node_names_shown_above_boxes_leave_edge_labels_clear() -> None:
     model = opened(shared_model("zoo/mnist/mnist.onnx"))
     layout = build_layout(model.graph, default_state(model.graph), "TB")
     painter = GraphPainter(layout, LIGHT)
-    names = [name_caption(b) for b in layout.boxes if b.kind == "node" and b.subtitle]
+    shifts = painter.labels.caption_shifts()  # names start past the arrows entering
+    names = [name_caption(b, shifts.get(b.id, 0.0)) for b in layout.boxes
+             if b.kind == "node" and b.subtitle]
     rec = RecordingSurface()
     painter.paint(rec, None, 1.0, PaintState(show_names=True))
-    backdrops = [args[:4] for name, args in rec.calls
-                 if name == "rect" and args[4] == LIGHT.edge_label_bg]
+    backdrops, kind = [], ""
+    for name, args in rec.calls:  # the labels' (the names above boxes have one too)
+        kind = args[1] if name == "begin_item" else kind
+        if name == "rect" and args[4] == LIGHT.edge_label_bg and kind == "edge-label":
+            backdrops.append(args[:4])
     assert len(backdrops) == len(painter.labels.placed(False).edge) >= 10
 
     def overlaps(a: tuple[float, ...], b: tuple[float, ...]) -> bool:

@@ -95,3 +95,36 @@ def test_dark_theme_draws_no_white_line_and_visible_check_boxes(window: MainWind
         assert max(indicator) > window_lightness + 60  # its outline stands out
     finally:
         window.set_appearance("light")
+
+
+def test_node_names_above_narrow_boxes_start_past_the_arrows_entering_them(
+        window: MainWindow, qtbot) -> None:
+    """View ▸ Show Node Names on the sample CNN: a name written above a box with no room
+    inside (Relu, MaxPool) was written from the box's left edge, and the arrow entering
+    the box's top ran through the text ("/features/re|lu1/Relu"). Each name now starts
+    past the arrows entering its box, and the edge labels stay clear of it."""
+    from onnxstudio.render import text as tx
+    from onnxstudio.ui.main_window import sample_model_path
+    from tests.render_support import RecordingSurface
+
+    tab = _open(qtbot, window, sample_model_path())
+    window.commands["names"].trigger()
+    painter = tab.view.painter()
+    assert painter is not None and tab.view.paint_state().show_names
+    layout = painter.layout
+    boxes = {b.id: b for b in layout.boxes}
+    rec = RecordingSurface()
+    painter.paint(rec, None, 1.0, tab.view.paint_state())
+    written = {args[2]: (args[0], args[1]) for name, args in rec.calls if name == "text"}
+    above = [b for b in layout.boxes if b.kind == "node" and b.subtitle
+             and written.get(b.subtitle, (0.0, 0.0))[1] < b.y]
+    assert len(above) >= 4  # the Relu and MaxPool boxes
+    crossed = []
+    for b in above:
+        x, _base = written[b.subtitle]
+        width = tx.text_width(b.subtitle, tx.SUBTITLE_FONT)
+        for e in layout.edges:
+            tip_x, tip_y = (e.points or painter._centre_line(e))[-1]
+            if boxes.get(e.target) is b and abs(tip_y - b.y) < 2 and x - 2 < tip_x < x + width:
+                crossed.append(b.subtitle)
+    assert not crossed

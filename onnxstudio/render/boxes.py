@@ -107,8 +107,10 @@ def halo(s: Surface, t: Theme, b: Box, state: PaintState) -> None:
 
 
 def op_box(s: Surface, t: Theme, b: Box, style: NodeStyle, state: PaintState,
-           titles: bool, details: bool) -> None:
-    """An operator: coloured header with the op type, white body with detail lines."""
+           titles: bool, details: bool, caption_shift: float = 0.0) -> None:
+    """An operator: coloured header with the op type, white body with detail lines; its
+    name, when shown and not inside, above it from ``caption_shift`` right of its left
+    edge (past the arrows entering its top)."""
     lines = b.details
     # The name goes inside the header when the layout reserved a line for it,
     # otherwise it is drawn as a caption just above the box.
@@ -144,7 +146,11 @@ def op_box(s: Surface, t: Theme, b: Box, style: NodeStyle, state: PaintState,
         s.text(b.x + b.width / 2, base, sub, tx.SUBTITLE_FONT, t.node_subtitle_text, "middle")
     elif names:
         sub = tx.elide(b.subtitle, tx.SUBTITLE_FONT, max(b.width, NAME_CAPTION_WIDTH))
-        s.text(b.x + 1.0, b.y - 3.0, sub, tx.SUBTITLE_FONT, t.edge_label)
+        x, size = b.x + caption_shift, tx.SUBTITLE_FONT.size
+        # on the edge labels' backdrop: a group's frame it runs across stays behind it
+        s.rect(x, b.y - 3.0 - size * tx.ASCENT - 1.0, tx.text_width(sub, tx.SUBTITLE_FONT) + 2.0,
+               size * (tx.ASCENT + tx.DESCENT) + 1.0, t.edge_label_bg, None)
+        s.text(x + 1.0, b.y - 3.0, sub, tx.SUBTITLE_FONT, t.edge_label)
     if has_body:
         _detail_lines(s, b, b.y + header, t.node_body_text)
 

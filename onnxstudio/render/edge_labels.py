@@ -26,6 +26,7 @@ from onnxstudio.render.theme import Theme
 LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
 MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unchecked
 ALONG = (0.25, 0.75, 0.12, 0.88)  # where else along its edge a label may go, in order
+ARROW_CLEAR = 5.0  # a node's name above its box starts this far right of an arrow's tip
 
 Candidate = tuple[float, float, float, float]  # x, baseline, width, height
 Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline, x0, y0, x1, y1
@@ -42,6 +43,7 @@ class EdgeLabels:
         self._placed: dict[bool, _PlacedLabels] = {}  # by whether node names are shown
         self._first_of_tensor: set[int] | None = None
         self._spots: dict[int, Candidate] = {}  # huge layouts: labels' spots found so far
+        self._caption_shifts: dict[str, float] | None = None
 
     @property
     def checked(self) -> bool:
@@ -197,6 +199,25 @@ class EdgeLabels:
                 break
         return rows
 
+    def caption_shifts(self) -> dict[str, float]:
+        """Per node box whose top an arrow enters where its name would be written above
+        it: how far right the name moves to start past the rightmost such arrow (written
+        from the box's left edge, names were crossed by the arrows entering narrow boxes).
+        Computed once per layout; a left-to-right layout's arrows enter at the side."""
+        if self._caption_shifts is None:
+            named = {b.id: b for b in self.layout.boxes if b.kind == "node" and b.subtitle}
+            tips: dict[str, float] = {}
+            for e in self.layout.edges:
+                b = named.get(e.target)
+                if b is None:
+                    continue
+                x, y = (e.points or self.centre_line(e))[-1]
+                if abs(y - b.y) <= 2.0 and x <= b.x + caption_width(b) + 2.0 + ARROW_CLEAR:
+                    tips[b.id] = max(x, tips.get(b.id, x))
+            self._caption_shifts = {key: max(0.0, x + ARROW_CLEAR - named[key].x)
+                                    for key, x in tips.items()}
+        return self._caption_shifts
+
     def _blocked(self, spots: list[Rect], names: bool) -> np.ndarray:
         """Per spot: whether it covers a box, a group's title (group names stay
         readable) or, when ``names``, a node's name above its box, or straddles a group's
@@ -207,7 +228,9 @@ class EdgeLabels:
         title = [(g.x, g.y, min(g.width, tx.text_width(g.label, tx.GROUP_LABEL_FONT) + 90.0),
                   GROUP_LABEL_HEIGHT) for g in layout.groups]
         if names:
-            title += [name_caption(b) for b in layout.boxes if b.kind == "node" and b.subtitle]
+            shift = self.caption_shifts()
+            title += [name_caption(b, shift.get(b.id, 0.0)) for b in layout.boxes
+                      if b.kind == "node" and b.subtitle]
         boxes = np.array([(b.x, b.y, b.width, b.height) for b in layout.boxes] + title,
                          dtype=np.float64).reshape(-1, 4)
         frames = np.array([(g.x, g.y, g.width, g.height) for g in layout.groups],
@@ -230,13 +253,19 @@ class EdgeLabels:
         return [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
 
 
-def name_caption(b: Box) -> Rect:
+def caption_width(b: Box) -> float:
+    """How wide a node's name written above its box is (boxes.op_box elides it there)."""
+    return min(tx.text_width(b.subtitle, tx.SUBTITLE_FONT), max(b.width, NAME_CAPTION_WIDTH))
+
+
+def name_caption(b: Box, shift: float = 0.0) -> Rect:
     """Where a node's name is written above its box when names are shown (boxes.op_box
-    draws it there, the layout reserving no line for it)."""
+    draws it there, the layout reserving no line for it), ``shift`` to the right of the
+    box's left edge (``EdgeLabels.caption_shifts``)."""
     font = tx.SUBTITLE_FONT
-    width = min(tx.text_width(b.subtitle, font), max(b.width, NAME_CAPTION_WIDTH))
     height = font.size * (tx.ASCENT + tx.DESCENT)
-    return (b.x, b.y - 3.0 - font.size * tx.ASCENT - 1.0, width + 2.0, height + 1.0)
+    return (b.x + shift, b.y - 3.0 - font.size * tx.ASCENT - 1.0, caption_width(b) + 2.0,
+            height + 1.0)
 
 
 def _label_rect(x: float, base: float, w: float, h: float) -> Rect:

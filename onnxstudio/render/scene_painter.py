@@ -380,8 +380,9 @@ class GraphPainter:
         if s.keeps_looks and badge is None and not bx.ringed(b, state):
             # it looks like every box of the same kind, text and size
             sub = b.subtitle if state.show_names or b.kind == "group" else ""
+            shift = self._caption_shift(b, state)
             key = (self._looks, b.kind, style.fill, style.text, style.border, b.title, sub,
-                   b.width, b.height, b.expandable, titles, details, *b.details)
+                   shift, b.width, b.height, b.expandable, titles, details, *b.details)
             s.stamp(key, (b.x, b.y), lambda: self._look(s, b, style, state, titles, details))
         else:
             bx.halo(s, t, b, state)
@@ -390,6 +391,12 @@ class GraphPainter:
                 bx.badge(s, b, badge)
         s.end_item()
 
+    def _caption_shift(self, b: Box, state: PaintState) -> float:
+        """Where the node's name above its box starts, clear of the arrows entering it."""
+        if not state.show_names or b.kind != "node":
+            return 0.0
+        return self.labels.caption_shifts().get(b.id, 0.0)
+
     def _look(self, s: Surface, b: Box, style: NodeStyle, state: PaintState, titles: bool,
               details: bool) -> None:
         if b.kind in ("input", "output"):
@@ -397,4 +404,5 @@ class GraphPainter:
         elif b.kind == "group":
             bx.group_box(s, b, style, titles)
         else:
-            bx.op_box(s, self.theme, b, style, state, titles, details)
+            bx.op_box(s, self.theme, b, style, state, titles, details,
+                      self._caption_shift(b, state))
