@@ -128,3 +128,32 @@ def test_node_names_above_narrow_boxes_start_past_the_arrows_entering_them(
             if boxes.get(e.target) is b and abs(tip_y - b.y) < 2 and x - 2 < tip_x < x + width:
                 crossed.append(b.subtitle)
     assert not crossed
+
+
+def test_the_diff_changes_list_fits_its_width_at_1280(window: MainWindow, qtbot,
+                                                      tmp_path: Path) -> None:
+    """A diff tab at 1280x800: the changes list is ~220 px wide. Its columns (mark,
+    Operator, A, B, What changed) ran 600 px, so the first names were cut at the edge and
+    what changed was off-screen. Now every column ends inside the list, each row reads
+    the node's name over what changed, and a long name is elided, not cut."""
+    edited = tiny_mlp()
+    diff_edits.change_attribute(edited, "Softmax", "axis", 1)
+    a = save(tiny_mlp(), tmp_path / "a_classifier_exported_from_the_training_run.onnx")
+    b = save(edited, tmp_path / "b_classifier_exported_from_the_training_run.onnx")
+    tab = diffing.open_diff(window, a, b)
+    tree = tab.changes.tree
+    qtbot.waitUntil(lambda: tab.result is not None and tree.topLevelItemCount() > 0,
+                    timeout=60000)
+    qtbot.wait(50)
+    assert window.width() == 1280 and tree.viewport().width() < 400
+    header = tree.header()
+    last = max(range(tree.columnCount()), key=header.sectionPosition)
+    assert header.sectionPosition(last) + header.sectionSize(last) <= tree.viewport().width()
+    assert not tree.horizontalScrollBar().isVisible()
+    item = tree.topLevelItem(0)
+    entry = tab.changes.rows()[0]
+    name, what = item.text(tree.columnCount() - 1).splitlines()
+    assert name == entry.a.label and what == "attribute axis"
+    rect = tree.visualItemRect(item)
+    assert rect.height() >= 2 * tree.fontMetrics().height()  # both lines shown
+    assert header.sectionSize(1) >= tree.fontMetrics().horizontalAdvance(entry.op_type)

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPainter, QPalette
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QGridLayout,
+    QHeaderView,
     QLineEdit,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -43,6 +48,34 @@ def describe_changes(entry: NodeDiff, result: ModelDiff | None = None) -> str:
                      for c in entry.changes)
 
 
+class _NameOverChange(QStyledItemDelegate):
+    """The node's name (elided in the middle: its layer and op stay) over what changed
+    (elided at the end)."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
+              index: QModelIndex | QPersistentModelIndex) -> None:
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        # the item's own text: the style option's has its newline as U+2028
+        lines, opt.text = str(index.data(Qt.ItemDataRole.DisplayRole)).split("\n", 1), ""
+        widget = opt.widget
+        style = widget.style() if widget is not None else QApplication.style()
+        style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
+        rect = opt.rect.adjusted(4, 0, -4, 0)
+        metrics = opt.fontMetrics
+        selected = opt.state & QStyle.StateFlag.State_Selected
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        painter.save()
+        painter.setPen(opt.palette.color(role))
+        top = rect.top() + (rect.height() - metrics.height() * len(lines)) // 2
+        for i, (line, mode) in enumerate(zip(lines, (Qt.TextElideMode.ElideMiddle,
+                                                     Qt.TextElideMode.ElideRight),
+                                             strict=False)):
+            painter.drawText(rect.left(), top + i * metrics.height() + metrics.ascent(),
+                             metrics.elidedText(line, mode, rect.width()))
+        painter.restore()
+
+
 class ChangesList(QWidget):
     """Rows of changed, added and removed nodes (matched too, on request)."""
 
@@ -65,14 +98,20 @@ class ChangesList(QWidget):
             self.boxes[status] = box
             row.addWidget(box, i // 2, i % 2)
         self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["", "Operator", "A", "B", "What changed"])
+        # Two lines a row, the node's name over what changed, in columns that fit the
+        # list's width: with A, B and What changed side by side, a 1280-wide window
+        # showed the list's first names cut at its edge, and what changed off-screen.
+        self.tree.setHeaderLabels(["", "Operator", "Node"])
         self.tree.setRootIsDecorated(False)
-        self.tree.setUniformRowHeights(True)
+        self.tree.setUniformRowHeights(True)  # every row two lines
         self.tree.setAlternatingRowColors(True)
+        self.tree.setItemDelegateForColumn(2, _NameOverChange(self.tree))
+        self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        header = self.tree.header()
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.setColumnWidth(0, 28)
-        self.tree.setColumnWidth(1, 130)
-        self.tree.setColumnWidth(2, 150)
-        self.tree.setColumnWidth(3, 150)
         self.tree.setMinimumWidth(200)
         self.tree.itemActivated.connect(self._on_item)
         self.tree.itemClicked.connect(self._on_item)
@@ -141,14 +180,17 @@ class ChangesList(QWidget):
 
     @staticmethod
     def _item(entry: NodeDiff, a: str, b: str, what: str) -> QTreeWidgetItem:
-        item = QTreeWidgetItem([MARKS[entry.status], entry.op_type, a, b, what])
+        name = a if a == b or not b else b if not a else f"{a} → {b}"
+        item = QTreeWidgetItem([MARKS[entry.status], entry.op_type,
+                                f"{name}\n{what or 'no change'}"])
         fill = DIFF_FILLS[DIFF_STATUS.index(entry.status)]
         item.setBackground(0, QBrush(QColor(fill)))
         item.setForeground(0, QBrush(QColor(text_on(fill))))
         item.setTextAlignment(0, Qt.AlignmentFlag.AlignCenter)
+        item.setTextAlignment(1, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         item.setToolTip(0, entry.status)
-        for column, text in ((2, a), (3, b), (4, what)):
-            item.setToolTip(column, text)
+        item.setToolTip(2, "\n".join(t for t in (f"A: {a}" if a else "",
+                                                  f"B: {b}" if b else "", what) if t))
         item.setData(0, Qt.ItemDataRole.UserRole, entry)
         return item
 
