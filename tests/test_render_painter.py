@@ -440,3 +440,24 @@ def test_node_names_shown_above_boxes_leave_edge_labels_clear() -> None:
             and b[1] < a[1] + a[3]
 
     assert not [r for r in backdrops if any(overlaps(r, n) for n in names)]
+
+
+def test_edge_labels_side_by_side_keep_a_gap() -> None:
+    """SqueezeNet's fire modules: the labels of the two edges entering a Concat were
+    placed 4 px apart on one line and read as one ("1×64×55×55-1×64×55×55"); labels on
+    a line now keep LABEL_GAP apart."""
+    from onnxstudio.layout.build import build_layout
+    from onnxstudio.layout.state import default_state
+    from onnxstudio.model.open import load_model
+    from tests.conftest import shared_model
+
+    model = load_model(shared_model("zoo/onnx_light/light_squeezenet.onnx"))  # shapes too
+    layout = build_layout(model.graph, default_state(model.graph), "TB")
+    placed = GraphPainter(layout, LIGHT).labels.placed(False)
+    rects = list(zip(placed.x0.tolist(), placed.y0.tolist(), placed.x1.tolist(),
+                     placed.y1.tolist(), strict=True))
+    assert len(rects) >= 50
+    close = [(a, b) for i, a in enumerate(rects) for b in rects[i + 1:]
+             if a[1] < b[3] and b[1] < a[3]  # on one line
+             and max(a[0], b[0]) - min(a[2], b[2]) < 6.0]  # closer than 6 px side by side
+    assert not close

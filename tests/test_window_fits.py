@@ -157,3 +157,30 @@ def test_the_diff_changes_list_fits_its_width_at_1280(window: MainWindow, qtbot,
     rect = tree.visualItemRect(item)
     assert rect.height() >= 2 * tree.fontMetrics().height()  # both lines shown
     assert header.sectionSize(1) >= tree.fontMetrics().horizontalAdvance(entry.op_type)
+
+
+def test_a_photo_run_at_1280_keeps_numbers_whole_and_bars_in_line(
+        window: MainWindow, qtbot) -> None:
+    """SqueezeNet on a photo at 1280x800: the Run panel's "Fed" line wrapped inside a
+    number ("range [-119." / "7, 94.06]", "116." / "8") at the break points put after
+    every "."; and each top-k bar, capped at 18 px, sat at its cell's top, its
+    percentage above the row's label and score. Numbers now stay whole and the bar's
+    middle is the row's."""
+    import re
+
+    from onnxstudio.ui.widgets.wrapping import plain
+    from tests.conftest import shared_model
+
+    model = shared_model("zoo/onnx_light/light_squeezenet.onnx")
+    photo = shared_model("images/chelsea.png")
+    _open(qtbot, window, model)
+    run = window.run_panel
+    window.run_images([str(photo)])
+    qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)
+    fed = run.results.fed_label.text()
+    assert re.search(r"\d\.\d", plain(fed))  # decimals shown (the caffe mean, the range)
+    assert not re.search(r"\d\.\u200b\d", fed)  # and never broken at their point
+    table = run.results.top_table
+    row = table.visualItemRect(table.item(0, 0))
+    bar = table.cellWidget(0, 1)
+    assert abs(bar.geometry().center().y() - row.center().y()) <= 1

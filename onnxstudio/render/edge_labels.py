@@ -27,6 +27,7 @@ LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
 MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unchecked
 ALONG = (0.25, 0.75, 0.12, 0.88)  # where else along its edge a label may go, in order
 ARROW_CLEAR = 5.0  # a node's name above its box starts this far right of an arrow's tip
+LABEL_GAP = 8.0  # side by side, two labels keep this apart (4 px read as one long label)
 
 Candidate = tuple[float, float, float, float]  # x, baseline, width, height
 Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline, x0, y0, x1, y1
@@ -158,7 +159,7 @@ class EdgeLabels:
                 continue
             for j, (x, base, _w, _h) in enumerate(cs, first):
                 rect = spots[j]
-                if blocked[j] or (check and hits(rect)):
+                if blocked[j] or (check and hits(_spaced(rect))):
                     continue
                 placed.add(rect)
                 shown.add(key)
@@ -190,7 +191,7 @@ class EdgeLabels:
                 continue
             for j, (x, base, _w, _h) in enumerate(cs, first):
                 rect = spots[j]
-                if blocked[j] or placed.hits(rect):
+                if blocked[j] or placed.hits(_spaced(rect)):
                     continue
                 placed.add(rect)
                 shown.add(key)
@@ -266,6 +267,12 @@ def name_caption(b: Box, shift: float = 0.0) -> Rect:
     height = font.size * (tx.ASCENT + tx.DESCENT)
     return (b.x + shift, b.y - 3.0 - font.size * tx.ASCENT - 1.0, caption_width(b) + 2.0,
             height + 1.0)
+
+
+def _spaced(rect: Rect) -> Rect:
+    """``rect`` with ``LABEL_GAP`` added at each side: where no earlier label may be."""
+    x, y, w, h = rect
+    return (x - LABEL_GAP, y, w + 2 * LABEL_GAP, h)
 
 
 def _label_rect(x: float, base: float, w: float, h: float) -> Rect:

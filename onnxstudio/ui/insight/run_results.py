@@ -280,9 +280,7 @@ class RunResults(QWidget):
             text = entry.label if entry.label == str(entry.index) else \
                 f"{entry.label}  [{entry.index}]"
             t.setItem(row, 0, QTableWidgetItem(text))
-            bar = ShareBar(entry.score)
-            bar.setMaximumHeight(18)
-            t.setCellWidget(row, 1, bar)
+            t.setCellWidget(row, 1, ShareBar(entry.score))
             t.setItem(row, 2, QTableWidgetItem(f"{entry.score:.4g}"))
         t.setMinimumHeight(min(320, 30 + 26 * len(view.top)))
         t.show()

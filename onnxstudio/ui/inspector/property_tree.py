@@ -42,7 +42,7 @@ COPY_ROLE = Qt.ItemDataRole.UserRole + 2
 EDIT_ROLE = Qt.ItemDataRole.UserRole + 3  # per column: the key emitted when it is edited
 
 
-_BREAK_AFTER = re.compile(r"([/_.,×\[(])(?=\S)")
+_BREAK_AFTER = re.compile(r"([/_,×\[(]|\.(?!\d))(?=\S)")  # not inside a number (1.5)
 
 
 def breakable(text: str) -> str:

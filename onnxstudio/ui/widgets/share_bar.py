@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QPainter, QPaintEvent, QPalette
-from PySide6.QtWidgets import QProgressBar, QWidget
+from PySide6.QtWidgets import QProgressBar, QStyle, QStyleOptionProgressBar, QWidget
+
+BAR_HEIGHT = 18  # the bar is this tall, centred in a taller cell
 
 
 class ShareBar(QProgressBar):
     """0..1000 per mille; the text sits right of the chunk, or inside it, in the
-    chunk's text colour, when the chunk leaves no room."""
+    chunk's text colour, when the chunk leaves no room. As a table's cell widget it
+    fills the cell and draws a ``BAR_HEIGHT`` band across its middle, so its text lines
+    up with the row's other cells (a bar capped at 18 px sat at the cell's top)."""
 
     def __init__(self, share: float, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -22,8 +26,12 @@ class ShareBar(QProgressBar):
         self.setToolTip(self.format())
 
     def paintEvent(self, event: QPaintEvent) -> None:
-        super().paintEvent(event)
         painter = QPainter(self)
+        option = QStyleOptionProgressBar()
+        self.initStyleOption(option)
+        band = min(self.height(), BAR_HEIGHT)
+        option.rect = QRect(0, (self.height() - band) // 2, self.width(), band)
+        self.style().drawControl(QStyle.ControlElement.CE_ProgressBar, option, painter, self)
         text, inner = self.format(), self.rect().adjusted(4, 0, -4, 0)
         width = self.fontMetrics().horizontalAdvance(text)
         end = inner.left() + round(inner.width() * self.value() / 1000)

@@ -8,9 +8,10 @@ import re
 
 
 def breakable(text: str) -> str:
-    """Zero-width spaces after inner separators (/ _ . : =); only for text that is not
-    selectable, as they would be copied along."""
-    text = re.sub(r"(?<=.)([/_.:=])(?=.)", "\\1\u200b", text)
+    """Zero-width spaces after inner separators (/ _ . : =), not after a decimal point
+    ("range [-119.|7" broke a number in two); only for text that is not selectable, as
+    they would be copied along."""
+    text = re.sub(r"(?<=.)([/_:=]|\.(?!\d))(?=.)", "\\1\u200b", text)
     return "/\u2060" + text[1:] if text.startswith("/") else text  # no break after a lead "/"
 
 
