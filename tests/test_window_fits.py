@@ -184,3 +184,38 @@ def test_a_photo_run_at_1280_keeps_numbers_whole_and_bars_in_line(
     row = table.visualItemRect(table.item(0, 0))
     bar = table.cellWidget(0, 1)
     assert abs(bar.geometry().center().y() - row.center().y()) <= 1
+
+
+def test_the_profiles_fused_names_drop_whole_segments_at_1280(window: MainWindow,
+                                                             qtbot) -> None:
+    """Profile the sample CNN at 1280x800: the Fused column (110 px) cut its names
+    mid-word ("…ures/relu1/Relu"); it now shortens them by whole segments, as the Node
+    column does ("…/relu1/Relu")."""
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from onnxstudio.ui.main_window import sample_model_path
+    from tests.conftest import REPO
+
+    _open(qtbot, window, sample_model_path())
+    run = window.run_panel
+    assert run.open_images([REPO / "resources" / "sample" / "digit_7.png"])
+    qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)
+    window.insight.start_profile()
+    qtbot.waitUntil(lambda: not window.insight._profiler.busy, timeout=60000)
+    panel = window.insight.profile_panel
+    view = panel.node_table()
+    qtbot.waitUntil(lambda: view.model().rowCount() > 0, timeout=10000)
+    shown = []
+    for row in range(view.model().rowCount()):
+        index = view.model().index(row, 4)
+        if not index.data():
+            continue
+        option = QStyleOptionViewItem()
+        option.rect = view.visualRect(index)
+        option.fontMetrics = view.fontMetrics()
+        view.itemDelegateForIndex(index).initStyleOption(option, index)
+        shown.append((index.data(), option.text))
+    assert shown  # Conv and Relu fused, Gemm and Relu
+    for full, text in shown:
+        assert view.fontMetrics().horizontalAdvance(text) <= view.columnWidth(4) - 10
+        assert text == full or (text.startswith("…/") and full.endswith(text[1:]))

@@ -292,6 +292,7 @@ class ProfilePanel(JobPanel):
         self._node_view = FitTableView(self.node_proxy, self.node_bars, caps={4: 110})
         self.node_names = PathDelegate(self)
         self._node_view.setItemDelegateForColumn(0, self.node_names)
+        self._node_view.setItemDelegateForColumn(4, self.node_names)  # Fused: names too
 
         self.op_model = OpTypeTableModel()
         self.op_proxy = ProfileSortProxy(self)
