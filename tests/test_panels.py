@@ -26,6 +26,7 @@ class NotesPanel:
     def __init__(self, host: PanelHost) -> None:
         self.label = QLabel("No model")
         self.selected: list[str] = []
+        self.runs: list[tuple[ModelTab | None, int]] = []
 
     def docks(self) -> Sequence[DockSpec]:
         return [DockSpec("notes", "Notes", self.label, LEFT)]
@@ -36,6 +37,9 @@ class NotesPanel:
 
     def show_selection(self, tab: ModelTab, ids: list[str]) -> None:
         self.selected = ids
+
+    def show_run(self, tab: ModelTab | None, outcomes: Sequence[object]) -> None:
+        self.runs.append((tab, len(outcomes)))
 
     def shutdown(self) -> None:
         pass
@@ -83,7 +87,7 @@ def test_the_version_follows_the_docks_names_and_order() -> None:
     assert dock_state_version(names) != dock_state_version([*names, "dock_notes"])
 
 
-def test_a_registered_panel_follows_the_current_model_and_selection(
+def test_a_registered_panel_follows_the_current_model_selection_and_run(
         qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(main_window, "PANELS", [*PANELS, NotesPanel])
     window = _window(qtbot)
@@ -97,6 +101,10 @@ def test_a_registered_panel_follows_the_current_model_and_selection(
     node = tab.model.graph.nodes[0].id
     tab.view.set_selection([node])
     assert notes.selected == [node]
+    run = window.run_panel
+    assert run.run_random()
+    qtbot.waitUntil(lambda: bool(notes.runs), timeout=60000)
+    assert notes.runs == [(tab, 1)]
     window.close_tab(0)
     assert notes.label.text() == "No model"
     _close(window)

@@ -143,6 +143,8 @@ class MainWindow(QMainWindow):
         self.cost = self.panel(CostDocks).cost
         self.edits = self.panel(EditHistory).room
         editing.connect_room(self, self.edits)
+        self.run_panel.runFinished.connect(
+            lambda outcomes: self.panels.show_run(self.current_tab(), outcomes))
 
     # -- what panels and controllers ask of the window (panels.PanelHost, window_api) ---
     def window_widget(self) -> QMainWindow:

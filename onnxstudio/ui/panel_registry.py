@@ -20,6 +20,7 @@ from onnxstudio.ui.widgets.scrolled import scrolled
 
 if TYPE_CHECKING:
     from onnxstudio.model import Model
+    from onnxstudio.runner.pipeline import RunOutcome
     from onnxstudio.ui.canvas.model_tab import ModelTab
 
 
@@ -31,6 +32,9 @@ class _Quiet:
         pass
 
     def show_selection(self, tab: ModelTab, ids: list[str]) -> None:
+        pass
+
+    def show_run(self, tab: ModelTab | None, outcomes: Sequence[RunOutcome]) -> None:
         pass
 
     def shutdown(self) -> None:

@@ -16,6 +16,7 @@ from onnxstudio.ui.widgets.dock_spec import DockSpec
 
 if TYPE_CHECKING:
     from onnxstudio.model import Model
+    from onnxstudio.runner.pipeline import RunOutcome
     from onnxstudio.ui.canvas.model_tab import ModelTab
 
 
@@ -29,6 +30,9 @@ class Panel(Protocol):
 
     def show_selection(self, tab: ModelTab, ids: list[str]) -> None:
         """The boxes selected on the current canvas."""
+
+    def show_run(self, tab: ModelTab | None, outcomes: Sequence[RunOutcome]) -> None:
+        """The Run panel finished a run of the current tab's model."""
 
     def shutdown(self) -> None:
         """The window closes: stop background work."""
@@ -141,6 +145,10 @@ class PanelSet:
     def show_selection(self, tab: ModelTab, ids: list[str]) -> None:
         for panel in self.panels:
             panel.show_selection(tab, ids)
+
+    def show_run(self, tab: ModelTab | None, outcomes: Sequence[RunOutcome]) -> None:
+        for panel in self.panels:
+            panel.show_run(tab, outcomes)
 
     def shutdown(self) -> None:
         for panel in self.panels:
