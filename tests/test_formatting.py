@@ -51,3 +51,11 @@ def test_shapes_compact_and_listed() -> None:
     assert shape_text(None) == "?"
     assert shape_list([1, None, 3]) == "[1, ?, 3]"
     assert shape_list(None) == "?"
+
+
+def test_elide_path_cuts_a_dotted_weight_name_at_its_dots_keeping_the_layer() -> None:
+    from onnxstudio.model.formatting import elide_path
+
+    name = "encoder.layer.0.attention.self.query.weight"
+    assert elide_path(name, lambda t: len(t) <= 21) == "…layer.0…query.weight"
+    assert elide_path("1.5", lambda t: False) == "1.5"  # a number is no path

@@ -219,3 +219,55 @@ def test_the_profiles_fused_names_drop_whole_segments_at_1280(window: MainWindow
     for full, text in shown:
         assert view.fontMetrics().horizontalAdvance(text) <= view.columnWidth(4) - 10
         assert text == full or (text.startswith("…/") and full.endswith(text[1:]))
+
+
+def _bert_like(path: Path) -> Path:
+    """Four layers of scoped MatMul/Add nodes and weights named as a BERT export's."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.builders import make_model
+
+    nodes, weights, value = [], [], "x"
+    for i in range(4):
+        scope = f"/encoder/layer.{i}/attention/self/query"
+        w = f"encoder.layer.{i}.attention.self.query.weight"
+        weights.append(numpy_helper.from_array(np.eye(64, dtype=np.float32), w))
+        nodes.append(helper.make_node("MatMul", [value, w], [f"{scope}/MatMul_output_0"],
+                                      name=f"{scope}/MatMul"))
+        value = f"{scope}/MatMul_output_0"
+    graph = helper.make_graph(
+        nodes, "bert_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info(value, TensorProto.FLOAT, [1, 64])],
+        initializer=weights)
+    return save(make_model(graph), path)
+
+
+def test_search_results_name_the_layer_at_1280(window: MainWindow, qtbot,
+                                               tmp_path: Path) -> None:
+    """Find "query" in a BERT-like model at 1280x800: the Kind column took its contents'
+    width and left the names ~70 px ("/en…Mul", "/enc…ight" on every row alike). Kind
+    now takes two fifths at most, and a name drops whole segments, keeping its layer."""
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    _open(qtbot, window, _bert_like(tmp_path / "bert_like.onnx"))
+    window.find_in_model()
+    search = window.inspector.search
+    search.edit.setText("query")
+    search.run_search()
+    results = search.results
+    qtbot.waitUntil(lambda: results.topLevelItemCount() >= 8, timeout=10000)
+    qtbot.wait(50)
+    room = results.viewport().width()
+    assert results.columnWidth(1) <= max(80, room * 2 // 5)
+    shown = []
+    for row in range(results.topLevelItemCount()):
+        index = results.model().index(row, 0)
+        option = QStyleOptionViewItem()
+        option.rect = results.visualRect(index)
+        option.fontMetrics = results.fontMetrics()
+        results.itemDelegateForIndex(index).initStyleOption(option, index)
+        shown.append(option.text)
+        assert results.fontMetrics().horizontalAdvance(option.text) <= option.rect.width()
+    layers = {n for n in range(4) if any(f"layer.{n}" in text for text in shown)}
+    assert layers == {0, 1, 2, 3}  # each row says which layer it is

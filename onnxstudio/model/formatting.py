@@ -7,6 +7,7 @@ weights panel, the profile table and its summary line, ``info`` and the Model pa
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import SupportsFloat, TypeGuard
@@ -111,10 +112,18 @@ def model_title(path: str | os.PathLike[str]) -> str:
 def elide_path(text: str, fits: Callable[[str], bool]) -> str:
     """A scoped name shortened by whole segments from its start, keeping its last one and
     those that number something ("…/layer.3/…/MatMul", where eliding characters showed
-    "…ion/self/MatMul" for every layer alike). The caller's elision handles the rest."""
-    if fits(text) or "/" not in text:
+    "…ion/self/MatMul" for every layer alike). A dotted name without "/" (a weight,
+    "encoder.layer.3.attention.self.query.weight") is cut at its dots, a number staying
+    with the word before it ("…layer.3.….query.weight"). The caller's elision handles the
+    rest."""
+    if fits(text):
         return text
-    parts = text.split("/")
+    if "/" in text:
+        parts, sep = text.split("/"), "/"
+    elif "." in text:
+        parts, sep = re.split(r"\.(?!\d)", text), "."
+    else:
+        return text
     keep = [True] * len(parts)
     numbered = [any(c.isdigit() for c in p) for p in parts]
     order = [i for i in range(len(parts) - 1) if not numbered[i]]
@@ -122,17 +131,18 @@ def elide_path(text: str, fits: Callable[[str], bool]) -> str:
     candidate = text
     for i in order:
         keep[i] = False
-        candidate = _joined(parts, keep)
+        candidate = _joined(parts, keep, sep)
         if fits(candidate):
             break
     return candidate
 
 
-def _joined(parts: list[str], keep: list[bool]) -> str:
+def _joined(parts: list[str], keep: list[bool], sep: str) -> str:
     out: list[str] = []
     for part, kept in zip(parts, keep, strict=True):
         if kept:
             out.append(part)
         elif not out or out[-1] != "…":
             out.append("…")
-    return "/".join(out)
+    joined = sep.join(out)
+    return joined.replace(".…", "…").replace("….", "…") if sep == "." else joined

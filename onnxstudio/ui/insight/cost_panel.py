@@ -35,7 +35,7 @@ from onnxstudio.model.cost import ModelCost, NodeCost, ScopeCost
 from onnxstudio.model.formatting import human_bytes, human_count
 from onnxstudio.render.overlay import COST_METRICS
 from onnxstudio.ui.insight.job_panel import JobPanel
-from onnxstudio.ui.insight.profile_tables import PathDelegate
+from onnxstudio.ui.widgets.path_delegate import PathDelegate
 from onnxstudio.ui.widgets.tables import RIGHT, Column, RecordTableModel
 
 NO_MODEL_TEXT = "Open a model to see what each node costs"

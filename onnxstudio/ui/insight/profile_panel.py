@@ -51,11 +51,11 @@ from onnxstudio.ui.insight.profile_tables import (
     FitTableView,
     NodeTableModel,
     OpTypeTableModel,
-    PathDelegate,
     ProfileSortProxy,
     ShareBarDelegate,
 )
 from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.widgets.path_delegate import PathDelegate
 
 NO_MODEL_TEXT = "Open a model, then Profile run to see where the time goes"
 EMPTY_TEXT = ("Profile run to see where the time goes: it times the Run panel's last "

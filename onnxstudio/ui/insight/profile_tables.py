@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.model.formatting import elide_path, format_ms, plural
+from onnxstudio.model.formatting import format_ms, plural
 from onnxstudio.runner.profile_rows import NodeRow, OpRow
 from onnxstudio.ui.widgets.tables import (
     RIGHT,
@@ -129,18 +129,6 @@ class ProfileSortProxy(QSortFilterProxyModel):
         source = self.sourceModel()
         if source is not None:
             source.sort(column, order)
-
-
-class PathDelegate(QStyledItemDelegate):
-    """A scoped node name drops whole segments, keeping the layer's number and the last
-    one ("…/layer.3/…/MatMul"); eliding characters left "…ion/self/MatMul" on every
-    layer's row alike."""
-
-    def initStyleOption(self, option: QStyleOptionViewItem,
-                        index: QModelIndex | QPersistentModelIndex) -> None:
-        super().initStyleOption(option, index)
-        metrics, room = option.fontMetrics, option.rect.width() - 10  # the cell's padding
-        option.text = elide_path(option.text, lambda t: metrics.horizontalAdvance(t) <= room)
 
 
 class ShareBarDelegate(QStyledItemDelegate):

@@ -1,0 +1,20 @@
+"""Scoped node names shortened by whole segments in a table or tree column."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
+
+from onnxstudio.model.formatting import elide_path
+
+
+class PathDelegate(QStyledItemDelegate):
+    """A scoped node name drops whole segments, keeping the layer's number and the last
+    one ("…/layer.3/…/MatMul"); eliding characters left "…ion/self/MatMul" on every
+    layer's row alike."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem,
+                        index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        metrics, room = option.fontMetrics, option.rect.width() - 10  # the cell's padding
+        option.text = elide_path(option.text, lambda t: metrics.horizontalAdvance(t) <= room)
