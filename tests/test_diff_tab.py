@@ -79,7 +79,7 @@ def test_diff_tab_colours_lists_and_jumps(window, qtbot, edited_pair) -> None:
     tab.changes.tree.itemClicked.emit(item, 0)
     assert tab.side_a.view.selected_ids() == [node_id(tab.side_a, "Softmax")]
     assert tab.side_b.view.selected_ids() == [node_id(tab.side_b, "Softmax")]
-    page = tab.details.toPlainText()
+    page = tab.details.toPlainText().replace("\u200b", "")  # break points in names
     assert "axis" in page and "-1" in page and "op_4" in page
     assert tab.details.entry is tab.changes.rows()[1]
 

@@ -271,3 +271,30 @@ def test_search_results_name_the_layer_at_1280(window: MainWindow, qtbot,
         assert results.fontMetrics().horizontalAdvance(option.text) <= option.rect.width()
     layers = {n for n in range(4) if any(f"layer.{n}" in text for text in shown)}
     assert layers == {0, 1, 2, 3}  # each row says which layer it is
+
+
+def test_the_pair_details_show_both_sides_at_1280(window: MainWindow, qtbot,
+                                                  tmp_path: Path) -> None:
+    """A diff at 1280x800, a changed MaxPool picked: its pair details (~220 px) held
+    "float32[N×16×4×4]" and scoped names with no place to wrap, so the table grew past
+    the pane and the B column, the point of a diff, was off-screen. Now long values wrap
+    at their separators and both columns are in view."""
+    import onnx
+
+    from onnxstudio.ui.main_window import sample_model_path
+
+    edited = onnx.load(str(sample_model_path()))
+    pool = next(n for n in edited.graph.node if n.op_type == "MaxPool")
+    next(a for a in pool.attribute if a.name == "strides").ints[:] = [1, 1]
+    a = save(onnx.load(str(sample_model_path())), tmp_path / "digits_cnn.onnx")
+    b = save(edited, tmp_path / "digits_cnn_edited.onnx")
+    tab = diffing.open_diff(window, a, b)
+    qtbot.waitUntil(lambda: tab.result is not None and all(
+        t.layout_data is not None and not t.busy for t in tab.tabs()), timeout=60000)
+    entry = next(e for e in tab.changes.rows() if e.op_type == "MaxPool")
+    tab.jump_to(entry)
+    details = tab.details
+    qtbot.wait(50)
+    assert window.width() == 1280 and details.viewport().width() < 400
+    assert details.horizontalScrollBar().maximum() == 0
+    assert "[1, 1]" in details.toPlainText()  # B's strides

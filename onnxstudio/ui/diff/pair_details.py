@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from PySide6.QtGui import QTextOption
@@ -15,6 +16,10 @@ from onnxstudio.model.graph import Node
 from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, text_on
 
 HIGHLIGHT = DIFF_FILLS[1]  # the "changed" amber
+# Where a long value may wrap: after a scope's "/", "_", ",", "×" or "[" (never inside a
+# number). Without them "float32[N×16×4×4]" and scoped names were unbreakable, the
+# table grew past a 220 px pane and the B column (the point of a diff) went off-screen.
+_BREAK_AFTER = re.compile(r"([/_,×\[(])(?=\S)")
 EMPTY = ("<p style='color:gray'>Click a node on either side, or a row of the list, "
          "to compare its two versions here.</p>")
 
@@ -27,12 +32,12 @@ def _text(value: Any) -> str:
     if isinstance(value, list):
         shown = ", ".join(_text(v) for v in value[:16])
         return "[" + shown + (", …" if len(value) > 16 else "") + "]"
-    return html.escape(str(value))
+    return _BREAK_AFTER.sub("\\1\u200b", html.escape(str(value)))
 
 
 def _row(label: str, a: Any, b: Any, differs: bool) -> str:
     style = f" style='background:{HIGHLIGHT}; color:{text_on(HIGHLIGHT)}'" if differs else ""
-    return (f"<tr{style}><td><b>{html.escape(label)}</b></td><td>{_text(a)}</td>"
+    return (f"<tr{style}><td><b>{_text(label)}</b></td><td>{_text(a)}</td>"
             f"<td>{_text(b)}</td></tr>")
 
 
