@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from onnxstudio.ui import diffing
 from onnxstudio.ui.main_window import MainWindow
@@ -298,3 +299,34 @@ def test_the_pair_details_show_both_sides_at_1280(window: MainWindow, qtbot,
     assert window.width() == 1280 and details.viewport().width() < 400
     assert details.horizontalScrollBar().maximum() == 0
     assert "[1, 1]" in details.toPlainText()  # B's strides
+
+
+def test_compare_names_each_value_at_1280(window: MainWindow, qtbot) -> None:
+    """Compare Runs on the sample CNN at 1280x800: the Value column elided by characters,
+    so conv1's and conv2's outputs both read "/features/c…nv_output_0" (and the pools,
+    the relus alike). Values now drop whole segments and each row's text is its own."""
+    from PySide6.QtWidgets import QStyleOptionViewItem
+
+    from onnxstudio.ui.main_window import sample_model_path
+    from tests.conftest import REPO
+
+    _open(qtbot, window, sample_model_path())
+    run = window.run_panel
+    assert run.open_images([REPO / "resources" / "sample" / "digit_7.png"])
+    qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)
+    window.insight.start_compare()
+    qtbot.waitUntil(lambda: not window.insight._comparer.busy, timeout=60000)
+    view = window.insight.compare_panel.intermediates_view
+    qtbot.waitUntil(lambda: view.model().rowCount() >= 10, timeout=10000)
+    qtbot.wait(50)
+    shown = []
+    for row in range(view.model().rowCount()):
+        index = view.model().index(row, 1)
+        option = QStyleOptionViewItem()
+        option.rect = view.visualRect(index)
+        option.fontMetrics = view.fontMetrics()
+        view.itemDelegateForIndex(index).initStyleOption(option, index)
+        text = view.fontMetrics().elidedText(option.text, Qt.TextElideMode.ElideMiddle,
+                                             option.rect.width() - 10)  # as it is painted
+        shown.append(text)
+    assert len(set(shown)) == len(shown), shown

@@ -111,11 +111,11 @@ def model_title(path: str | os.PathLike[str]) -> str:
 
 def elide_path(text: str, fits: Callable[[str], bool]) -> str:
     """A scoped name shortened by whole segments from its start, keeping its last one and
-    those that number something ("…/layer.3/…/MatMul", where eliding characters showed
-    "…ion/self/MatMul" for every layer alike). A dotted name without "/" (a weight,
-    "encoder.layer.3.attention.self.query.weight") is cut at its dots, a number staying
-    with the word before it ("…layer.3.….query.weight"). The caller's elision handles the
-    rest."""
+    those that number something, which are never dropped ("…/layer.3/…/MatMul", where
+    eliding characters showed "…ion/self/MatMul" for every layer alike). A dotted name
+    without "/" (a weight, "encoder.layer.3.attention.self.query.weight") is cut at its
+    dots, a number staying with the word before it ("…layer.3…query.weight"). The
+    caller's elision handles the rest."""
     if fits(text):
         return text
     if "/" in text:
@@ -126,8 +126,9 @@ def elide_path(text: str, fits: Callable[[str], bool]) -> str:
         return text
     keep = [True] * len(parts)
     numbered = [any(c.isdigit() for c in p) for p in parts]
+    # numbered segments stay: without them "…/MaxPool_output_0" named pool1 and pool2
+    # alike; when the rest does not fit, the caller's elision cuts characters
     order = [i for i in range(len(parts) - 1) if not numbered[i]]
-    order += [i for i in range(len(parts) - 1) if numbered[i]]
     candidate = text
     for i in order:
         keep[i] = False

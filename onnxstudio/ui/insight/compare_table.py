@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.model.formatting import format_number, shape_text
 from onnxstudio.runner.compare import Difference
+from onnxstudio.ui.widgets.path_delegate import PathDelegate
 from onnxstudio.ui.widgets.tables import CENTER, RIGHT, SORT_ROLE, Column, RecordTableModel
 
 NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 2  # "n12", or None for a value no node produces
@@ -177,6 +178,9 @@ class DifferenceView(QTableView):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        # value names by whole segments: elided by characters, conv1's and conv2's outputs
+        # both read "/features/c…nv_output_0" at 1280
+        self.setItemDelegateForColumn(1 if source.intermediates else 0, PathDelegate(self))
         self.setWordWrap(False)
         self.setSortingEnabled(True)
         self.verticalHeader().setVisible(False)
