@@ -330,3 +330,25 @@ def test_compare_names_each_value_at_1280(window: MainWindow, qtbot) -> None:
                                              option.rect.width() - 10)  # as it is painted
         shown.append(text)
     assert len(set(shown)) == len(shown), shown
+
+
+def test_diff_pane_captions_keep_the_end_of_long_file_names(window: MainWindow, qtbot,
+                                                            tmp_path: Path) -> None:
+    """Two exports of one model at 1280x800: the panes' captions were cut at the pane's
+    edge ("B · digits_cnn_exported_from_the_train"), hiding the "_edited" that tells them
+    apart. They are now elided in the middle and keep the end."""
+    from PySide6.QtWidgets import QLabel
+
+    edited = tiny_mlp()
+    diff_edits.change_attribute(edited, "Softmax", "axis", 1)
+    stem = "digits_cnn_exported_from_the_training_run"
+    a = save(tiny_mlp(), tmp_path / f"{stem}.onnx")
+    b = save(edited, tmp_path / f"{stem}_edited.onnx")
+    tab = diffing.open_diff(window, a, b)
+    qtbot.waitUntil(lambda: tab.result is not None and all(
+        t.layout_data is not None and not t.busy for t in tab.tabs()), timeout=60000)
+    qtbot.wait(50)
+    [label] = [w for w in tab.findChildren(QLabel) if w.toolTip() == str(b)]
+    shown = label.shown_text() if hasattr(label, "shown_text") else label.text()
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+    assert shown.startswith("B · ") and shown.endswith("_edited.onnx")

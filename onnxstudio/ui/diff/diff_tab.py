@@ -39,6 +39,7 @@ from onnxstudio.ui.diff.changes_list import ChangesList, describe_all
 from onnxstudio.ui.diff.pair_details import PairDetails
 from onnxstudio.ui.diff.sync import ViewSync
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
+from onnxstudio.ui.widgets.status import ElidedLabel
 
 
 @dataclass
@@ -76,11 +77,13 @@ def compute(path_a: Path, path_b: Path, context: TaskContext) -> Computed:
 
 def _captioned(tab: ModelTab, caption: str) -> QWidget:
     holder = QWidget()
-    label = QLabel(caption)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    label.setStyleSheet("font-weight: 600; padding: 2px 6px;")
-    label.setToolTip(str(tab.path))
-    # a long file name is cut, never widening the pane (the tooltip has the whole path)
+    # a long file name is elided in the middle, never widening the pane: two exports of
+    # one model differ at the end ("…_edited.onnx"), which a plain label cut off
+    label = ElidedLabel(mode=Qt.TextElideMode.ElideMiddle)
+    label.setText(caption)
+    label.setStyleSheet("font-weight: 600;")
+    label.setContentsMargins(6, 2, 6, 2)
+    label.setToolTip(str(tab.path))  # the whole path
     label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     box = QVBoxLayout(holder)
     box.setContentsMargins(0, 0, 0, 0)

@@ -16,10 +16,13 @@ from PySide6.QtWidgets import QLabel, QPushButton, QSizePolicy, QStatusBar, QWid
 
 
 class ElidedLabel(QLabel):
-    """One line of text, cut with "…" to the width it is given (whole in the tooltip)."""
+    """One line of text, cut with "…" to the width it is given (whole in the tooltip);
+    ``mode`` where: at the end, or in the middle (two file names differing at the end)."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None,
+                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight) -> None:
         super().__init__(parent)
+        self.mode = mode
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
 
     def minimumSizeHint(self) -> QSize:
@@ -30,10 +33,13 @@ class ElidedLabel(QLabel):
         super().setText(text)
         self.setToolTip(text if text else "")
 
+    def shown_text(self) -> str:
+        """The text as drawn, cut to the label's width."""
+        return self.fontMetrics().elidedText(self.text(), self.mode, self.contentsRect().width())
+
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
-        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight,
-                                             self.contentsRect().width())
+        text = self.shown_text()
         painter.setPen(self.palette().windowText().color())
         painter.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft
                                                   | Qt.AlignmentFlag.AlignVCenter), text)
