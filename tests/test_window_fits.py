@@ -299,6 +299,13 @@ def test_the_pair_details_show_both_sides_at_1280(window: MainWindow, qtbot,
     assert window.width() == 1280 and details.viewport().width() < 400
     assert details.horizontalScrollBar().maximum() == 0
     assert "[1, 1]" in details.toPlainText()  # B's strides
+    # and in the list, the two pools' names read apart ("/featur…MaxPool" twice before)
+    tree = tab.changes.tree
+    delegate = tree.itemDelegateForColumn(2)
+    names = [delegate.shown(tree.topLevelItem(row).text(2), tree.fontMetrics(),
+                            tree.columnWidth(2) - 8)[0]
+             for row, e in enumerate(tab.changes.rows()) if e.op_type == "MaxPool"]
+    assert len(names) == 2 and names[0] != names[1], names
 
 
 def test_compare_names_each_value_at_1280(window: MainWindow, qtbot) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QPainter, QPalette
+from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.model.diff import ModelDiff, NodeDiff
+from onnxstudio.model.formatting import elide_path
 from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, text_on
 from onnxstudio.ui.tasks import next_turn
 
@@ -49,15 +50,24 @@ def describe_changes(entry: NodeDiff, result: ModelDiff | None = None) -> str:
 
 
 class _NameOverChange(QStyledItemDelegate):
-    """The node's name (elided in the middle: its layer and op stay) over what changed
-    (elided at the end)."""
+    """The node's name (by whole segments, then in the middle: its layer and op stay, and
+    pool1's and pool2's MaxPool differ) over what changed (elided at the end)."""
+
+    @staticmethod
+    def shown(text: str, metrics: QFontMetrics, width: int) -> list[str]:
+        """The two lines as drawn in ``width`` pixels."""
+        lines = text.split("\n", 1)
+        lines[0] = elide_path(lines[0], lambda t: metrics.horizontalAdvance(t) <= width)
+        modes = (Qt.TextElideMode.ElideMiddle, Qt.TextElideMode.ElideRight)
+        return [metrics.elidedText(line, mode, width)
+                for line, mode in zip(lines, modes, strict=False)]
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
         opt = QStyleOptionViewItem(option)
         self.initStyleOption(opt, index)
         # the item's own text: the style option's has its newline as U+2028
-        lines, opt.text = str(index.data(Qt.ItemDataRole.DisplayRole)).split("\n", 1), ""
+        text, opt.text = str(index.data(Qt.ItemDataRole.DisplayRole)), ""
         widget = opt.widget
         style = widget.style() if widget is not None else QApplication.style()
         style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, widget)
@@ -65,14 +75,12 @@ class _NameOverChange(QStyledItemDelegate):
         metrics = opt.fontMetrics
         selected = opt.state & QStyle.StateFlag.State_Selected
         role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text
+        lines = self.shown(text, metrics, rect.width())
         painter.save()
         painter.setPen(opt.palette.color(role))
         top = rect.top() + (rect.height() - metrics.height() * len(lines)) // 2
-        for i, (line, mode) in enumerate(zip(lines, (Qt.TextElideMode.ElideMiddle,
-                                                     Qt.TextElideMode.ElideRight),
-                                             strict=False)):
-            painter.drawText(rect.left(), top + i * metrics.height() + metrics.ascent(),
-                             metrics.elidedText(line, mode, rect.width()))
+        for i, line in enumerate(lines):
+            painter.drawText(rect.left(), top + i * metrics.height() + metrics.ascent(), line)
         painter.restore()
 
 
