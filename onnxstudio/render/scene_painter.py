@@ -83,7 +83,6 @@ class GraphPainter:
         self.labels = EdgeLabels(layout, self.index, self._centre_line)
         self.routes_from: GraphPainter | None = None  # whose routes this one reuses
         self._strokes: dict[tuple[str, float, bool], Stroke] = {}  # edges share a few
-        self._looks = id(theme)  # first in the keys of this painter's stamps, then the kind
         self._categories: tuple[np.ndarray, list[str]] | None = None  # box_categories
 
     @classmethod
@@ -231,7 +230,7 @@ class GraphPainter:
         the edges, so an edge entering the frame passes under its title, never across."""
         s.begin_item(g.id + "#title", "group-title", g.label, "")
         if s.keeps_looks:
-            s.stamp((self._looks, "group-title", g.label, g.node_count, g.width, g.depth),
+            s.stamp((id(self.theme), "group-title", g.label, g.node_count, g.width, g.depth),
                     (g.x, g.y), lambda: self._group_title(s, g))
         else:
             self._group_title(s, g)
@@ -335,6 +334,12 @@ class GraphPainter:
                 by_box.setdefault(fill, []).append((b.x, b.y, b.width, b.height))
             for fill, rects in by_box.items():
                 s.rects(rects, fill, None)
+        self.coarse_marks(s, state)
+
+    def coarse_marks(self, s: Surface, state: PaintState) -> None:
+        """Search matches, selection, hover and flash as filled rectangles at the coarse
+        level of detail (a canvas draws them over its far-zoom picture too)."""
+        theme = self.theme
         marked = [(bid, theme.flash) for bid in state.highlighted]
         marked += [(bid, theme.selection) for bid in state.selected]
         if state.hovered:
@@ -380,7 +385,7 @@ class GraphPainter:
         if s.keeps_looks and badge is None and not bx.ringed(b, state):
             # it looks like every box of the same kind, text and size
             sub = b.subtitle if state.show_names or b.kind == "group" else ""
-            key = (self._looks, b.kind, style.fill, style.text, style.border, b.title, sub,
+            key = (id(self.theme), b.kind, style.fill, style.text, style.border, b.title, sub,
                    b.width, b.height, b.expandable, titles, details, *b.details)
             s.stamp(key, (b.x, b.y), lambda: self._look(s, b, style, state, titles, details))
         else:

@@ -1,0 +1,123 @@
+"""What the canvas keeps between frames (issue 35): box looks as pixmaps per zoom, reused
+on a pan and dropped with the theme; a big graph's far-zoom pictures, painted on a worker
+and following the theme. Each is checked against the same view painted without it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QColor, QImage
+
+from onnxstudio.render.qt_surface import QtSurface
+from onnxstudio.render.theme import DARK
+from onnxstudio.ui.canvas import far_view, graph_canvas
+from onnxstudio.ui.canvas.graph_view import GraphView
+from tests.render_support import grid_layout
+
+
+@pytest.fixture
+def view(qtbot) -> GraphView:
+    v = GraphView()
+    qtbot.addWidget(v)
+    v.resize(900, 700)
+    v.show()
+    qtbot.waitExposed(v)
+    return v
+
+
+def _pixels(image: QImage) -> np.ndarray:
+    image = image.convertToFormat(QImage.Format.Format_RGB32)
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(),
+                                                              image.bytesPerLine())
+    return rows[:, :image.width() * 4].astype(int)
+
+
+def _plain(view: GraphView, monkeypatch: pytest.MonkeyPatch) -> QImage:
+    """The view as painted without what this module tests: every shape drawn in place."""
+    with monkeypatch.context() as m:
+        m.setattr(graph_canvas, "ScreenSurface", QtSurface)
+        m.setattr(view.far, "draw", lambda *_args: False)
+        view._surface = None
+        image = view.viewport().grab().toImage()
+    view._surface = None
+    return image
+
+
+def _alike(a: QImage, b: QImage) -> None:
+    diff = np.abs(_pixels(a) - _pixels(b))
+    assert diff.mean() < 1.0  # out of 255: antialiased edges a quarter pixel apart at most
+    assert (diff > 64).mean() < 0.002
+
+
+def test_box_looks_are_drawn_once_per_zoom_and_reused_on_a_pan(
+        view: GraphView, monkeypatch: pytest.MonkeyPatch) -> None:
+    layout = grid_layout(400)  # nine categories: nine looks, and one edge label
+    view.set_layout(layout, keep_view=False)
+    view._set_scale(1.0)
+    view.centerOn(QPointF(900.0, 700.0))
+    shown = view.viewport().grab().toImage()
+    surface: Any = view._surface
+    first = surface.stamps_drawn
+    assert 0 < first <= 10
+    _alike(shown, _plain(view, monkeypatch))
+
+    view.viewport().grab()  # a fresh surface after _plain
+    surface = view._surface
+    drawn = surface.stamps_drawn
+    bar = view.horizontalScrollBar()
+    for step in (360, -180, 540):  # columns on and back: new boxes, the same looks
+        bar.setValue(bar.value() + step)
+        view.viewport().grab()
+        assert surface.stamps_drawn == drawn
+    view._set_scale(0.8)
+    view.viewport().grab()
+    assert surface.stamps_drawn > drawn  # another zoom: drawn again
+    drawn = surface.stamps_drawn
+
+    view.set_theme(DARK)
+    dark = view.viewport().grab().toImage()
+    assert surface.stamps_drawn > drawn  # the light looks were dropped
+    _alike(dark, _plain(view, monkeypatch))
+    shown_ids = view.visible_box_ids()
+    box = layout.box(shown_ids[len(shown_ids) // 2])
+    assert box is not None
+    header = view.mapFromScene(QPointF(box.x + 8.0, box.y + 5.0))  # left of the title
+    assert QColor(dark.pixel(header)) == QColor(DARK.node(box.category).fill)
+
+
+def test_a_big_graph_far_away_is_drawn_from_its_picture(
+        view: GraphView, qtbot, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(far_view, "MIN_BOXES", 500)
+    view.set_layout(grid_layout(100), keep_view=False)
+    assert not view.far.pending() and not view.far.ready()  # small: painted directly
+
+    layout = grid_layout(900)
+    view.set_layout(layout, keep_view=False)
+    assert view.far.pending()
+    qtbot.waitUntil(view.far.ready, timeout=20_000)
+    view._set_scale(0.05)
+    view.centerOn(QPointF(layout.width / 2, layout.height / 2))
+    view.viewport().repaint()
+    surface: Any = view._surface
+    drawn: list[Any] = []
+    real = surface.rects
+    surface.rects = lambda *args: (drawn.append(args), real(*args))
+    far = view.viewport().grab().toImage()
+    assert drawn == []  # the picture, no rectangle handed to Qt
+    _alike(far, _plain(view, monkeypatch))
+
+    view.set_theme(DARK)
+    assert not view.far.ready()
+    qtbot.waitUntil(view.far.ready, timeout=20_000)
+    dark = view.viewport().grab().toImage()
+    _alike(dark, _plain(view, monkeypatch))
+
+    box = layout.boxes[len(layout.boxes) // 2]
+    view.set_selection([box.id])
+    centre = view.map_box_to_view(box.id)
+    assert centre is not None
+    selected = view.viewport().grab().toImage()
+    assert QColor(selected.pixel(centre.x(), centre.y())) == QColor(DARK.selection)
