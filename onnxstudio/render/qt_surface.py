@@ -246,11 +246,11 @@ class QtSurface(Surface):
     def rects(self, boxes: Sequence[tuple[float, float, float, float]] | np.ndarray,
               fill: str | None, stroke: Stroke | None) -> None:
         self._hold(self._pen(stroke), self._brush(fill))
-        _draw_rows(self.p.drawRects, QRectF, boxes)
+        draw_rows(self.p.drawRects, QRectF, boxes)
 
     def lines(self, segments: np.ndarray, stroke: Stroke) -> None:
         self._hold_pen(self._pen(stroke))
-        _draw_rows(self.p.drawLines, QLineF, segments)
+        draw_rows(self.p.drawLines, QLineF, segments)
 
 
 def _four_doubles(kind: type[QLineF] | type[QRectF]) -> bool:
@@ -264,7 +264,7 @@ def _four_doubles(kind: type[QLineF] | type[QRectF]) -> bool:
 _AS_ARRAYS = _four_doubles(QLineF) and _four_doubles(QRectF)
 
 
-def _draw_rows(draw: Callable[..., None], kind: type[QLineF] | type[QRectF],
+def draw_rows(draw: Callable[..., None], kind: type[QLineF] | type[QRectF],
                rows: Sequence[Sequence[float]] | np.ndarray) -> None:
     """``draw(first, count)`` (QPainter.drawLines or drawRects) straight from the memory
     of an array of rows of four numbers, in runs of DRAW_BATCH: no Qt object per shape
