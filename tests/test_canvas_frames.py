@@ -11,8 +11,9 @@ import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor, QImage
 
+from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
 from onnxstudio.render.qt_surface import QtSurface
-from onnxstudio.render.theme import DARK
+from onnxstudio.render.theme import DARK, LIGHT
 from onnxstudio.ui.canvas import far_view, graph_canvas
 from onnxstudio.ui.canvas.graph_view import GraphView
 from tests.render_support import grid_layout
@@ -35,10 +36,18 @@ def _pixels(image: QImage) -> np.ndarray:
     return rows[:, :image.width() * 4].astype(int)
 
 
+class _Plain(QtSurface):
+    """The exports' surface, where the canvas wants its own."""
+
+    def show(self, _area: tuple[float, float, float, float]) -> None:
+        """Everything is drawn whole, wherever it is."""
+
+
 def _plain(view: GraphView, monkeypatch: pytest.MonkeyPatch) -> QImage:
-    """The view as painted without what this module tests: every shape drawn in place."""
+    """The view as painted without what this module tests: every shape drawn in place,
+    whole."""
     with monkeypatch.context() as m:
-        m.setattr(graph_canvas, "ScreenSurface", QtSurface)
+        m.setattr(graph_canvas, "ScreenSurface", _Plain)
         m.setattr(view.far, "draw", lambda *_args: False)
         view._surface = None
         image = view.viewport().grab().toImage()
@@ -121,3 +130,24 @@ def test_a_big_graph_far_away_is_drawn_from_its_picture(
     assert centre is not None
     selected = view.viewport().grab().toImage()
     assert QColor(selected.pixel(centre.x(), centre.y())) == QColor(DARK.selection)
+
+
+def test_a_long_route_and_a_tall_frame_are_cut_to_the_view_and_look_the_same(
+        view: GraphView, monkeypatch: pytest.MonkeyPatch) -> None:
+    top = Box("a", "node", 100.0, 0.0, 150.0, 36.0, "Add", "a", [], "math")
+    bottom = Box("b", "node", 100.0, 40_000.0, 150.0, 36.0, "Add", "b", [], "math")
+    # a skip connection bending at every "layer" it passes, as BERT's do
+    points = [(175.0, 36.0)] + [(175.0 + (60.0 if k % 2 else 0.0), 1_000.0 * k)
+                                for k in range(1, 40)] + [(175.0, 40_000.0)]
+    frame = GroupFrame("/g", "g", 60.0, -30.0, 400.0, 40_130.0, 2, ["a", "b"])
+    layout = Layout("TB", 500.0, 40_100.0, [top, bottom], [frame],
+                    [Edge("a", "b", "v", "", points)])
+    view.set_layout(layout, keep_view=False)
+    view._set_scale(1.0)
+    view.centerOn(QPointF(200.0, 20_300.0))
+    shown = view.viewport().grab().toImage()
+    surface: Any = view._surface
+    assert len(surface._pieces) == 1  # the route was cut to the pieces in view
+    _alike(shown, _plain(view, monkeypatch))
+    border = view.mapFromScene(QPointF(60.0, 20_300.0))  # the frame's left side, uncut
+    assert QColor(shown.pixel(border)) != QColor(LIGHT.canvas)

@@ -425,6 +425,7 @@ class GraphCanvas(QGraphicsView):
         else:
             self._surface.bind(painter)
         scale = painter.worldTransform().m11()
+        self._surface.show((rect.x(), rect.y(), rect.width(), rect.height()))
         if self.far.draw(painter, rect, scale):
             self._graph.coarse_marks(self._surface, self._state)
             return

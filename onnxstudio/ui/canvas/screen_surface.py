@@ -15,15 +15,35 @@ from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
 from PySide6.QtCore import QLineF, QPointF, QRect, Qt
-from PySide6.QtGui import QPainter, QPen, QPicture, QPixmap
+from PySide6.QtGui import QPainter, QPainterPath, QPen, QPicture, QPixmap
 
-from onnxstudio.render.drawing import EdgeDraw, Point, Stroke
+from onnxstudio.render.drawing import Cubic, EdgeDraw, Point, Stroke
 from onnxstudio.render.qt_surface import Paths, QtSurface, draw_rows
 
 MARGIN_PX = 2  # device pixels around a look's recorded bounds (antialiasing)
+CUT_MARGIN_PX = 16.0  # shapes are cut this far outside the painted area (and 16 units)
+CUT_SEGMENTS = 8  # routes with this many pieces are cut to the painted area
+MAX_CUT_ROUTES = 4096
 MAX_STAMP_PX = 400 * 300  # a look larger than this on screen is drawn in place
 MAX_STAMP_BYTES = 64 << 20  # all pixmaps of one zoom; over it they are dropped
 PHASES = 2  # sub-pixel positions per axis a look is drawn at (error <= 1/4 px)
+
+
+def _pieces(start: Point, segments: Sequence[Cubic], shown: list[int]) -> QPainterPath:
+    """The path of the pieces ``shown`` (ascending) of a route, a sub-path per run."""
+    path = QPainterPath()
+    last = -2
+    for i in shown:
+        begin = start if i == 0 else segments[i - 1][2]
+        if i != last + 1:
+            path.moveTo(*begin)
+        c1, c2, end = segments[i]
+        if c1 == begin and c2 == end:
+            path.lineTo(*end)
+        else:
+            path.cubicTo(c1[0], c1[1], c2[0], c2[1], end[0], end[1])
+        last = i
+    return path
 
 
 class ScreenSurface(QtSurface):
@@ -41,6 +61,9 @@ class ScreenSurface(QtSurface):
         self._zoom: tuple[float, float] = (0.0, 0.0)  # (scale, dpr) of the pixmaps
         self.stamps_drawn = 0
         self._flat: dict[Stroke, QPen] = {}
+        self._area: tuple[float, float, float, float] | None = None  # see show()
+        # long routes' pieces' bounding boxes, by the identity of the route (kept with it)
+        self._pieces: dict[int, tuple[Sequence[Cubic], np.ndarray]] = {}
         super().__init__(painter, paths)
 
     def bind(self, painter: QPainter) -> None:
@@ -54,6 +77,14 @@ class ScreenSurface(QtSurface):
         if zoom != self._zoom:
             self.forget_looks()
             self._zoom = zoom
+
+    def show(self, area: tuple[float, float, float, float]) -> None:
+        """The scene area (x, y, w, h) this paint exposes: a long route is drawn only
+        where its pieces meet it, a big frame cut to it (Qt strokes a whole path: one
+        of BERT-96's skip connections spans its 362k px height, 80 µs a frame each)."""
+        x, y, w, h = area
+        m = CUT_MARGIN_PX / max(self._zoom[0], 1e-9) + 16.0  # beyond corner and stroke
+        self._area = (x - m, y - m, x + w + m, y + h + m)
 
     def forget_looks(self) -> None:
         """Drop the pixmaps (a new zoom or theme); the looks' bounds stay valid."""
@@ -114,12 +145,7 @@ class ScreenSurface(QtSurface):
                                   MARGIN_PX - y0 + phase[1] / PHASES)
                 painter.scale(scale * dpr, scale * dpr)
                 painter.translate(-origin[0], -origin[1])
-                self.bind_only(painter)
-                try:
-                    draw()
-                finally:
-                    painter.end()
-                    self.bind_only(screen)
+                self._alone(painter, draw, screen)
                 pixmap.setDevicePixelRatio(dpr)
                 self.stamps_drawn += 1
                 self._stamp_bytes += w * h * 4
@@ -135,18 +161,62 @@ class ScreenSurface(QtSurface):
         picture = QPicture()
         painter = QPainter(picture)
         painter.translate(-origin[0], -origin[1])
-        self.bind_only(painter)
+        self._alone(painter, draw, screen)
+        bounds = picture.boundingRect()
+        return None if bounds.isEmpty() else bounds
+
+    def _alone(self, painter: QPainter, draw: Callable[[], None], screen: QPainter) -> None:
+        """``draw()`` on ``painter`` (then ended), whole; then back to ``screen``."""
+        area, self._area = self._area, None
+        QtSurface.bind(self, painter)
         try:
             draw()
         finally:
             painter.end()
-            self.bind_only(screen)
-        bounds = picture.boundingRect()
-        return None if bounds.isEmpty() else bounds
+            QtSurface.bind(self, screen)
+            self._area = area
 
-    def bind_only(self, painter: QPainter) -> None:
-        """Draw on ``painter`` for a moment, keeping this surface's zoom and pixmaps."""
-        QtSurface.bind(self, painter)
+    # -- cut to the painted area ---------------------------------------------------------
+
+    def rounded_rect(self, x: float, y: float, w: float, h: float, radius: float,
+                     fill: str | None, stroke: Stroke | None) -> None:
+        area = self._area
+        if area is not None:
+            ax0, ay0, ax1, ay1 = area
+            if x < ax0 or y < ay0 or x + w > ax1 or y + h > ay1:  # cut edges: out of sight
+                x0, y0, x1, y1 = max(x, ax0), max(y, ay0), min(x + w, ax1), min(y + h, ay1)
+                if x1 <= x0 or y1 <= y0:
+                    return
+                x, y, w, h = x0, y0, x1 - x0, y1 - y0
+        super().rounded_rect(x, y, w, h, radius, fill, stroke)
+
+    def path(self, start: Point, segments: Sequence[Cubic], stroke: Stroke) -> None:
+        area = self._area
+        if area is not None and len(segments) >= CUT_SEGMENTS:
+            boxes = self._piece_boxes(start, segments)
+            ax0, ay0, ax1, ay1 = area
+            seen = ((boxes[:, 0] <= ax1) & (boxes[:, 2] >= ax0)
+                    & (boxes[:, 1] <= ay1) & (boxes[:, 3] >= ay0))
+            if not seen.all():
+                if seen.any():
+                    self._hold(self._pen(stroke), self._no_brush)
+                    self.p.drawPath(_pieces(start, segments, np.flatnonzero(seen).tolist()))
+                return
+        super().path(start, segments, stroke)
+
+    def _piece_boxes(self, start: Point, segments: Sequence[Cubic]) -> np.ndarray:
+        """Each piece's bounding box (x0, y0, x1, y1) of its four control points."""
+        hit = self._pieces.get(id(segments))
+        if hit is not None and hit[0] is segments:
+            return hit[1]
+        pts = np.asarray(segments, dtype=np.float64)  # (n, 3, 2): c1, c2, end
+        starts = np.vstack([np.asarray(start, dtype=np.float64)[None], pts[:-1, 2]])
+        every = np.concatenate([starts[:, None], pts], axis=1)  # (n, 4, 2)
+        boxes = np.hstack([every.min(axis=1), every.max(axis=1)])
+        if len(self._pieces) >= MAX_CUT_ROUTES:
+            self._pieces.clear()
+        self._pieces[id(segments)] = (segments, boxes)  # kept: its id stays unique
+        return boxes
 
     # -- edges --------------------------------------------------------------------------
 
