@@ -175,8 +175,6 @@ class GraphCanvas(QGraphicsView):
         self._theme = theme
         if self._graph is not None:
             self._graph.theme = theme
-        if self._surface is not None:
-            self._surface.forget_looks()  # keyed by the theme too: old ones go unused
         self._apply_theme_colours()
         self.minimap.layout_changed()
         self.far.changed()
