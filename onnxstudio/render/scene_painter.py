@@ -83,6 +83,7 @@ class GraphPainter:
         self.labels = EdgeLabels(layout, self.index, self._centre_line)
         self.routes_from: GraphPainter | None = None  # whose routes this one reuses
         self._strokes: dict[tuple[str, float, bool], Stroke] = {}  # edges share a few
+        self._looks = id(theme)  # first in the keys of this painter's stamps, then the kind
         self._categories: tuple[np.ndarray, list[str]] | None = None  # box_categories
 
     @classmethod
@@ -230,7 +231,7 @@ class GraphPainter:
         the edges, so an edge entering the frame passes under its title, never across."""
         s.begin_item(g.id + "#title", "group-title", g.label, "")
         if s.keeps_looks:
-            s.stamp((id(self.theme), "group-title", g.label, g.node_count, g.width, g.depth),
+            s.stamp((self._looks, "group-title", g.label, g.node_count, g.width, g.depth),
                     (g.x, g.y), lambda: self._group_title(s, g))
         else:
             self._group_title(s, g)
@@ -385,7 +386,7 @@ class GraphPainter:
         if s.keeps_looks and badge is None and not bx.ringed(b, state):
             # it looks like every box of the same kind, text and size
             sub = b.subtitle if state.show_names or b.kind == "group" else ""
-            key = (id(self.theme), b.kind, style.fill, style.text, style.border, b.title, sub,
+            key = (self._looks, b.kind, style.fill, style.text, style.border, b.title, sub,
                    b.width, b.height, b.expandable, titles, details, *b.details)
             s.stamp(key, (b.x, b.y), lambda: self._look(s, b, style, state, titles, details))
         else:

@@ -82,6 +82,8 @@ class FarView(QObject):
         self._wanted_for: tuple[object, ...] = ()  # what is being painted or queued
         self._renderer = TaskRunner(self)
         self._renderer.finished.connect(self._rendered)
+        # While this says so (a model landing), the render waits, as the minimap's does.
+        self.defer_while: Callable[[], bool] = lambda: False
 
     def _now(self) -> tuple[object, ...]:
         graph = self._graph()
@@ -113,6 +115,9 @@ class FarView(QObject):
         next_turn(self, self._render)
 
     def _render(self) -> None:
+        if self.defer_while():
+            next_turn(self, self._render)
+            return
         wanted = self._now()
         if not self._same(wanted, self._wanted_for) or self.ready():
             return  # changed again meanwhile: that change queued its own turn
