@@ -2,16 +2,17 @@
 
 A frame of the expanded graphs at a readable zoom spent its time in Qt stroking: a
 1.2 px edge with round caps strokes ten times slower than with flat ones (3 ms per 100
-lines), and Qt strokes a whole path however little of it is on screen (a BERT-96 skip
-connection spans its 362k px height: 80 µs a frame each) and fills a whole frame. So
-straight routes (131k of dag100k's 147k edges) go to Qt in one ``drawLines`` call per
-stroke with flat caps (no cap shows: a route starts under its source box and ends under
-its arrowhead), long routes are drawn only where their pieces meet the painted area and
-big frames are cut to it. Exports keep the plain QtSurface, so files stay as they were.
+lines). So straight routes (131k of dag100k's 147k edges) go to Qt in one ``drawLines``
+call per stroke with flat caps (no cap shows: a route starts under its source box and
+ends under its arrowhead), and a group frame larger than the painted area is cut to it
+(Qt fills and strokes the whole of it). Exports keep the plain QtSurface, so files stay
+as they were.
 
-Box looks drawn once per zoom into pixmaps were tried and dropped: recording a look and
-playing it into a pixmap cost more than it saved on BERT-96 (frame CPU p50 5.7 -> 7.8 ms)
-and on a first view (its first paint 1.3-1.5x slower); only dag100k gained (~1 ms).
+Tried and dropped, measured on the tour of ``tests/benchmarks/frames.py``: box looks
+drawn once per zoom into pixmaps (recording and playing a look cost more than it saved
+on BERT-96, frame CPU p50 5.7 -> 7.8 ms, and made a first view's first paint 1.3-1.5x
+slower; dag100k gained ~1-3 ms), and long routes drawn only where their pieces meet the
+painted area (no gain on BERT-96's 1:1 frames, 2.5 ms more on its first paint).
 """
 
 from __future__ import annotations
@@ -20,43 +21,21 @@ from collections.abc import Sequence
 
 import numpy as np
 from PySide6.QtCore import QLineF, Qt
-from PySide6.QtGui import QPainter, QPainterPath, QPen
+from PySide6.QtGui import QPainter, QPen
 
-from onnxstudio.render.drawing import Cubic, EdgeDraw, Point, Stroke
+from onnxstudio.render.drawing import EdgeDraw, Stroke
 from onnxstudio.render.qt_surface import Paths, QtSurface, draw_rows
 
 CUT_MARGIN_PX = 16.0  # shapes are cut this far outside the painted area (and 16 units)
-CUT_SEGMENTS = 8  # routes with this many pieces are cut to the painted area
-MAX_CUT_ROUTES = 4096
-
-
-def _pieces(start: Point, segments: Sequence[Cubic], shown: list[int]) -> QPainterPath:
-    """The path of the pieces ``shown`` (ascending) of a route, a sub-path per run."""
-    path = QPainterPath()
-    last = -2
-    for i in shown:
-        begin = start if i == 0 else segments[i - 1][2]
-        if i != last + 1:
-            path.moveTo(*begin)
-        c1, c2, end = segments[i]
-        if c1 == begin and c2 == end:
-            path.lineTo(*end)
-        else:
-            path.cubicTo(c1[0], c1[1], c2[0], c2[1], end[0], end[1])
-        last = i
-    return path
 
 
 class ScreenSurface(QtSurface):
-    """QtSurface for the canvas: straight edges batched with flat caps, long routes and
-    big frames cut to the area :meth:`show` names."""
+    """QtSurface for the canvas: straight edges batched with flat caps, big frames cut
+    to the area :meth:`show` names."""
 
     def __init__(self, painter: QPainter, paths: Paths | None = None) -> None:
         self._flat: dict[Stroke, QPen] = {}
         self._area: tuple[float, float, float, float] | None = None  # see show()
-        # long routes' pieces' bounding boxes, by the identity of the route (kept with it)
-        self._pieces: dict[int, tuple[Sequence[Cubic], np.ndarray,
-                                      tuple[float, float, float, float]]] = {}
         super().__init__(painter, paths)
 
     def show(self, area: tuple[float, float, float, float]) -> None:
@@ -79,41 +58,6 @@ class ScreenSurface(QtSurface):
                     return
                 x, y, w, h = x0, y0, x1 - x0, y1 - y0
         super().rounded_rect(x, y, w, h, radius, fill, stroke)
-
-    def path(self, start: Point, segments: Sequence[Cubic], stroke: Stroke) -> None:
-        area = self._area
-        if area is not None and len(segments) >= CUT_SEGMENTS:
-            boxes, (x0, y0, x1, y1) = self._piece_boxes(start, segments)
-            ax0, ay0, ax1, ay1 = area
-            if x1 < ax0 or x0 > ax1 or y1 < ay0 or y0 > ay1:
-                return  # nothing of it in sight
-            if x0 < ax0 or y0 < ay0 or x1 > ax1 or y1 > ay1:  # partly in sight
-                seen = np.flatnonzero((boxes[:, 0] <= ax1) & (boxes[:, 2] >= ax0)
-                                      & (boxes[:, 1] <= ay1) & (boxes[:, 3] >= ay0))
-                if len(seen) < len(boxes):
-                    if len(seen):
-                        self._hold(self._pen(stroke), self._no_brush)
-                        self.p.drawPath(_pieces(start, segments, seen.tolist()))
-                    return
-        super().path(start, segments, stroke)
-
-    def _piece_boxes(self, start: Point, segments: Sequence[Cubic]
-                     ) -> tuple[np.ndarray, tuple[float, float, float, float]]:
-        """Each piece's bounding box (x0, y0, x1, y1) of its four control points, and
-        the whole route's."""
-        hit = self._pieces.get(id(segments))
-        if hit is not None and hit[0] is segments:
-            return hit[1], hit[2]
-        pts = np.asarray(segments, dtype=np.float64)  # (n, 3, 2): c1, c2, end
-        starts = np.vstack([np.asarray(start, dtype=np.float64)[None], pts[:-1, 2]])
-        every = np.concatenate([starts[:, None], pts], axis=1)  # (n, 4, 2)
-        low, high = every.min(axis=1), every.max(axis=1)
-        whole = (*low.min(axis=0).tolist(), *high.max(axis=0).tolist())
-        if len(self._pieces) >= MAX_CUT_ROUTES:
-            self._pieces.clear()
-        boxes = np.hstack([low, high])
-        self._pieces[id(segments)] = (segments, boxes, whole)  # kept: its id stays unique
-        return boxes, whole
 
     # -- edges --------------------------------------------------------------------------
 
