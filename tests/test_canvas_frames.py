@@ -1,6 +1,7 @@
-"""What the canvas does that exports do not (issue 35): a big graph's far-zoom pictures,
-painted on a worker and following the theme; tall frames cut to the view. Each is
-checked against the same view painted without it."""
+"""What the canvas does that exports do not (issue 35): a big graph's looks drawn once
+per zoom into pixmaps, reused on a pan and dropped with the theme; its far-zoom
+pictures, painted on a worker and following the theme; tall frames cut to the view.
+Each is checked against the same view painted without it."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ def _pixels(image: QImage) -> np.ndarray:
 class _Plain(QtSurface):
     """The exports' surface, where the canvas wants its own."""
 
+    keeps_looks = False
+
     def show(self, _area: tuple[float, float, float, float]) -> None:
         """Everything is drawn whole, wherever it is."""
 
@@ -59,6 +62,46 @@ def _alike(a: QImage, b: QImage) -> None:
     diff = np.abs(_pixels(a) - _pixels(b))
     assert diff.mean() < 1.0  # out of 255: antialiasing apart (flat caps, a scaled picture)
     assert (diff > 64).mean() < 0.002
+
+
+def test_box_looks_are_drawn_once_per_zoom_and_reused_on_a_pan(
+        view: GraphView, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(graph_canvas, "STAMP_MIN_BOXES", 300)
+    view.set_layout(grid_layout(200), keep_view=False)
+    view.viewport().grab()
+    assert view._surface is not None and view._surface.stamps_drawn == 0  # small: none
+    layout = grid_layout(400)  # nine categories: nine looks, and one edge label
+    view.set_layout(layout, keep_view=False)
+    view._set_scale(1.0)
+    view.centerOn(QPointF(900.0, 700.0))
+    shown = view.viewport().grab().toImage()
+    surface: Any = view._surface
+    first = surface.stamps_drawn
+    assert 0 < first <= 10
+    _alike(shown, _plain(view, monkeypatch))
+
+    view.viewport().grab()  # a fresh surface after _plain
+    surface = view._surface
+    drawn = surface.stamps_drawn
+    bar = view.horizontalScrollBar()
+    for step in (360, -180, 540):  # columns on and back: new boxes, the same looks
+        bar.setValue(bar.value() + step)
+        view.viewport().grab()
+        assert surface.stamps_drawn == drawn
+    view._set_scale(0.8)
+    view.viewport().grab()
+    assert surface.stamps_drawn > drawn  # another zoom: drawn again
+    drawn = surface.stamps_drawn
+
+    view.set_theme(DARK)
+    dark = view.viewport().grab().toImage()
+    assert surface.stamps_drawn > drawn  # the light looks were dropped
+    _alike(dark, _plain(view, monkeypatch))
+    shown_ids = view.visible_box_ids()
+    box = layout.box(shown_ids[len(shown_ids) // 2])
+    assert box is not None
+    header = view.mapFromScene(QPointF(box.x + 8.0, box.y + 5.0))  # left of the title
+    assert QColor(dark.pixel(header)) == QColor(DARK.node(box.category).fill)
 
 
 def test_a_big_graph_far_away_is_drawn_from_its_picture(

@@ -34,7 +34,7 @@ from onnxstudio.ui.canvas.band_select import RubberBand
 from onnxstudio.ui.canvas.far_view import FarView
 from onnxstudio.ui.canvas.minimap import Minimap
 from onnxstudio.ui.canvas.overlay_legend import OverlayLegend
-from onnxstudio.ui.canvas.screen_surface import ScreenSurface
+from onnxstudio.ui.canvas.screen_surface import STAMP_MIN_BOXES, ScreenSurface
 
 SCENE_MARGIN = 40.0
 MIN_SCALE = 0.01
@@ -175,6 +175,8 @@ class GraphCanvas(QGraphicsView):
         self._theme = theme
         if self._graph is not None:
             self._graph.theme = theme
+        if self._surface is not None:
+            self._surface.forget_looks()  # drawn in the old colours
         self._apply_theme_colours()
         self.minimap.layout_changed()
         self.far.changed()
@@ -423,6 +425,7 @@ class GraphCanvas(QGraphicsView):
         else:
             self._surface.bind(painter)
         scale = painter.worldTransform().m11()
+        self._surface.keeps_looks = len(self._graph.layout.boxes) >= STAMP_MIN_BOXES
         self._surface.show((rect.x(), rect.y(), rect.width(), rect.height()))
         if self.far.draw(painter, rect, scale):
             self._graph.coarse_marks(self._surface, self._state)

@@ -8,35 +8,156 @@ ends under its arrowhead), and a group frame larger than the painted area is cut
 (Qt fills and strokes the whole of it). Exports keep the plain QtSurface, so files stay
 as they were.
 
-Tried and dropped, measured on the tour of ``tests/benchmarks/frames.py``: box looks
-drawn once per zoom into pixmaps (recording and playing a look cost more than it saved
-on BERT-96, frame CPU p50 5.7 -> 7.8 ms, and made a first view's first paint 1.3-1.5x
-slower; dag100k gained ~1-3 ms), and long routes drawn only where their pieces meet the
-painted area (no gain on BERT-96's 1:1 frames, 2.5 ms more on its first paint).
+On a layout of 20,000+ boxes each look (box, edge label, group title) is also drawn once
+per zoom into a pixmap and blitted (``stamp``); on smaller ones that cost more than it
+saved, measured on the tour of ``tests/benchmarks/frames.py`` (BERT-96's frame CPU p50
+5.7 -> 7.8 ms, a first view's first paint 1.3-1.5x slower). Long routes drawn only where
+their pieces meet the painted area were dropped: no gain on BERT-96's 1:1 frames, 2.5 ms
+more on its first paint.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Hashable, Sequence
 
 import numpy as np
-from PySide6.QtCore import QLineF, Qt
-from PySide6.QtGui import QPainter, QPen
+from PySide6.QtCore import QLineF, QPointF, QRect, Qt
+from PySide6.QtGui import QPainter, QPen, QPicture, QPixmap
 
-from onnxstudio.render.drawing import EdgeDraw, Stroke
+from onnxstudio.render.drawing import EdgeDraw, Point, Stroke
 from onnxstudio.render.qt_surface import Paths, QtSurface, draw_rows
 
 CUT_MARGIN_PX = 16.0  # shapes are cut this far outside the painted area (and 16 units)
+STAMP_MIN_BOXES = 20_000  # layouts this big have their looks stamped (see ScreenSurface)
+MARGIN_PX = 2  # device pixels around a look's recorded bounds (antialiasing)
+MAX_STAMP_PX = 400 * 300  # a look larger than this on screen is drawn in place
+MAX_STAMP_BYTES = 64 << 20  # all pixmaps of one zoom; over it they are dropped
+MAX_LOOKS = 20_000  # looks whose bounds are remembered
+PHASES = 2  # sub-pixel positions per axis a look is drawn at (error <= 1/4 px)
 
 
 class ScreenSurface(QtSurface):
     """QtSurface for the canvas: straight edges batched with flat caps, big frames cut
-    to the area :meth:`show` names."""
+    to the area :meth:`show` names, a big layout's looks stamped. ``stamps_drawn``
+    counts the looks drawn into pixmaps (a pan at the same zoom draws none)."""
+
+    keeps_looks = False  # True (set per paint by the canvas) for a layout of
+    # STAMP_MIN_BOXES or more: each look (box, label, title) is drawn once per zoom into
+    # a pixmap and blitted (dag100k has 10 box looks among 100k boxes: its 1:1 frames
+    # 10 -> 7 ms); on smaller graphs recording looks cost more than it saved
 
     def __init__(self, painter: QPainter, paths: Paths | None = None) -> None:
         self._flat: dict[Stroke, QPen] = {}
         self._area: tuple[float, float, float, float] | None = None  # see show()
+        # a look's bounds at zoom 1 relative to its origin (None: nothing drawn)
+        self._bounds: dict[Hashable, QRect | None] = {}
+        self._stamps: dict[Hashable, QPixmap | None] = {}  # (key, phase) -> pixmap
+        self._stamp_bytes = 0
+        self._zoom: tuple[float, float] = (0.0, 0.0)  # (scale, dpr) of the pixmaps
+        self.stamps_drawn = 0
         super().__init__(painter, paths)
+
+    def bind(self, painter: QPainter) -> None:
+        super().bind(painter)
+        t = painter.worldTransform()
+        # scale and offset to device pixels: the canvas' transform is a zoom and a scroll
+        dpr = painter.device().devicePixelRatioF()
+        self._to_device = (t.m11() * dpr, t.dx() * dpr, t.m22() * dpr, t.dy() * dpr,
+                           not (t.m12() or t.m21()))
+        zoom = (t.m11(), dpr)
+        if zoom != self._zoom:
+            self.forget_looks()
+            self._zoom = zoom
+
+    def forget_looks(self) -> None:
+        """Drop the pixmaps (a new zoom or theme); the looks' bounds stay valid."""
+        self._stamps.clear()
+        self._stamp_bytes = 0
+
+    # -- looks --------------------------------------------------------------------------
+
+    def stamp(self, key: Hashable, origin: Point, draw: Callable[[], None]) -> None:
+        """Blit the look's pixmap for this zoom and sub-pixel phase, drawing it first
+        when new (or in place when it would be too large)."""
+        sx, ox, sy, oy, upright = self._to_device
+        if not upright:  # rotated or sheared: never on the canvas
+            draw()
+            return
+        scale, dpr = self._zoom
+        dx = sx * origin[0] + ox
+        dy = sy * origin[1] + oy
+        ix, iy = math.floor(dx), math.floor(dy)
+        phase = (round((dx - ix) * PHASES), round((dy - iy) * PHASES))
+        stamps = self._stamps
+        pixmap = stamps[(key, phase)] if (key, phase) in stamps else \
+            self._draw_stamp(key, origin, phase, draw)
+        bounds = self._bounds.get(key)
+        if pixmap is None or bounds is None:
+            draw()
+            return
+        p = self.p
+        p.save()
+        p.resetTransform()
+        p.drawPixmap(QPointF((ix + math.floor(bounds.x() * scale * dpr) - MARGIN_PX) / dpr,
+                             (iy + math.floor(bounds.y() * scale * dpr) - MARGIN_PX) / dpr),
+                     pixmap)
+        p.restore()
+
+    def _draw_stamp(self, key: Hashable, origin: Point, phase: tuple[int, int],
+                    draw: Callable[[], None]) -> QPixmap | None:
+        """The look drawn into a pixmap at this zoom and phase, kept; None (kept too)
+        when it is too large or empty."""
+        if key in self._bounds:
+            bounds = self._bounds[key]
+        else:
+            if len(self._bounds) >= MAX_LOOKS:
+                self._bounds.clear()
+            bounds = self._bounds[key] = self._record(origin, draw)
+        pixmap = None
+        scale, dpr = self._zoom
+        if bounds is not None:
+            x0 = math.floor(bounds.x() * scale * dpr)
+            y0 = math.floor(bounds.y() * scale * dpr)
+            w = math.ceil((bounds.x() + bounds.width()) * scale * dpr) - x0 + 2 * MARGIN_PX
+            h = math.ceil((bounds.y() + bounds.height()) * scale * dpr) - y0 + 2 * MARGIN_PX
+            if w * h <= MAX_STAMP_PX:
+                pixmap = QPixmap(w, h)
+                pixmap.fill(Qt.GlobalColor.transparent)
+                painter = QPainter(pixmap)
+                painter.translate(MARGIN_PX - x0 + phase[0] / PHASES,
+                                  MARGIN_PX - y0 + phase[1] / PHASES)
+                painter.scale(scale * dpr, scale * dpr)
+                painter.translate(-origin[0], -origin[1])
+                self._alone(painter, draw)
+                pixmap.setDevicePixelRatio(dpr)
+                self.stamps_drawn += 1
+                self._stamp_bytes += w * h * 4
+                if self._stamp_bytes > MAX_STAMP_BYTES:
+                    self.forget_looks()
+                    self._stamp_bytes = w * h * 4
+        self._stamps[(key, phase)] = pixmap
+        return pixmap
+
+    def _record(self, origin: Point, draw: Callable[[], None]) -> QRect | None:
+        """The look's bounds at zoom 1, relative to ``origin`` (drawn into a QPicture)."""
+        picture = QPicture()
+        painter = QPainter(picture)
+        painter.translate(-origin[0], -origin[1])
+        self._alone(painter, draw)
+        bounds = picture.boundingRect()
+        return None if bounds.isEmpty() else bounds
+
+    def _alone(self, painter: QPainter, draw: Callable[[], None]) -> None:
+        """``draw()`` on ``painter`` (then ended), uncut; then back to the screen."""
+        screen, area, self._area = self.p, self._area, None
+        QtSurface.bind(self, painter)
+        try:
+            draw()
+        finally:
+            painter.end()
+            QtSurface.bind(self, screen)
+            self._area = area
 
     def show(self, area: tuple[float, float, float, float]) -> None:
         """The scene area (x, y, w, h) the paint of the bound painter exposes."""
