@@ -15,7 +15,7 @@ from onnxstudio.render import qt_surface
 from onnxstudio.render.drawing import Stroke, Surface
 from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.qt_surface import QtSurface
-from onnxstudio.render.scene_painter import GraphPainter
+from onnxstudio.render.scene_painter import TRIM, GraphPainter
 from onnxstudio.render.theme import LIGHT
 from onnxstudio.ui.canvas.graph_view import GraphView
 from tests.render_support import demo_layout, grid_layout
@@ -58,11 +58,19 @@ def _zoom_on(view: GraphView, scale: float, box_id: str) -> None:
 
 def test_a_box_label_is_drawn_at_1_to_1_and_not_at_a_far_zoom(view: GraphView) -> None:
     texts = _spy(view, "text")
-    lines = _spy(view, "lines")
+    lines = _spy(view, "straight_lines")
     _zoom_on(view, 1.0, "n1")
     view.viewport().repaint()
     assert "BatchNormalization" in [args[2] for args in texts]
-    assert not lines  # edges as curves, one by one
+    # the straight edges in one batch (the screen's surface), trimmed for their arrowheads
+    layout = view.graph_layout()
+    assert layout is not None
+    straight = [e for e in layout.edges if len(e.points) == 2 and not e.back]
+    assert len(lines) == 1 and 0 < len(lines[0][0]) <= len(straight)
+    ends = {(e.points[0], e.points[1][0], e.points[1][1] - TRIM) for e in straight}
+    assert {((x0, y0), x1, y1) for x0, y0, x1, y1 in lines[0][0].tolist()} <= ends
+    assert lines[0][1].width == 1.2
+    lines = _spy(view, "lines")
     texts.clear()
     _zoom_on(view, 0.1, "n1")
     view.viewport().repaint()

@@ -208,16 +208,20 @@ class QtSurface(Surface):
         arrowhead's QPolygonF kept like a long route's path: the painter hands over the
         same point lists every paint, and building the polygons was a tenth of a close
         view's frame (BERT-96 expanded, 1:1)."""
-        arrows = self._arrows
         for _item, _name, start, route, stroke, arrow, fill in batch:
             self.path(start, route, stroke)
-            hit = arrows.get(id(arrow))
-            if hit is None or hit[0] is not arrow:
-                if len(arrows) >= MAX_CACHED_ARROWS:
-                    arrows.clear()
-                hit = arrows[id(arrow)] = (arrow, QPolygonF([QPointF(x, y) for x, y in arrow]))
-            self._hold(self._no_pen, self._brush(fill))
-            self.p.drawPolygon(hit[1])
+            self.arrowhead(arrow, fill)
+
+    def arrowhead(self, arrow: Sequence[Point], fill: str) -> None:
+        """An edge's arrowhead, its QPolygonF kept by the identity of ``arrow``."""
+        arrows = self._arrows
+        hit = arrows.get(id(arrow))
+        if hit is None or hit[0] is not arrow:
+            if len(arrows) >= MAX_CACHED_ARROWS:
+                arrows.clear()
+            hit = arrows[id(arrow)] = (arrow, QPolygonF([QPointF(x, y) for x, y in arrow]))
+        self._hold(self._no_pen, self._brush(fill))
+        self.p.drawPolygon(hit[1])
 
     def polygon(self, points: Sequence[Point], fill: str, stroke: Stroke | None = None) -> None:
         self._hold(self._pen(stroke), self._brush(fill))
@@ -242,11 +246,11 @@ class QtSurface(Surface):
     def rects(self, boxes: Sequence[tuple[float, float, float, float]] | np.ndarray,
               fill: str | None, stroke: Stroke | None) -> None:
         self._hold(self._pen(stroke), self._brush(fill))
-        _draw_rows(self.p.drawRects, QRectF, boxes)
+        draw_rows(self.p.drawRects, QRectF, boxes)
 
     def lines(self, segments: np.ndarray, stroke: Stroke) -> None:
         self._hold_pen(self._pen(stroke))
-        _draw_rows(self.p.drawLines, QLineF, segments)
+        draw_rows(self.p.drawLines, QLineF, segments)
 
 
 def _four_doubles(kind: type[QLineF] | type[QRectF]) -> bool:
@@ -260,7 +264,7 @@ def _four_doubles(kind: type[QLineF] | type[QRectF]) -> bool:
 _AS_ARRAYS = _four_doubles(QLineF) and _four_doubles(QRectF)
 
 
-def _draw_rows(draw: Callable[..., None], kind: type[QLineF] | type[QRectF],
+def draw_rows(draw: Callable[..., None], kind: type[QLineF] | type[QRectF],
                rows: Sequence[Sequence[float]] | np.ndarray) -> None:
     """``draw(first, count)`` (QPainter.drawLines or drawRects) straight from the memory
     of an array of rows of four numbers, in runs of DRAW_BATCH: no Qt object per shape

@@ -335,6 +335,12 @@ class GraphPainter:
                 by_box.setdefault(fill, []).append((b.x, b.y, b.width, b.height))
             for fill, rects in by_box.items():
                 s.rects(rects, fill, None)
+        self.coarse_marks(s, state)
+
+    def coarse_marks(self, s: Surface, state: PaintState) -> None:
+        """Search matches, selection, hover and flash as filled rectangles at the coarse
+        level of detail (a canvas draws them over its far-zoom picture too)."""
+        theme = self.theme
         marked = [(bid, theme.flash) for bid in state.highlighted]
         marked += [(bid, theme.selection) for bid in state.selected]
         if state.hovered:

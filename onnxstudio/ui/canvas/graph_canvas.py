@@ -27,12 +27,14 @@ from onnxstudio.layout import viewport
 from onnxstudio.layout.types import Layout
 from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.overlay import Overlay
-from onnxstudio.render.qt_surface import Paths, QtSurface
+from onnxstudio.render.qt_surface import Paths
 from onnxstudio.render.scene_painter import Focus, GraphPainter, PaintState
 from onnxstudio.render.theme import LIGHT, Theme
 from onnxstudio.ui.canvas.band_select import RubberBand
+from onnxstudio.ui.canvas.far_view import FarView
 from onnxstudio.ui.canvas.minimap import Minimap
 from onnxstudio.ui.canvas.overlay_legend import OverlayLegend
+from onnxstudio.ui.canvas.screen_surface import STAMP_MIN_BOXES, ScreenSurface
 
 SCENE_MARGIN = 40.0
 MIN_SCALE = 0.01
@@ -73,7 +75,7 @@ class GraphCanvas(QGraphicsView):
         self._graph: GraphPainter | None = None
         self._state = PaintState()
         self._selected: list[str] = []
-        self._surface: QtSurface | None = None
+        self._surface: ScreenSurface | None = None
         self._paths: Paths | None = None  # prebuilt for the surface the next paint makes
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
@@ -97,6 +99,8 @@ class GraphCanvas(QGraphicsView):
         self.minimap = Minimap(self)
         self.legend = OverlayLegend(self)
         self.legend.closed.connect(self.overlayClosed)
+        self.far = FarView(self, self.painter, self.overlay, self._min_scale)
+        self.far.arrived.connect(self.viewport().update)
         # False when the owner shows the overlay's key itself (a diff tab's two narrow
         # canvases share one key in its header)
         self.show_legend = True
@@ -161,6 +165,7 @@ class GraphCanvas(QGraphicsView):
             else:
                 self._initial_view()
         self.minimap.layout_changed()
+        self.far.changed()
         self.viewport().update()
         self._on_view_changed()
         if selection_changed:
@@ -170,8 +175,11 @@ class GraphCanvas(QGraphicsView):
         self._theme = theme
         if self._graph is not None:
             self._graph.theme = theme
+        if self._surface is not None:
+            self._surface.forget_looks()  # drawn in the old colours
         self._apply_theme_colours()
         self.minimap.layout_changed()
+        self.far.changed()
         self.viewport().update()
 
     def theme(self) -> Theme:
@@ -216,6 +224,7 @@ class GraphCanvas(QGraphicsView):
         self._state.overlay = overlay
         self.legend.show_overlay(overlay if self.show_legend else None)
         self.minimap.layout_changed()
+        self.far.changed()
         self.viewport().update()
 
     def overlay(self) -> Overlay | None:
@@ -411,11 +420,16 @@ class GraphCanvas(QGraphicsView):
         if self._graph is None:
             return
         if self._surface is None:
-            self._surface = QtSurface(painter, self._paths)
+            self._surface = ScreenSurface(painter, self._paths)
             self._paths = None
         else:
             self._surface.bind(painter)
         scale = painter.worldTransform().m11()
+        self._surface.keeps_looks = len(self._graph.layout.boxes) >= STAMP_MIN_BOXES
+        self._surface.show((rect.x(), rect.y(), rect.width(), rect.height()))
+        if self.far.draw(painter, rect, scale):
+            self._graph.coarse_marks(self._surface, self._state)
+            return
         self._graph.paint(
             self._surface, (rect.x(), rect.y(), rect.width(), rect.height()), scale, self._state
         )

@@ -114,6 +114,7 @@ class ModelTab(QWidget):
         self._pending_shapes: PendingShapes | None = None
         self._landing = False  # shown, the panels and shape inference a turn away
         self.view.minimap.defer_while = lambda: self._landing
+        self.view.far.defer_while = lambda: self._landing
 
     # -- opening --------------------------------------------------------------------
     def start(self, model: Model | None = None) -> None:
