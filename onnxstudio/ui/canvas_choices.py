@@ -12,7 +12,7 @@ from onnxstudio.model.hiding import HIDE_KINDS
 from onnxstudio.ui.actions import fill_hide_menu
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
-from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.settings import app_settings, store
 
 
 def _flag(value: object) -> bool:
@@ -52,9 +52,7 @@ class CanvasChoices:
         """Show Edge Labels / Show Minimap as ``commands`` say, on every canvas."""
         edge_labels, minimap = (commands[k].isChecked() for k in ("edge_labels", "minimap"))
         self.edge_labels, self.minimap = edge_labels, minimap
-        settings = app_settings()
-        settings.setValue("show_edge_labels", edge_labels)
-        settings.setValue("show_minimap", minimap)
+        store({"show_edge_labels": edge_labels, "show_minimap": minimap})
         for i in range(tabs.count()):
             tab = tabs.widget(i)
             for canvas in tab.tabs() if isinstance(tab, DiffTab) else [tab]:
@@ -64,6 +62,6 @@ class CanvasChoices:
     def set_hidden(self, kinds: frozenset[str], tabs: Iterable[ModelTab]) -> None:
         """Hide Nodes: every canvas lays out again without ``kinds``."""
         self.hidden = kinds
-        app_settings().setValue("hide_nodes", ",".join(sorted(kinds)))
+        store({"hide_nodes": ",".join(sorted(kinds))})
         for tab in tabs:
             tab.set_hidden_kinds(kinds)

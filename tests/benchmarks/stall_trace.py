@@ -48,6 +48,7 @@ class StallTracer:
         self._label = label
         self._main = threading.main_thread().ident
         self._clock = time.pthread_getcpuclockid(self._main or 0)
+        self._task = f"/proc/self/task/{threading.main_thread().native_id}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="stall-trace", daemon=True)
 
@@ -69,7 +70,18 @@ class StallTracer:
                     "threading.py"):  # idle threads wait there
                 others[_lines(frame, OTHER_FRAMES)] += 1
         frame = frames.get(self._main or 0)
-        return None if frame is None else _lines(frame, FRAMES)
+        return None if frame is None else (*_lines(frame, FRAMES), self._state())
+
+    def _state(self) -> str:
+        """What the kernel says the GUI thread does: R running or waiting for a core, S
+        sleeping in ``wchan`` (futex: a lock, the GIL among them)."""
+        try:
+            with open(f"{self._task}/stat") as stat:
+                state = stat.read().rpartition(")")[2].split()[0]
+            with open(f"{self._task}/wchan") as wchan:
+                return f"[kernel: {state} {wchan.read().strip()}]"
+        except OSError:
+            return "[kernel: ?]"
 
     def _watch(self) -> None:
         samples: Counter[tuple[str, ...]] = Counter()
