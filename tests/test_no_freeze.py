@@ -61,3 +61,70 @@ def test_opening_a_model_lists_it_in_recent_files_without_writing_on_the_gui_thr
     assert _Recording.writers and threading.main_thread() not in _Recording.writers
     assert settings.recent_files() == [str(sample_model_path())]
     window.shutdown()
+
+
+def _threads_calling(monkeypatch, module: object, name: str) -> list[threading.Thread]:
+    """Patch ``module.name`` to note the thread of each call."""
+    original = getattr(module, name)
+    threads: list[threading.Thread] = []
+
+    def noted(*args: object, **kwargs: object) -> object:
+        threads.append(threading.current_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, noted)
+    return threads
+
+
+def test_a_diff_tab_colours_its_sides_off_the_gui_thread(monkeypatch, qtbot,
+                                                          tmp_path: Path) -> None:
+    """The diff's colours are worked out and folded into each side's layout on workers:
+    on the GUI thread they took 25-50 ms of BERT-96's diff, in one turn."""
+    from onnxstudio.render.overlay import DIFF_FILLS
+    from onnxstudio.ui import diffing
+    from onnxstudio.ui.canvas import drawing, model_tab
+    from tests import diff_edits
+    from tests.builders import save, tiny_mlp
+    from tests.conftest import shown_window
+
+    edited = tiny_mlp()
+    diff_edits.change_attribute(edited, "Softmax", "axis", 1)
+    a, b = save(tiny_mlp(), tmp_path / "a.onnx"), save(edited, tmp_path / "b.onnx")
+    on_landing = _threads_calling(monkeypatch, model_tab, "build_overlay")
+    in_drawing = _threads_calling(monkeypatch, drawing, "build_overlay")
+    window = shown_window(qtbot)
+    tab = diffing.open_diff(window, a, b)
+    qtbot.waitUntil(lambda: tab.result is not None and all(
+        side.layout_data is not None and not side.busy for side in tab.tabs()), timeout=60000)
+    softmax = next(n.id for n in tab.side_b.model.graph.nodes if n.op_type == "Softmax")
+    assert tab.side_b.view.overlay().fill(softmax) == DIFF_FILLS[1]  # changed
+    assert on_landing == [] and len(in_drawing) == 2
+    assert threading.main_thread() not in in_drawing
+
+
+def test_diff_sides_follow_each_other_looking_up_only_the_nearest_boxes(qtbot,
+                                                                        tmp_path: Path) -> None:
+    """Panning one side anchors the other on the box nearest the centre: the nearest
+    ones are found by numpy, not by looking up every box drawn (20-40 ms of BERT-96's
+    diff at every resize)."""
+    from onnxstudio.ui import diffing
+    from tests.builders import relu_chain, save
+    from tests.conftest import shown_window
+
+    path = save(relu_chain(300), tmp_path / "chain.onnx")
+    window = shown_window(qtbot)
+    tab = diffing.open_diff(window, path, path)
+    qtbot.waitUntil(lambda: tab.result is not None and all(
+        side.layout_data is not None and not side.busy for side in tab.tabs()), timeout=60000)
+    a, b = tab.side_a.view, tab.side_b.view
+    asked: list[str] = []
+    to_b = tab.sync.maps[id(a)][1]
+    tab.sync.maps[id(a)] = (b, lambda box_id: asked.append(box_id) or to_b(box_id))
+    a.zoom_by(4.0)
+    a.centerOn(*a.index().centre("n150"))
+    assert len(a.visible_box_ids()) > 3
+    asked.clear()
+    tab.sync.follow(a)
+    assert asked == ["n150"]  # the nearest, with its counterpart: the only one asked
+    shown = b.visible_box_ids()
+    assert "n150" in shown and len(shown) < 300
