@@ -15,6 +15,7 @@ from onnxstudio.model.formatting import model_title
 from onnxstudio.model.index import node_by_id
 from onnxstudio.ui.edit.controller import Rebuilt
 from onnxstudio.ui.edit.room import EditRoom
+from onnxstudio.ui.inspector.property_tree import EDIT_ROLE
 
 if TYPE_CHECKING:
     from onnxstudio.ui.canvas.model_tab import ModelTab
@@ -30,6 +31,10 @@ def create_room(window: MainWindow) -> EditRoom:
     room.modelEdited.connect(lambda tab, rebuilt: _model_edited(window, tab, rebuilt))
     room.modifiedChanged.connect(lambda tab, _modified: update_title(window, tab))
     window.inspector.editRequested.connect(room.edit_key)
+    for tree in (window.inspector.node.tree, window.inspector.model.tree):
+        tree.itemDoubleClicked.connect(  # an editor opens on a value the user may change
+            lambda item, _column: room.prefetch() if any(
+                item.data(c, EDIT_ROLE) for c in (0, 1)) else None)
     room.act_history.triggered.connect(lambda: window.show_panel("history"))
     return room
 
