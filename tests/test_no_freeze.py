@@ -159,3 +159,57 @@ def test_an_editor_opened_in_the_node_panel_parses_the_model_for_editing_on_a_wo
     assert len(parses) == 1  # not parsed again at the edit
     assert window.tabs.tabText(window.tabs.indexOf(tab)).endswith("●")
     edits.stack.setClean()  # closing asks nothing
+
+
+def test_the_split_plan_is_coloured_on_the_canvas_from_the_planners_worker(
+        monkeypatch, qtbot, tmp_path: Path) -> None:
+    """The stages' colours are folded into the canvas' layout beside the plan, on the
+    worker: on the GUI thread they took dag100k's plan 160-180 ms."""
+    from onnxstudio.ui import model_commands
+    from onnxstudio.ui.canvas import model_tab
+    from tests.builders import save
+    from tests.conftest import shown_window
+    from tests.test_split import skip_mlp
+
+    on_gui = _threads_calling(monkeypatch, model_tab, "build_overlay")
+    planned = _threads_calling(monkeypatch, model_commands, "build_overlay")
+    window = shown_window(qtbot)
+    (tab,) = window.open_paths([str(save(skip_mlp(), tmp_path / "skip.onnx"))])
+    qtbot.waitUntil(lambda: tab.layout_data is not None and not tab.busy, timeout=30000)
+    dialog = window.split_into_stages()
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.plan is not None, timeout=30000)
+    overlay = tab.view.overlay()
+    assert overlay is not None and {b for b in overlay.badges.values()} >= {"S1", "S4"}
+    assert on_gui == [] and planned and threading.main_thread() not in planned
+    dialog.close()
+    assert tab.view.overlay() is None
+    assert TaskRunner.wait_all()
+
+
+def test_compare_names_its_nodes_on_the_worker(monkeypatch, qtbot) -> None:
+    """The table's node names (a pass over every node) are made by the compare task."""
+    from onnxstudio.runner.compare import parse_config
+    from onnxstudio.ui.insight.compare_options import CompareOptions
+    from tests.conftest import shown_window
+
+    window = shown_window(qtbot)
+    (tab,) = window.open_paths([str(sample_model_path())])
+    qtbot.waitUntil(lambda: tab.layout_data is not None and not tab.busy, timeout=30000)
+    builders: list[threading.Thread] = []
+    memo = tab.model.memo
+
+    def noted(key: str, compute):  # type: ignore[no-untyped-def]
+        if key == "node_names" and key not in tab.model.derived:
+            builders.append(threading.current_thread())
+        return memo(key, compute)
+
+    monkeypatch.setattr(tab.model, "memo", noted)
+    insight = window.insight
+    cpu = parse_config("ort:cpu:disabled")
+    insight.start_compare(CompareOptions(cpu, cpu, 1e-3))
+    qtbot.waitUntil(lambda: insight.compare_panel.result() is not None, timeout=60000)
+    view = insight.compare_panel.intermediates_view
+    assert view.source.rowCount() > 0
+    assert len(builders) == 1 and builders[0] is not threading.main_thread()
+    assert TaskRunner.wait_all()
