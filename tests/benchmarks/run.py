@@ -225,7 +225,7 @@ def run_stalls(path: Path, expand: bool = True) -> dict[str, Any]:
     row = _run_one(path, "--window", [] if expand else ["--no-expand"], cold)
     if "error" not in row:
         row.update(_run_one(path, "--drop", [], cold))
-    return row
+    return {"model": path.name, **row}
 
 
 def _bytecode_env() -> dict[str, str]:
@@ -242,7 +242,9 @@ def _run_one(path: Path, mode: str, flags: list[str], env: dict[str, str]
                            *flags], env=env, cwd=REPO, capture_output=True, text=True,
                           check=False)
     if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        lines = [ln for ln in proc.stderr.strip().splitlines()
+                 if "propagateSizeHints" not in ln]  # Qt's offscreen plugin's noise
+        tail = (lines or ["failed"])[-1]
         return {"model": path.name, "error": tail}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
