@@ -76,10 +76,16 @@ def write_split(model: Model, plan: SplitPlan, folder: str | Path) -> WrittenSpl
     protected = protected_paths(model, ())
     for stage in plan.stages if out.is_dir() else ():  # the model may be a stage_1.onnx
         check_destination(out / stage.file, protected, CutError)
+    from onnxstudio.model.infer_child import ChildInference
     from onnxstudio.model.inference import infer_shapes
+    from onnxstudio.model.open import ISOLATE_INFERENCE_NODES
 
+    # onnx's C++ inference holds the GIL for its whole run (dag100k: 1.8 s of the window
+    # frozen behind Write Stages): a large graph's runs in a child, as the window's open
+    child = ChildInference(Path(model.path)) \
+        if model.graph.node_count_total() > ISOLATE_INFERENCE_NODES else None
     proto, _external = read_model_proto(Path(model.path))
-    inferred, _problem = infer_shapes(proto)
+    inferred, _problem = child.result() if child is not None else infer_shapes(proto)
     staging = _staging(out)
     try:
         for stage in plan.stages:

@@ -103,6 +103,9 @@ def node_outputs(graph: onnx.GraphProto) -> list[str]:
     return out
 
 
+CHILD_INFERENCE_NODES = 5000  # above this, the sizes' inference runs in a child process
+
+
 def _inferred(proto: onnx.ModelProto, feeds: Mapping[str, Any]) -> dict[str, onnx.TypeProto]:
     """Types of all values with the inputs pinned to the fed shapes (so more shapes resolve)."""
     light = onnx.ModelProto()
@@ -115,6 +118,10 @@ def _inferred(proto: onnx.ModelProto, feeds: Mapping[str, Any]) -> dict[str, onn
         shape.ClearField("dim")
         for d in np.shape(arr):
             shape.dim.add().dim_value = int(d)
+    if len(light.graph.node) > CHILD_INFERENCE_NODES and not _external(light):
+        types = _inferred_in_child(light)
+        if types is not None:
+            return types
     try:
         inferred = shape_inference.infer_shapes(light)
     except Exception:  # inference is a help for sizing, never a reason to refuse
@@ -122,6 +129,24 @@ def _inferred(proto: onnx.ModelProto, feeds: Mapping[str, Any]) -> dict[str, onn
     types = {vi.name: vi.type for vi in inferred.graph.value_info}
     types.update({vi.name: vi.type for vi in inferred.graph.output})
     return types
+
+
+def _external(proto: onnx.ModelProto) -> bool:
+    return any(t.data_location == onnx.TensorProto.EXTERNAL for t in proto.graph.initializer)
+
+
+def _inferred_in_child(proto: onnx.ModelProto) -> dict[str, onnx.TypeProto] | None:
+    """The value types of ``proto`` inferred in a child process (None: it failed). onnx's
+    C++ inference holds the GIL all along: 0.5 s of dag100k's Compare froze the window."""
+    import tempfile
+
+    from onnxstudio.model.infer_child import ChildInference
+
+    with tempfile.TemporaryDirectory(prefix="onnxstudio-capture-") as folder:
+        path = Path(folder) / "pinned.onnx"
+        path.write_bytes(proto.SerializeToString())
+        types, _problem = ChildInference(path).result()
+    return None if types is None else {vi.name: vi.type for vi in types.graph.value_info}
 
 
 def _nbytes(t: onnx.TypeProto | None) -> int | None:
@@ -184,8 +209,11 @@ def capture_feeds(model: Path, proto: onnx.ModelProto, feeds: Mapping[str, Any],
                   cap_bytes: int = DEFAULT_CAP_BYTES, source: str = "",
                   cancel: CancelToken | None = None) -> Capture:
     """Run ``feeds`` through a copy of ``proto`` that outputs ``names`` (None: all)."""
-    wanted = node_outputs(proto.graph) if names is None else list(names)
-    unknown = [n for n in wanted if n not in set(node_outputs(proto.graph)) and n not in feeds]
+    produced = node_outputs(proto.graph)
+    wanted = produced if names is None else list(names)
+    known = set(produced)  # once: in the condition it was rebuilt for every name (dag100k's
+    # Compare spent minutes there, holding the GIL the window needs)
+    unknown = [n for n in wanted if n not in known and n not in feeds]
     if unknown:
         raise InputError(f"{model.name}: no node produces {', '.join(unknown[:5])}")
     kept, skipped, types = plan_capture(proto, feeds, wanted, cap_bytes)

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QMenu, QTabWidget
 from onnxstudio.model.hiding import HIDE_KINDS
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
-from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.settings import app_settings, store
 
 
 def _flag(value: object) -> bool:
@@ -51,9 +51,7 @@ class CanvasChoices:
         """Show Edge Labels / Show Minimap as ``commands`` say, on every canvas."""
         edge_labels, minimap = (commands[k].isChecked() for k in ("edge_labels", "minimap"))
         self.edge_labels, self.minimap = edge_labels, minimap
-        settings = app_settings()
-        settings.setValue("show_edge_labels", edge_labels)
-        settings.setValue("show_minimap", minimap)
+        store({"show_edge_labels": edge_labels, "show_minimap": minimap})
         for i in range(tabs.count()):
             tab = tabs.widget(i)
             for canvas in tab.tabs() if isinstance(tab, DiffTab) else [tab]:
@@ -63,7 +61,7 @@ class CanvasChoices:
     def set_hidden(self, kinds: frozenset[str], tabs: Iterable[ModelTab]) -> None:
         """Hide Nodes: every canvas lays out again without ``kinds``."""
         self.hidden = kinds
-        app_settings().setValue("hide_nodes", ",".join(sorted(kinds)))
+        store({"hide_nodes": ",".join(sorted(kinds))})
         for tab in tabs:
             tab.set_hidden_kinds(kinds)
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
-from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.settings import app_settings, store
 from onnxstudio.ui.tasks import TaskRunner
 from onnxstudio.ui.window_api import MODEL_FILTER
 
@@ -36,7 +36,7 @@ def diff_with_dialog(window: Canvases) -> None:
     path, _ = QFileDialog.getOpenFileName(
         window.window_widget(), f"Compare {tab.path.name} with…", folder, MODEL_FILTER)
     if path:
-        settings.setValue("last_open_dir", str(Path(path).parent))
+        store({"last_open_dir": str(Path(path).parent)})
         open_diff(window, tab.path, Path(path))
 
 

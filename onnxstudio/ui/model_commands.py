@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QWidget
 
 from onnxstudio.export.options import ExportResult
 from onnxstudio.model.index import node_by_id
-from onnxstudio.render.overlay import OverlayData
+from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.widgets.status import StatusBar
 
@@ -51,12 +51,19 @@ def open_split_dialog(parent: QWidget, tab: ModelTab) -> SplitDialog | None:
     profile = tab.run_results.get("profile")
     times = {n.index: n.time_ms for n in profile.nodes} if profile is not None else None
     before = tab.overlay_data
+    layout, graph = tab.layout_data, tab.model.graph
 
-    def preview(data: OverlayData | None, cut: set[str]) -> None:
-        tab.set_overlay(data if data is not None else before)
+    def fold(data: OverlayData) -> Overlay | None:  # on the dialog's planner
+        return build_overlay(layout, graph, data) if layout is not None else None
+
+    def preview(data: OverlayData | None, cut: set[str], folded: Overlay | None) -> None:
+        # folded for the layout shown when the dialog opened; laid out again since, the
+        # tab folds the colours itself
+        tab.set_overlay(data if data is not None else before,
+                        folded if tab.layout_data is layout else None)
         tab.view.mark_values(cut)
 
-    dialog = SplitDialog(parent, tab.model, preview, times)
+    dialog = SplitDialog(parent, tab.model, preview, times, fold)
     dialog.show()
     return dialog
 

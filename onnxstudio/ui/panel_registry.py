@@ -14,6 +14,7 @@ from onnxstudio.ui.insight.cost_insight import CostInsight
 from onnxstudio.ui.insight.run_insight import RunInsight
 from onnxstudio.ui.insight.run_panel import RunPanel
 from onnxstudio.ui.inspector.inspector import Inspector
+from onnxstudio.ui.inspector.property_tree import EDIT_ROLE
 from onnxstudio.ui.panels import PanelFactory, PanelHost
 from onnxstudio.ui.widgets.dock_spec import LEFT, DockSpec
 from onnxstudio.ui.widgets.scrolled import scrolled
@@ -139,7 +140,12 @@ class EditHistory(_Quiet):
     def __init__(self, host: PanelHost) -> None:
         self.room = EditRoom(host.window_widget(), host.current_tab, host.model_tabs)
         self.room.statusMessage.connect(host.show_status)
-        host.panel(InspectorPanels).inspector.editRequested.connect(self.room.edit_key)
+        inspector = host.panel(InspectorPanels).inspector
+        inspector.editRequested.connect(self.room.edit_key)
+        for tree in (inspector.node.tree, inspector.model.tree):
+            tree.itemDoubleClicked.connect(  # an editor opens on a value the user may change
+                lambda item, _column: self.room.prefetch() if any(
+                    item.data(c, EDIT_ROLE) for c in (0, 1)) else None)
         self.room.act_history.triggered.connect(lambda: host.show_panel("history"))
 
     def docks(self) -> Sequence[DockSpec]:

@@ -9,6 +9,7 @@ meanwhile (a frozen window is what users notice).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import tempfile
@@ -52,22 +53,48 @@ SETTLE_S = 0.3  # after each action, before its stall is read and the next one s
 
 
 class _Ticker:
-    """A 5 ms timer on the GUI thread; the longest gap between its ticks is the stall."""
+    """A 5 ms timer on the GUI thread; the longest gap between its ticks is the stall.
+    With ``ONNXSTUDIO_TRACE_STALLS=MS`` each run prints where the GUI thread was during
+    every gap over MS (stall_trace.py)."""
 
     def __init__(self, app: Any) -> None:
         from PySide6.QtCore import QTimer
 
         self.app = app
         self.ticks: list[float] = []
+        self.cpu_ticks: list[float] = []  # the GUI thread's CPU time at each tick
+        self.cpu_ms: dict[str, float] = {}  # label: the most CPU the GUI thread spent in a gap
         self.timer = QTimer()
         self.timer.setInterval(5)
-        self.timer.timeout.connect(lambda: self.ticks.append(time.perf_counter()))
+        self.timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        self.ticks.append(time.perf_counter())
+        self.cpu_ticks.append(time.thread_time())
 
     def run(self, start: Callable[[], Any], done: Callable[[], bool],
-            limit_s: float = 300.0, settle: bool = True) -> tuple[float, float]:
+            limit_s: float = 300.0, settle: bool = True, label: str = "") -> tuple[float, float]:
         """Call ``start``, spin the event loop until ``done()`` (and ``SETTLE_S`` longer with
-        ``settle``); (seconds until done, worst stall ms)."""
-        self.ticks = [time.perf_counter()]
+        ``settle``); (seconds until done, worst stall ms). ``cpu_ms[label]`` keeps the most
+        CPU time the GUI thread spent between two ticks: the work that blocked the loop,
+        which a loaded machine inflates far less than the gap (starved of a core, or
+        waiting for the GIL, the thread spends no CPU)."""
+        from tests.benchmarks.stall_trace import StallTracer, threshold_ms
+
+        trace = threshold_ms()
+        self._tick()
+        self.ticks, self.cpu_ticks = self.ticks[-1:], self.cpu_ticks[-1:]
+        with contextlib.ExitStack() as stack:
+            if trace > 0:
+                stack.enter_context(StallTracer(lambda: self.ticks[-1], trace,
+                                                label or getattr(start, "__name__", "?")))
+            seconds, stall = self._run(start, done, limit_s, settle)
+        cpu = max((b - a for a, b in itertools.pairwise(self.cpu_ticks)), default=0.0) * 1000
+        self.cpu_ms[label] = max(self.cpu_ms.get(label, 0.0), cpu)
+        return seconds, stall
+
+    def _run(self, start: Callable[[], Any], done: Callable[[], bool],
+             limit_s: float, settle: bool) -> tuple[float, float]:
         self.timer.start()
         t0 = self.ticks[0]
         start()
@@ -81,10 +108,28 @@ class _Ticker:
         while settle and time.perf_counter() - t0 - seconds < SETTLE_S:
             self.app.processEvents()
             time.sleep(0.001)
-        self.ticks.append(time.perf_counter())
+        self._tick()
         self.timer.stop()
         gaps = [b - a for a, b in itertools.pairwise(self.ticks)]
         return seconds, max(gaps) * 1000 if gaps else 0.0
+
+    def action(self, label: str, start: Callable[[], Any], window: Any,
+               done: Callable[[], bool] = lambda: True, limit_s: float = 300.0) -> float:
+        """The worst stall (ms) of user action ``label``: from ``start`` until ``done()``
+        and ``window`` is quiet (no task under it running, no turn queued), and
+        ``SETTLE_S`` longer."""
+        return self.run(start, lambda: done() and _quiet(window), limit_s, label=label)[1]
+
+    def cpu_row(self) -> dict[str, float]:
+        """``X_cpu_ms`` for every stall column ``X_ms`` measured."""
+        return {f"{label}_cpu_ms": ms for label, ms in self.cpu_ms.items()
+                if label.endswith("stall")}
+
+
+def _quiet(window: Any) -> bool:
+    from onnxstudio.ui import tasks
+
+    return not tasks._turns and not any(r.busy for r in window.findChildren(tasks.TaskRunner))
 
 
 class _FirstPaint:
@@ -135,9 +180,11 @@ def measure_window(path: Path, extras: bool = True, expand: bool = True) -> dict
         return watch[0].done or bool(tab.error)
 
     row["window_s"], first_stall = ticker.run(
-        lambda: tabs.extend(window.open_paths([str(path)])), painted, settle=False)
+        lambda: tabs.extend(window.open_paths([str(path)])), painted, settle=False,
+        label="stall")
     tab = tabs[0]
-    row["shaped_s"], shape_stall = ticker.run(lambda: None, lambda: not tab.busy or tab.error)
+    row["shaped_s"], shape_stall = ticker.run(lambda: None, lambda: not tab.busy or tab.error,
+                                               label="stall")
     row["shaped_s"] += row["window_s"]
     row["stall_ms"] = max(first_stall, shape_stall)
     from tests.benchmarks.frames import frame_row, frame_times
@@ -150,13 +197,18 @@ def measure_window(path: Path, extras: bool = True, expand: bool = True) -> dict
     row.update(_export_stall(ticker, tab, path))
     row.update(_profile_stall(ticker, window, tab))
     row.update(_run_compare_hide_stalls(ticker, window, tab))
+    from tests.benchmarks.actions import action_stalls
+
+    row.update(action_stalls(ticker, window, tab, path))
     if expand:
         before = tab.layout_data
         row["expand_s"], row["expand_stall_ms"] = ticker.run(
-            tab.expand_all, lambda: tab.layout_data is not before and not tab.busy)
+            tab.expand_all, lambda: tab.layout_data is not before and not tab.busy,
+            label="expand_stall")
         row.update(frame_row(frame_times(tab.view)))
         row["expand_peak_mb"] = peak_mb()  # the peak after expanding and the tour
     row.update(_optimised_stall(ticker, window))
+    row.update(ticker.cpu_row())
     window.shutdown()
     window.close()
     return row
@@ -176,7 +228,7 @@ def _export_stall(ticker: _Ticker, tab: Any, path: Path) -> dict[str, float]:
                     None, tab.model, tab.layout_data, tab.view,
                     path=Path(folder) / f"{path.stem}{s}", options=ExportOptions())),
                 lambda f=flows: bool(f) and (f[0] is None or f[0].result is not None
-                                             or f[0].error is not None))
+                                             or f[0].error is not None), label=f"{key}_stall")
     return row
 
 
@@ -193,7 +245,8 @@ def _optimised_stall(ticker: _Ticker, window: Any) -> dict[str, float]:
         return diff.error is not None or all(
             side.layout_data is not None and not side.busy for side in diff.tabs())
 
-    seconds, stall = ticker.run(lambda: diffing.show_optimised(window), drawn, limit_s=300.0)
+    seconds, stall = ticker.run(lambda: diffing.show_optimised(window), drawn, limit_s=300.0,
+                                label="optimised_stall")
     return {"optimised_s": seconds, "optimised_stall_ms": stall}
 
 
@@ -206,18 +259,19 @@ def _run_compare_hide_stalls(ticker: _Ticker, window: Any, tab: Any) -> dict[str
     run, insight = window.run_panel, window.insight
     row: dict[str, float] = {}
     row["run_s"], row["run_stall_ms"] = ticker.run(
-        run.run_random, lambda: run.has_run() and not run.controller.busy, limit_s=120.0)
+        run.run_random, lambda: run.has_run() and not run.controller.busy, limit_s=120.0,
+        label="run_stall")
     options = CompareOptions(parse_config("ort:cpu:all"), parse_config("ort:cpu:disabled"),
                              1e-3)
     row["compare_s"], row["compare_stall_ms"] = ticker.run(
         lambda: insight.start_compare(options),
-        lambda: insight.compare_panel.result() is not None, limit_s=300.0)
+        lambda: insight.compare_panel.result() is not None, limit_s=300.0, label="compare_stall")
     stalls = []
     for kinds in (frozenset({"shape", "identity", "constant"}), frozenset()):
         before = tab.layout_data
         _seconds, stall = ticker.run(
             lambda k=kinds: window.canvas_choices.set_hidden(k, [tab]),
-            lambda b=before: tab.layout_data is not b and not tab.busy)
+            lambda b=before: tab.layout_data is not b and not tab.busy, label="hide_stall")
         stalls.append(stall)
     row["hide_stall_ms"] = max(stalls)
     return row
@@ -230,5 +284,6 @@ def _profile_stall(ticker: _Ticker, window: Any, tab: Any) -> dict[str, float]:
     panel = insight.profile_panel
     seconds, stall = ticker.run(
         lambda: insight.start_profile(ProfileOptions("disable", 1, 0)),
-        lambda: panel.result() is not None and not tab.busy, limit_s=120.0)
+        lambda: panel.result() is not None and not tab.busy, limit_s=120.0,
+        label="profile_stall")
     return {"profile_s": seconds, "profile_stall_ms": stall}

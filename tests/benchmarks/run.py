@@ -57,6 +57,25 @@ TARGET_S = {"resnet50.onnx": 0.15, "bert12.onnx": 0.25, "bert96.onnx": 0.8,
 # `onnxstudio export MODEL OUT.svg` from a shell, Python's start included (issue 20)
 CLI_TARGET_S = {"bert96.onnx": 1.2, "dag100k.onnx": 3.0}
 
+# Issue 34: the longest event-loop gap (ms) of every user action; goal <= 50 each.
+STALLS = [
+    ("model", "model", "{}"),
+    ("stall_ms", "stall_ms", "{:.0f}"),
+    ("drop_stall_ms", "drop_stall", "{:.0f}"),
+    ("export_stall_ms", "export_stall", "{:.0f}"),
+    ("png_export_stall_ms", "png_stall", "{:.0f}"),
+    ("pdf_export_stall_ms", "pdf_stall", "{:.0f}"),
+    ("profile_stall_ms", "profile_stall", "{:.0f}"),
+    ("run_stall_ms", "run_stall", "{:.0f}"),
+    ("compare_stall_ms", "compare_stall", "{:.0f}"),
+    ("hide_stall_ms", "hide_stall", "{:.0f}"),
+    ("diff_stall_ms", "diff_stall", "{:.0f}"),
+    ("split_stall_ms", "split_stall", "{:.0f}"),
+    ("split_write_stall_ms", "split_write", "{:.0f}"),
+    ("edit_stall_ms", "edit_stall", "{:.0f}"),
+    ("optimised_stall_ms", "optimised_stall", "{:.0f}"),
+    ("expand_stall_ms", "expand_stall", "{:.0f}"),
+]
 COLUMNS = [
     ("model", "model", "{}"),
     ("nodes", "nodes", "{:,}"),
@@ -73,18 +92,11 @@ COLUMNS = [
     ("reopen_s", "reopen", "{:.3f}"),
     ("reopen_stall_ms", "reopen_stall", "{:.0f}"),
     ("target_s", "target", "{:.2f}"),
-    ("stall_ms", "stall_ms", "{:.0f}"),
-    ("export_stall_ms", "export_stall", "{:.0f}"),
-    ("pdf_export_stall_ms", "pdf_stall", "{:.0f}"),
-    ("profile_stall_ms", "profile_stall", "{:.0f}"),
-    ("run_stall_ms", "run_stall", "{:.0f}"),
-    ("compare_stall_ms", "compare_stall", "{:.0f}"),
-    ("hide_stall_ms", "hide_stall", "{:.0f}"),
+    *STALLS[1:-1],
     ("expand_s", "expand_all", "{:.3f}"),
-    ("expand_stall_ms", "expand_stall", "{:.0f}"),
+    STALLS[-1],
     ("frame_p95_ms", "frame_p95", "{:.0f}"),
     ("frame_cpu_p95_ms", "frame_cpu", "{:.0f}"),
-    ("optimised_stall_ms", "optimised_stall", "{:.0f}"),
     ("peak_mb", "peak_MB", "{:,.0f}"),
     ("expand_peak_mb", "expand_MB", "{:,.0f}"),
     ("cli_export_s", "cli_svg", "{:.2f}"),
@@ -102,11 +114,9 @@ QUALITY = [
     ("full_cross_routes", "full_route", "{:,}"),
 ]
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
-         "shaped_s", "window_no_fork_s", "stall_ms", "export_stall_ms", "pdf_export_stall_ms",
-         "optimised_stall_ms",
-         "profile_stall_ms", "run_stall_ms",
-         "compare_stall_ms", "hide_stall_ms", "expand_s",
-         "expand_stall_ms", "frame_p95_ms", "frame_cpu_p95_ms", "full_layout_s",
+         "shaped_s", "window_no_fork_s", *(key for key, _, _ in STALLS[1:]),
+         *(key.replace("_ms", "_cpu_ms") for key, _, _ in STALLS[1:]), "expand_s",
+         "frame_p95_ms", "frame_cpu_p95_ms", "full_layout_s",
          "cli_export_s", "reopen_s", "reopen_stall_ms", "cli_reopen_s", "cli_no_fork_s"}
 CACHE_OFF = "ONNXSTUDIO_NO_LAYOUT_CACHE"  # onnxstudio/layout/cache.py
 
@@ -210,7 +220,17 @@ def run_isolated(path: Path, crossings: bool = True, expand: bool = True) -> dic
     row["cli_no_fork_s"] = cli_export_seconds(path, dict(cold, ONNXSTUDIO_NO_FORK="1"))
     row["cli_target_s"] = CLI_TARGET_S.get(path.name)
     row.update(reopen_seconds(path))
+    row.update(_run_one(path, "--drop", [], cold))
     return row
+
+
+def run_stalls(path: Path, expand: bool = True) -> dict[str, Any]:
+    """Only the window's rows (``--stalls``): every action's stall, fresh processes."""
+    cold = dict(_bytecode_env(), **{CACHE_OFF: "1"})
+    row = _run_one(path, "--window", [] if expand else ["--no-expand"], cold)
+    if "error" not in row:
+        row.update(_run_one(path, "--drop", [], cold))
+    return {"model": path.name, **row}
 
 
 def _bytecode_env() -> dict[str, str]:
@@ -227,7 +247,9 @@ def _run_one(path: Path, mode: str, flags: list[str], env: dict[str, str]
                            *flags], env=env, cwd=REPO, capture_output=True, text=True,
                           check=False)
     if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or ["failed"])[-1]
+        lines = [ln for ln in proc.stderr.strip().splitlines()
+                 if "propagateSizeHints" not in ln]  # Qt's offscreen plugin's noise
+        tail = (lines or ["failed"])[-1]
         return {"model": path.name, "error": tail}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -344,10 +366,51 @@ def export_section() -> str:
         "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) for line in cells)
 
 
+STALLS_NOTE = (
+    "longest event-loop gap (ms) of each action, from its start until it is done, the "
+    "window quiet and 0.3 s more: stall_ms open (File → Open) to shapes drawn; drop: a "
+    "model dropped on the app's fresh window (its sample model shown); export/png/pdf: "
+    "Export Diagram with the dialog's defaults; profile one run; run random inputs; "
+    "compare all optimised vs none; hide then show the shape chains; diff: File → Diff "
+    "With… a variant until both sides are drawn; split: the Split dialog's plan on the "
+    "canvas; split_write: Write Stages… and its check; edit: an attribute (or a name) "
+    "edited in the Node panel until rebuilt, checked and drawn; optimised: Model → Show "
+    "Optimised Graph until both sides are drawn; expand: expand all")
+
+
+def _wall_cpu(row: dict[str, Any]) -> dict[str, Any]:
+    """``X_stall_ms`` as "gap/cpu" text, from ``X_stall_ms`` and ``X_stall_cpu_ms``."""
+    if "error" in row:
+        return row
+    out = dict(row)
+    for key, _, _ in STALLS[1:]:
+        wall, cpu = row.get(key), row.get(key.replace("_ms", "_cpu_ms"))
+        out[key] = None if wall is None else \
+            f"{wall:.0f}" + ("" if cpu is None else f"/{cpu:.0f}")
+    return out
+
+
+def _stalls_table(files: list[Path], repeat: int, skip_expand: set[str]) -> int:
+    rows = []
+    for path in files:
+        expand = not {path.name, path.stem} & skip_expand
+        rows.append(best_of([run_stalls(path, expand) for _ in range(max(1, repeat))]))
+        print(f"  {path.name} done", file=sys.stderr, flush=True)
+    print(f"{STALLS_NOTE}; best of {repeat}. Each cell: the gap / the GUI thread's CPU "
+          "time in its worst gap (the work that blocked the loop; a loaded machine "
+          "inflates the gap, far less the CPU)")
+    print(format_table([_wall_cpu(r) for r in rows], [(k, t, "{}") for k, t, _ in STALLS]))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="onnxstudio benchmark")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--reopen", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--window", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--drop", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--stalls", action="store_true",
+                        help="only the window's stall of every user action (issue 34)")
     parser.add_argument("--no-crossings", action="store_true", help="skip crossing counts")
     parser.add_argument("--no-runner", action="store_true", help="skip the runner section")
     parser.add_argument("--no-session", action="store_true",
@@ -369,9 +432,18 @@ def main(argv: list[str] | None = None) -> int:
         window = _hook("paint", "measure_window")
         print(json.dumps(window(args.reopen, extras=False) if window else {}))
         return 0
+    if args.window is not None or args.drop is not None:
+        from tests.benchmarks.actions import measure_drop
+        from tests.benchmarks.paint import measure_window
+
+        print(json.dumps(measure_drop(args.drop) if args.drop is not None
+                         else measure_window(args.window, expand=not args.no_expand)))
+        return 0
     files = ladder_files()
     if args.models:
         files = [f for f in files if f.name in args.models or f.stem in args.models]
+    if args.stalls:
+        return _stalls_table(files, args.repeat, set(args.skip_expand))
     rows = []
     for path in files:
         expand = not {path.name, path.stem} & set(args.skip_expand)

@@ -123,7 +123,7 @@ class ModelTab(QWidget):
         self._stack.setCurrentWidget(self._progress_page)
         path, direction, theme = self.path, self.direction, self.view.theme()
         started = time.perf_counter()
-        given, hide = model, self.hidden_kinds
+        given, hide, data = model, self.hidden_kinds, self.overlay_data
 
         def work(context: TaskContext) -> Opened:
             if given is not None:  # nothing left to infer: the caller's model is final
@@ -136,7 +136,9 @@ class ModelTab(QWidget):
                 loaded = time.perf_counter()
                 scope_tree(model)  # from the layout cache when it can
                 state = default_state(model.graph)
-                drawing = draw(model, state, direction, theme, context, hide=hide)
+                # with the overlay set before (a diff's colours) folded in here, not
+                # on the GUI thread when the drawing lands
+                drawing = draw(model, state, direction, theme, context, data, hide=hide)
                 # what the status line shows with the graph (a pass over 100k nodes)
                 model.memo("node_count_total", model.graph.node_count_total)
             except BaseException:

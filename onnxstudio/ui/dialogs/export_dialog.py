@@ -49,7 +49,7 @@ from onnxstudio.ui.dialogs.export_destination import (
     choose_destination,
     confirm_replace,
 )
-from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.settings import app_settings, store
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
 LAST_SCALE_KEY = "export/png_scale"
@@ -360,11 +360,11 @@ class ExportFlow(QObject):
     def _on_finished(self, result: ExportResult) -> None:
         self._end()
         self.result = result
-        settings = app_settings()
-        settings.setValue(LAST_FOLDER_KEY, str(self.path.parent))
-        settings.setValue(LAST_FORMAT_KEY, result.format)
+        remembered: dict[str, object] = {LAST_FOLDER_KEY: str(self.path.parent),
+                                         LAST_FORMAT_KEY: result.format}
         if result.format == "png":
-            settings.setValue(LAST_SCALE_KEY, self.options.scale)
+            remembered[LAST_SCALE_KEY] = self.options.scale
+        store(remembered)
         # No modal here: the dialog said before writing what a notice would repeat, and
         # the window's status line says where the file went.
         self.finished.emit(result)

@@ -48,8 +48,12 @@ COSTS: tuple[tuple[CostKind, str, str], ...] = (
                          "multiply-adds; other operators by output size)"),
     ("time", "Time", "equal measured time per stage, from the last Profile Run"),
 )
-Preview = Callable[[OverlayData | None, set[str]], None]
-"""Colours the canvas by stage and marks the handed-over tensors (None: clear)."""
+Preview = Callable[[OverlayData | None, set[str], Any], None]
+"""Colours the canvas by stage and marks the handed-over tensors (None: clear); the third
+argument is what ``Fold`` made of the colours, or None."""
+Fold = Callable[[OverlayData], Any]
+"""Folds the stages' colours into the canvas' layout, on the planner's worker (on the
+GUI thread that took dag100k's plan 160-180 ms)."""
 
 
 def _stage_overlay(model: Model, plan: SplitPlan) -> OverlayData:
@@ -76,10 +80,11 @@ class SplitDialog(QDialog):
     failed = Signal(str)
 
     def __init__(self, parent: QWidget | None, model: Model, preview: Preview,
-                 times: Mapping[int, float] | None = None) -> None:
+                 times: Mapping[int, float] | None = None, fold: Fold | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(TITLE)
         self.model, self.preview, self.times = model, preview, dict(times or {})
+        self.fold = fold
         self.plan: SplitPlan | None = None
         self.planner = TaskRunner(self)
         self.planner.finished.connect(self._show_plan)
@@ -138,15 +143,19 @@ class SplitDialog(QDialog):
 
     def replan(self) -> None:
         model, count, cost, times = self.model, self.stages_spin.value(), self.cost(), self.times
+        fold = self.fold
         self.write_button.setEnabled(False)
         self.summary.setText("Planning…")
 
-        def work(_context: TaskContext) -> SplitPlan:
-            return plan_split(model, count, cost, times)
+        def work(_context: TaskContext) -> tuple[SplitPlan, OverlayData, Any]:
+            plan = plan_split(model, count, cost, times)
+            colours = _stage_overlay(model, plan)
+            return plan, colours, fold(colours) if fold is not None else None
 
         self.planner.start(work)
 
-    def _show_plan(self, plan: SplitPlan) -> None:
+    def _show_plan(self, planned: tuple[SplitPlan, OverlayData, Any]) -> None:
+        plan, colours, folded = planned
         self.plan = plan
         self.table.setRowCount(len(plan.stages))
         for row, stage in enumerate(plan.stages):
@@ -179,14 +188,14 @@ class SplitDialog(QDialog):
         self.write_button.setToolTip(refusal or "")
         if refusal is not None:
             self.summary.setText(f"{self.summary.text()}\n\nCannot be written: {refusal}.")
-        self.preview(_stage_overlay(self.model, plan), handed_over(plan))
+        self.preview(colours, handed_over(plan), folded)
         self.planned.emit(plan)
 
     def _plan_failed(self, message: str) -> None:
         self.plan = None
         self.table.setRowCount(0)
         self.summary.setText(message)
-        self.preview(None, set())
+        self.preview(None, set(), None)
 
     def choose_folder(self) -> None:
         start = str(Path(self.model.path).with_name(f"{Path(self.model.path).stem}_stages"))
@@ -237,5 +246,5 @@ class SplitDialog(QDialog):
             QMessageBox.warning(self, TITLE, message)
 
     def done(self, result: int) -> None:
-        self.preview(None, set())  # the canvas is the user's again
+        self.preview(None, set(), None)  # the canvas is the user's again
         super().done(result)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from PySide6.QtCore import QObject, QPointF
 
 from onnxstudio.ui.canvas.graph_view import GraphView
@@ -62,19 +63,21 @@ class ViewSync(QObject):
         if index is None or other is None:
             return None
         centre = leader.mapToScene(leader.viewport().rect().center())
-        best: tuple[float, str, str] | None = None
-        for box_id in leader.visible_box_ids():
-            box = index.box(box_id)
-            if box is None or box.kind == "group":
+        area = leader.visible_scene_rect()
+        shown = index.box_indices_in((area.x(), area.y(), area.width(), area.height()))
+        # Nearest first, by numpy; then only the few nearest are looked up. A loop over
+        # every box drawn took 20-40 ms of BERT-96's diff for each resize and layout.
+        rects = index.box_rects[shown]
+        dx = rects[:, 0] + rects[:, 2] / 2 - centre.x()
+        dy = rects[:, 1] + rects[:, 3] / 2 - centre.y()
+        for i in shown[np.argsort(dx * dx + dy * dy, kind="stable")]:
+            box_id = index.ids[i]
+            if index.layout.boxes[i].kind == "group":
                 continue
             theirs = across(box_id)
-            if theirs is None or other.box(theirs) is None:
-                continue
-            bx, by = box.center
-            d = (bx - centre.x()) ** 2 + (by - centre.y()) ** 2
-            if best is None or d < best[0]:
-                best = (d, box_id, theirs)
-        return None if best is None else (best[1], best[2])
+            if theirs is not None and other.box(theirs) is not None:
+                return box_id, theirs
+        return None
 
     def select(self, leader: GraphView, ids: list[str]) -> None:
         if not self.enabled or self._busy:

@@ -67,6 +67,12 @@ class EditRoom(QObject):
                                  len(found.edits) if found else 0)
         self._update_actions()
 
+    def prefetch(self) -> None:
+        """The current tab's model is about to be edited: open its session meanwhile."""
+        tab = self._current_tab()
+        if tab is not None and tab.model is not None:
+            self.controller(tab).prefetch()
+
     def tab_closed(self, tab: ModelTab) -> None:
         found = self.controllers.pop(tab, None)
         if found is not None:
@@ -187,6 +193,7 @@ class EditRoom(QObject):
         tab = self._current_tab()
         if tab is None or tab.model is None:
             return
+        self.prefetch()
         menu = QMenu(self._window)
         self.fill_context_menu(menu, tab.model, kind, target)
         menu.addSeparator()
@@ -295,6 +302,7 @@ class EditRoom(QObject):
             self.statusMessage.emit("Select a node, input or output first "
                                      "(or right-click it)")
             return
+        self.prefetch()
         menu = QMenu(self._window)
         self.fill_context_menu(menu, tab.model, "box", ids[0])
         point = tab.view.map_box_to_view(ids[0])

@@ -36,7 +36,7 @@ from onnxstudio.ui.insight.compare_options import (
     config_choices,
     config_text,
 )
-from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.settings import app_settings, store
 
 COMBO_CAP = 300  # widest the A / B combos get, however wide the dock
 TOLERANCE_CAP = 140
@@ -190,15 +190,15 @@ class CompareForm(QWidget):
     def save_settings(self) -> None:
         if self._restoring:
             return
-        s = app_settings()
-        s.setValue("compare/a", self.a_combo.currentData())
-        s.setValue("compare/b", self.b_combo.currentData())
+        values = {"compare/a": self.a_combo.currentData(),
+                  "compare/b": self.b_combo.currentData(),
+                  "compare/colour": self.colour_check.isChecked()}
         try:
             tolerance_choice(self.tolerance_edit.text())
-            s.setValue("compare/tolerance", self.tolerance_edit.text().strip())
+            values["compare/tolerance"] = self.tolerance_edit.text().strip()
         except InputError:
             pass  # keep the last good value
-        s.setValue("compare/colour", self.colour_check.isChecked())
+        store(values)
 
     def choose(self, a: RunConfig, b: RunConfig) -> None:
         """Show A and B as a comparison started elsewhere (a failing test set) ran them."""

@@ -54,7 +54,7 @@ from onnxstudio.ui.insight.profile_tables import (
     ProfileSortProxy,
     ShareBarDelegate,
 )
-from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.settings import app_settings, store
 from onnxstudio.ui.widgets.path_delegate import PathDelegate
 
 NO_MODEL_TEXT = "Open a model, then Profile run to see where the time goes"
@@ -195,7 +195,7 @@ class ProfilePanel(JobPanel):
         except (OnnxStudioError, OSError) as exc:
             self.show_error(f"Could not export the profile: {exc}")
             return None
-        app_settings().setValue(SETTINGS_EXPORT_DIR, str(dest.parent))
+        store({SETTINGS_EXPORT_DIR: str(dest.parent)})
         self.job.say(f"Saved {dest.name}")
         return dest
 
@@ -348,7 +348,7 @@ class ProfilePanel(JobPanel):
 
     @staticmethod
     def _save(key: str, value: object) -> None:
-        app_settings().setValue(key, value)
+        store({key: value})
 
     def _request_profile(self) -> None:
         if self.busy or self._model_path is None:

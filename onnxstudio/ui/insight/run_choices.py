@@ -36,7 +36,7 @@ from onnxstudio.runner.qt_worker import OPTIMIZATION_LEVELS, SessionConfig, avai
 from onnxstudio.runner.synthetic import DIMS_SYNTAX, default_dim_sizes, format_dim_sizes
 from onnxstudio.runner.synthetic import parse_dim_sizes as parse_dims
 from onnxstudio.ui.insight.run_inputs import is_image_model
-from onnxstudio.ui.settings import app_settings
+from onnxstudio.ui.settings import app_settings, store
 
 AUTO = "auto"
 
@@ -225,10 +225,9 @@ class RunChoices(QWidget):
     def _save_session_settings(self) -> None:
         if self._restoring:
             return
-        s = app_settings()
-        s.setValue("runner/provider", self.provider_combo.currentText())
-        s.setValue("runner/optimization", self.optimization_combo.currentText())
-        s.setValue("runner/threads", self.threads_spin.value())
+        store({"runner/provider": self.provider_combo.currentText(),
+               "runner/optimization": self.optimization_combo.currentText(),
+               "runner/threads": self.threads_spin.value()})
 
     def _restore_model_settings(self) -> None:
         self._restoring = True
@@ -257,15 +256,11 @@ class RunChoices(QWidget):
     def _save_model_settings(self) -> None:
         if self._restoring or self._model is None:
             return
-        s = app_settings()
         group = f"runner/models/{_model_key(self._model)}/"
-        s.setValue(group + "path", str(self._model))
-        s.setValue(group + "preset", self.preset_combo.currentText())
-        s.setValue(group + "channels", self.channels_combo.currentText())
-        s.setValue(group + "layout", self.layout_combo.currentText())
-        s.setValue(group + "resize", self.resize_combo.currentText())
-        s.setValue(group + "height", self.height_spin.value())
-        s.setValue(group + "width", self.width_spin.value())
-        s.setValue(group + "top_k", self.topk_spin.value())
-        s.setValue(group + "dims", self.dims_edit.text())
-        s.setValue(group + "labels_file", str(self._labels_file or ""))
+        store({group + key: value for key, value in (
+            ("path", str(self._model)), ("preset", self.preset_combo.currentText()),
+            ("channels", self.channels_combo.currentText()),
+            ("layout", self.layout_combo.currentText()),
+            ("resize", self.resize_combo.currentText()), ("height", self.height_spin.value()),
+            ("width", self.width_spin.value()), ("top_k", self.topk_spin.value()),
+            ("dims", self.dims_edit.text()), ("labels_file", str(self._labels_file or "")))})

@@ -36,7 +36,7 @@ from onnxstudio.runner.profile_child import profile_isolated
 from onnxstudio.runner.profile_rows import table_rows
 from onnxstudio.ui.canvas.drawing import overview_image
 from onnxstudio.ui.insight.compare_options import CompareOptions, config_text
-from onnxstudio.ui.insight.compare_panel import ComparePanel
+from onnxstudio.ui.insight.compare_panel import ComparePanel, node_names
 from onnxstudio.ui.insight.profile_panel import ProfileOptions, ProfilePanel
 from onnxstudio.ui.insight.tensor_dock import TensorDock
 from onnxstudio.ui.tasks import TaskContext, TaskRunner, next_turn
@@ -275,11 +275,15 @@ class RunInsight(QObject):
             True, f"Running {config_text(options.a)} and {config_text(options.b)} "
                   f"on {source}…")
         self.showPanel.emit("compare")
-        self._launch(self._comparer, tab,
-                     lambda context: compare(request, options.a, options.b,
-                                             options.tolerance, options.model_b,
-                                             cancel=context.token),
-                     divergence_overlay)
+        model = tab.model
+
+        def compute(context: TaskContext) -> Comparison:
+            result = compare(request, options.a, options.b, options.tolerance,
+                             options.model_b, cancel=context.token)
+            node_names(model)  # what the result's tables name the nodes by
+            return result
+
+        self._launch(self._comparer, tab, compute, divergence_overlay)
 
     def _on_compared(self, answer: tuple[ModelTab, Comparison, Painted]) -> None:
         result = answer[1]
