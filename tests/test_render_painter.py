@@ -435,3 +435,26 @@ def test_node_names_shown_above_boxes_leave_edge_labels_clear() -> None:
             and b[1] < a[1] + a[3]
 
     assert not [r for r in backdrops if any(overlaps(r, n) for n in names)]
+
+
+def test_a_painter_and_its_layout_are_freed_by_reference_counting(qapp) -> None:
+    """A closed tab's drawing must go when the tab lets go of it, not at the next full
+    collection (issue 32: the painter's edge labels held its bound ``_centre_line``, a
+    cycle that kept the closed layout alive and cost the close a full collection)."""
+    import gc
+    import weakref
+
+    from tests.render_support import render_image
+
+    layout = demo_layout()
+    painter = GraphPainter(layout).prepare()
+    render_image(painter, 1.0)  # every label placed, every route drawn
+    gone = weakref.ref(painter), weakref.ref(layout)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del painter, layout
+        assert [ref() is None for ref in gone] == [True, True]
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -10,14 +10,12 @@ levels and exports.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from onnxstudio.layout.types import Box, Edge, Layout
+from onnxstudio.layout.types import Box, Layout
 from onnxstudio.render import text as tx
 from onnxstudio.render.boxes import NAME_CAPTION_WIDTH
-from onnxstudio.render.drawing import Point, Surface
+from onnxstudio.render.drawing import Surface
 from onnxstudio.render.geometry import label_anchor
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
 from onnxstudio.render.rect_join import covering, straddling
@@ -34,11 +32,9 @@ Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline,
 class EdgeLabels:
     """The placed labels of one layout (computed on first use) and their painting."""
 
-    def __init__(self, layout: Layout, index: GraphIndex,
-                 centre_line: Callable[[Edge], list[Point]]) -> None:
+    def __init__(self, layout: Layout, index: GraphIndex) -> None:
         self.layout = layout
         self.index = index
-        self.centre_line = centre_line
         self._placed: dict[bool, _PlacedLabels] = {}  # by whether node names are shown
         self._first_of_tensor: set[int] | None = None
         self._spots: dict[int, Candidate] = {}  # huge layouts: labels' spots found so far
@@ -220,7 +216,7 @@ class EdgeLabels:
         vertical run (right, then left), above or below a horizontal one."""
         e = self.layout.edges[i]
         font = tx.EDGE_LABEL_FONT
-        pts = e.points or self.centre_line(e)
+        pts = e.points or self.index.centre_line(e)
         (mx, my), (dx, dy) = label_anchor(pts, share)
         w = tx.text_width(e.label, font)
         h = font.size * (tx.ASCENT + tx.DESCENT)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onnxstudio.layout.build import FRAME_LABEL_PAD
-from onnxstudio.layout.types import Box, Layout
+from onnxstudio.layout.types import Box, Edge, Layout, Point
 
 Rect = tuple[float, float, float, float]  # x, y, width, height
 
@@ -153,6 +153,11 @@ class GraphIndex:
     def box(self, box_id: str) -> Box | None:
         i = self.position.get(box_id)
         return None if i is None else self.layout.boxes[i]
+
+    def centre_line(self, e: Edge) -> list[Point]:
+        """A route for an edge without one: from its source box's centre to its target's."""
+        a, b = self.box(e.source), self.box(e.target)
+        return [p.center for p in (a, b) if p is not None] or [(0.0, 0.0)]
 
     def centre(self, item_id: str) -> tuple[float, float] | None:
         """The centre of box ``item_id`` or, failing that, of the group frame so named."""
