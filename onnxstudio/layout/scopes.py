@@ -314,8 +314,8 @@ def _links(graph: Graph) -> Links:
     The same edges unless a value is written by two nodes (an invalid graph the reader
     still loads); then the nodes' outputs are walked, as they name every writer."""
     producers: list[int] = []
-    consumers: list[list[int]] = []
-    free: list[list[int]] = []
+    consumers: list[tuple[int, ...]] = []
+    free: list[tuple[int, ...]] = []
     for value in graph.values.values():
         if value.producer is not None:
             producers.append(value.producer)

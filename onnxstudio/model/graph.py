@@ -49,7 +49,7 @@ class Value:
     type: TensorType = field(default_factory=TensorType)
     kind: ValueKind = "intermediate"
     producer: int | None = None  # index into Graph.nodes
-    consumers: list[int] = field(default_factory=list)
+    consumers: tuple[int, ...] = ()  # a tuple of ints: untracked by the collector
 
 
 @dataclass(frozen=True)
@@ -103,9 +103,9 @@ class Node:
     name: str
     op_type: str
     domain: str  # "" for the default domain
-    inputs: list[str]  # "" marks an omitted optional input
-    outputs: list[str]
-    attributes: list[Attribute] = field(default_factory=list)
+    inputs: tuple[str, ...]  # "" marks an omitted optional input
+    outputs: tuple[str, ...]
+    attributes: tuple[Attribute, ...] = ()
     subgraphs: dict[str, Graph] = field(default_factory=dict)  # attribute name -> body
     function: tuple[str, str] | None = None  # (domain, name) of a local function it calls
     metadata: dict[str, str] = field(default_factory=dict)

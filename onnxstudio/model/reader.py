@@ -167,16 +167,17 @@ def _read_nodes(graph: Graph, node_protos: Sequence[onnx.NodeProto], ctx: _Conte
     schemas: dict[tuple[str, str], tuple[SchemaInfo, tuple[str, str] | None]] = {}
     new_node, new_value, unknown = Node, Value, _UNKNOWN
     first_read: list[str] = []
+    reads: dict[str, list[int]] = {}  # value -> its consumers, tuples once all are known
     for index, proto in enumerate(node_protos):
         node_id = f"{prefix}n{index}"
         key = (proto.domain, proto.op_type)
         known = schemas.get(key)
         if known is None:
             known = schemas[key] = _schema(key, ctx, opsets)
-        node_inputs = proto.input[:]  # slicing copies a repeated field twice as fast as list()
-        node_outputs = proto.output[:]
+        node_inputs = tuple(proto.input)  # faster than a slice, and untracked by the collector
+        node_outputs = tuple(proto.output)
         node = new_node(node_id, index, proto.name, key[1], key[0], node_inputs, node_outputs,
-                        [], {}, known[1], {}, proto.doc_string, known[0])
+                        (), {}, known[1], {}, proto.doc_string, known[0])
         if len(proto.attribute):
             node.attributes, node.subgraphs = _node_attributes(proto, node_id, ctx, opsets)
         if len(proto.metadata_props):
@@ -184,20 +185,23 @@ def _read_nodes(graph: Graph, node_protos: Sequence[onnx.NodeProto], ctx: _Conte
         nodes.append(node)
         for value_name in node_inputs:
             if value_name:
-                value = values.get(value_name)
-                if value is None:
-                    value = values[value_name] = new_value(
-                        value_name, unknown, "intermediate", None, [])
+                read = reads.get(value_name)
+                if read is not None:
+                    read.append(index)
+                    continue
+                reads[value_name] = [index]
+                if value_name not in values:
+                    values[value_name] = new_value(value_name, unknown, "intermediate", None)
                     first_read.append(value_name)
-                value.consumers.append(index)
         for value_name in node_outputs:
             if value_name:
                 value = values.get(value_name)
                 if value is None:
-                    value = values[value_name] = new_value(
-                        value_name, unknown, "intermediate", index, [])
+                    values[value_name] = new_value(value_name, unknown, "intermediate", index)
                 else:
                     value.producer = index
+    for value_name, read in reads.items():
+        values[value_name].consumers = tuple(read)
     if not ctx.in_function:
         ctx.graph_ops.update(schemas)
     return first_read
@@ -214,7 +218,7 @@ def _schema(key: tuple[str, str], ctx: _Context,
 
 
 def _node_attributes(proto: onnx.NodeProto, node_id: str, ctx: _Context,
-                     opsets: dict[str, int]) -> tuple[list[Attribute], dict[str, Graph]]:
+                     opsets: dict[str, int]) -> tuple[tuple[Attribute, ...], dict[str, Graph]]:
     attributes: list[Attribute] = []
     subgraphs: dict[str, Graph] = {}
     for attr in proto.attribute:
@@ -229,7 +233,7 @@ def _node_attributes(proto: onnx.NodeProto, node_id: str, ctx: _Context,
                 attr.name == "value" and proto.domain in ("", "ai.onnx"):
             _count_constant(attr.t, ctx)
         attributes.append(_attribute(attr, ctx))
-    return attributes, subgraphs
+    return tuple(attributes), subgraphs
 
 
 _WEIGHT_DTYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16,
