@@ -167,15 +167,19 @@ def _read_nodes(graph: Graph, node_protos: Sequence[onnx.NodeProto], ctx: _Conte
     schemas: dict[tuple[str, str], tuple[SchemaInfo, tuple[str, str] | None]] = {}
     new_node, new_value, unknown = Node, Value, _UNKNOWN
     first_read: list[str] = []
-    reads: dict[str, list[int]] = {}  # value -> its consumers, tuples once all are known
+    # Values read here. While reading, a value's consumers are a list (appended to);
+    # at the end a tuple, which the collector stops tracking (a dict of lists per
+    # value instead cost twice the time).
+    reads: list[Value] = []
     for index, proto in enumerate(node_protos):
         node_id = f"{prefix}n{index}"
         key = (proto.domain, proto.op_type)
         known = schemas.get(key)
         if known is None:
             known = schemas[key] = _schema(key, ctx, opsets)
-        node_inputs = tuple(proto.input)  # faster than a slice, and untracked by the collector
-        node_outputs = tuple(proto.output)
+        # a slice copies a repeated field fastest (twice list()); a tuple of it is untracked
+        node_inputs = tuple(proto.input[:])
+        node_outputs = tuple(proto.output[:])
         node = new_node(node_id, index, proto.name, key[1], key[0], node_inputs, node_outputs,
                         (), {}, known[1], {}, proto.doc_string, known[0])
         if len(proto.attribute):
@@ -185,14 +189,17 @@ def _read_nodes(graph: Graph, node_protos: Sequence[onnx.NodeProto], ctx: _Conte
         nodes.append(node)
         for value_name in node_inputs:
             if value_name:
-                read = reads.get(value_name)
-                if read is not None:
-                    read.append(index)
-                    continue
-                reads[value_name] = [index]
-                if value_name not in values:
-                    values[value_name] = new_value(value_name, unknown, "intermediate", None)
+                value = values.get(value_name)
+                if value is None:
+                    value = values[value_name] = new_value(
+                        value_name, unknown, "intermediate", None)
                     first_read.append(value_name)
+                consumers = value.consumers
+                if consumers:
+                    consumers.append(index)  # type: ignore[attr-defined]
+                else:
+                    value.consumers = [index]  # type: ignore[assignment]
+                    reads.append(value)
         for value_name in node_outputs:
             if value_name:
                 value = values.get(value_name)
@@ -200,8 +207,8 @@ def _read_nodes(graph: Graph, node_protos: Sequence[onnx.NodeProto], ctx: _Conte
                     values[value_name] = new_value(value_name, unknown, "intermediate", index)
                 else:
                     value.producer = index
-    for value_name, read in reads.items():
-        values[value_name].consumers = tuple(read)
+    for value in reads:
+        value.consumers = tuple(value.consumers)
     if not ctx.in_function:
         ctx.graph_ops.update(schemas)
     return first_read
