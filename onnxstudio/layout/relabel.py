@@ -26,7 +26,7 @@ def relabelled(layout: Layout, graph: Graph) -> Layout | None:
     for box in layout.boxes:
         if box.kind in ("input", "output"):
             value = values.get(box.id.split(":", 1)[1])
-            if value is not None and box.details != [type_text(value.type)]:
+            if value is not None and box.details != (type_text(value.type),):
                 return None
     edges = []
     for edge in layout.edges:

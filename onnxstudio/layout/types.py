@@ -14,7 +14,7 @@ BoxKind = Literal["node", "input", "output", "group", "function"]
 Point = tuple[float, float]
 
 
-@dataclass
+@dataclass(slots=True)  # slots: expanded dag100k draws 100k boxes and 157k edges
 class Box:
     """A drawn node: an operator, a graph input/output, or a collapsed group."""
 
@@ -26,7 +26,7 @@ class Box:
     height: float
     title: str  # op type, tensor name, or group name
     subtitle: str = ""  # node name (shown on demand) or "<count> nodes"
-    details: list[str] = field(default_factory=list)  # key attributes, folded initializers
+    details: tuple[str, ...] = ()  # key attributes, folded initializers (boxes share them)
     category: str = "other"  # colour key: conv, activation, norm, pool, shape, math, ...
     expandable: bool = False  # collapsed group, or node with a body that can expand in place
 
@@ -35,7 +35,7 @@ class Box:
         return (self.x + self.width / 2, self.y + self.height / 2)
 
 
-@dataclass
+@dataclass(slots=True)
 class GroupFrame:
     """An expanded group drawn as a frame around its members."""
 
@@ -51,7 +51,7 @@ class GroupFrame:
     kind: Literal["scope", "chunk", "subgraph", "function"] = "scope"
 
 
-@dataclass
+@dataclass(slots=True)
 class Edge:
     """A tensor travelling from one box to another along a routed curve."""
 
