@@ -296,6 +296,7 @@ def build_layout(
     apply_side_moves(layout, moves)
     if direction == "LR":
         layout = transpose(layout)
+    layout.pack_routes()
     if progress is not None:
         progress(1.0)
     return layout

@@ -41,6 +41,10 @@ def _floats(rows: Iterable[Sequence[float]], count: int) -> np.ndarray:
     return np.fromiter(itertools.chain.from_iterable(rows), dtype=np.float64, count=count)
 
 
+def _packed(points: Iterable[Sequence[float]]) -> bytes:
+    return np.fromiter(itertools.chain.from_iterable(points), dtype=np.float64).tobytes()
+
+
 class GraphIndex:
     """Answers geometric queries on one Layout; rebuild when the layout changes."""
 
@@ -91,9 +95,12 @@ class GraphIndex:
         whole drawing never does: 10 ms of BERT-96)."""
         margin = self._edge_margin
         edges = self.layout.edges
-        routes = [e.points or self._fallback_points(e.source, e.target) for e in edges]
-        counts = np.fromiter((len(r) for r in routes), dtype=np.int64, count=len(routes))
-        flat = _floats((p for r in routes for p in r), 2 * int(counts.sum())).reshape(-1, 2)
+        # packed routes (layout/types.Edge) joined and read as one array, without a
+        # Python number per point
+        routes = [e.packed if e.point_count else
+                  _packed(self._fallback_points(e.source, e.target)) for e in edges]
+        counts = np.fromiter(map(len, routes), dtype=np.int64, count=len(routes)) >> 4
+        flat = np.frombuffer(b"".join(routes), dtype=np.float64).reshape(-1, 2)
         starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         if len(routes):
             xs, ys = flat[:, 0], flat[:, 1]

@@ -116,7 +116,7 @@ class GraphPainter:
         self.labels.prepare()
         self.box_categories()
         for i, edge in enumerate(self.layout.edges):
-            if len(edge.points) >= LONG_ROUTE_POINTS:
+            if edge.point_count >= LONG_ROUTE_POINTS:
                 self.drawn(i)
         area = self._focus_rect(focus) if focus is not None else None
         if area is not None:
