@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Mapping
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import NamedTuple, cast
@@ -47,7 +48,7 @@ def _join_numeric(parts: list[str]) -> list[str]:
     return out
 
 
-def _metadata_scopes(metadata: dict[str, str]) -> tuple[str, ...]:
+def _metadata_scopes(metadata: Mapping[str, str]) -> tuple[str, ...]:
     raw = metadata.get("pkg.torch.onnx.name_scopes")
     if raw:
         try:
@@ -81,7 +82,7 @@ def _metadata_scopes(metadata: dict[str, str]) -> tuple[str, ...]:
     return ()
 
 
-def scope_path(name: str, metadata: dict[str, str] | None = None) -> tuple[str, ...]:
+def scope_path(name: str, metadata: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The scope components of a node (its own name excluded); () when it has none."""
     if "/" in name:
         parts = [p for p in name.split("/") if p]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from onnxstudio.model.diff import ModelDiff
-from onnxstudio.model.graph import Graph, Model, Node, Value
+from onnxstudio.model.graph import NO_BODIES, Graph, Model, Node, Value
 
 ADDED_PREFIX = "b:"  # id prefix of B's added nodes, and of tensors only B has
 
@@ -38,7 +38,7 @@ def merged_model(diff: ModelDiff) -> tuple[Model, dict[str, str]]:
         copy = replace(node, id=ADDED_PREFIX + node.id, index=len(nodes),
                        inputs=tuple(name_in_a(v) for v in node.inputs),
                        outputs=tuple(name_in_a(v) for v in node.outputs),
-                       name=_scoped(node, diff, b), subgraphs={})
+                       name=_scoped(node, diff, b), subgraphs=NO_BODIES)
         nodes.append(copy)
         statuses[copy.id] = "added"
         for v in node.outputs:

@@ -11,13 +11,15 @@ before onnx's shape inference has finished.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxstudio.model.graph import (
+    NO_BODIES,
+    NO_METADATA,
     Attribute,
     Function,
     Graph,
@@ -181,7 +183,7 @@ def _read_nodes(graph: Graph, node_protos: Sequence[onnx.NodeProto], ctx: _Conte
         node_inputs = tuple(proto.input[:])
         node_outputs = tuple(proto.output[:])
         node = new_node(node_id, index, proto.name, key[1], key[0], node_inputs, node_outputs,
-                        (), {}, known[1], {}, proto.doc_string, known[0])
+                        (), NO_BODIES, known[1], NO_METADATA, proto.doc_string, known[0])
         if len(proto.attribute):
             node.attributes, node.subgraphs = _node_attributes(proto, node_id, ctx, opsets)
         if len(proto.metadata_props):
@@ -225,7 +227,8 @@ def _schema(key: tuple[str, str], ctx: _Context,
 
 
 def _node_attributes(proto: onnx.NodeProto, node_id: str, ctx: _Context,
-                     opsets: dict[str, int]) -> tuple[tuple[Attribute, ...], dict[str, Graph]]:
+                     opsets: dict[str, int]
+                     ) -> tuple[tuple[Attribute, ...], Mapping[str, Graph]]:
     attributes: list[Attribute] = []
     subgraphs: dict[str, Graph] = {}
     for attr in proto.attribute:
@@ -240,7 +243,7 @@ def _node_attributes(proto: onnx.NodeProto, node_id: str, ctx: _Context,
                 attr.name == "value" and proto.domain in ("", "ai.onnx"):
             _count_constant(attr.t, ctx)
         attributes.append(_attribute(attr, ctx))
-    return tuple(attributes), subgraphs
+    return tuple(attributes), subgraphs or NO_BODIES
 
 
 _WEIGHT_DTYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16,
