@@ -283,7 +283,7 @@ def _nested(root: ScopeGroup, tree: ScopeTree) -> list[tuple[ScopeGroup, ScopeGr
     return pairs
 
 
-_TREES: PerGraph[ScopeTree] = PerGraph()
+_TREES: PerGraph[ScopeTree] = PerGraph(release=ScopeTree.untie)
 
 
 class Links(NamedTuple):
