@@ -60,10 +60,13 @@ def test_opening_and_closing_a_large_model_gives_its_memory_back(qtbot, tmp_path
 
 
 def test_a_closed_tab_is_freed_by_reference_counting(qtbot, tmp_path: Path) -> None:
-    """Closing a tab frees its layout and painter at once, with no collection at all:
-    before, a cycle (painter -> edge labels -> the painter's bound method) and the
-    minimap's key held them until a full collection, which every close then ran (the
-    close stall of issue 32), the window's objects unfrozen for it."""
+    """Closing a tab frees its layout, painter and scope tree with no collection at all:
+    before, a cycle (painter -> edge labels -> the painter's bound method), the
+    minimap's key and the tree's parent links held them until a full collection, which
+    every close then ran (the close stall of issue 32), the window's objects unfrozen
+    for it."""
+    from onnxstudio.layout.scopes import graph_scope_tree
+
     window = shown_window(qtbot, 1600, 1000)
     path = save(dag(2_000), tmp_path / "dag2k.onnx")
     started: list[int] = []
@@ -81,7 +84,8 @@ def test_a_closed_tab_is_freed_by_reference_counting(qtbot, tmp_path: Path) -> N
                         timeout=TIMEOUT)
         tabs[0].view.zoom_by(4.0)  # part of the graph in view: the minimap shows the whole
         qtbot.wait(500)
-        drawing = [weakref.ref(tabs[0].layout_data), weakref.ref(tabs[0].view.painter())]
+        drawing = [weakref.ref(tabs[0].layout_data), weakref.ref(tabs[0].view.painter()),
+                   weakref.ref(graph_scope_tree(tabs[0].model.graph).root)]
         started.clear()
         window.close_tab(window.tabs.indexOf(tabs.pop()))
         qtbot.waitUntil(lambda: all(ref() is None for ref in drawing), timeout=10_000)
