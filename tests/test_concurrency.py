@@ -252,3 +252,31 @@ def test_the_path_without_fork_writes_the_same_bytes(tmp_path: Path, fmt: str) -
         assert proc.returncode == 0 and f"wrote {out}" in proc.stdout, (mode, proc.stderr)
         written[mode] = out.read_bytes()
     assert written["no-fork"] == written["fork"] and written["windows"] == written["fork"]
+
+
+def test_a_quiet_build_leaves_nothing_frozen_and_its_objects_in_the_oldest_generation(
+) -> None:
+    """Issue 32: no lasting collector freeze (it kept dead cycles until a tab closed). A
+    build's survivors go to the oldest generation unscanned, the collector is on again
+    after, and one that was off stays off."""
+    import gc
+
+    from onnxstudio.concurrency.collector import quiet_collector
+
+    was_on = gc.isenabled()
+    try:
+        gc.enable()
+        with quiet_collector():
+            assert not gc.isenabled()
+            built = [[i] for i in range(1_000)]
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+        assert any(o is built[-1] for o in gc.get_objects(generation=2))
+        gc.disable()
+        with quiet_collector():
+            pass
+        assert not gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        if was_on:
+            gc.enable()
+        else:
+            gc.disable()

@@ -43,7 +43,7 @@ def test_tiny_mlp_boxes_edges_and_folded_weights(tmp_path: Path) -> None:
     kinds = sorted(b.kind for b in layout.boxes)
     assert kinds == ["input", "node", "node", "node", "node", "node", "output"]
     matmul = next(b for b in layout.boxes if b.subtitle == "/layer1/MatMul")
-    assert matmul.details == ["B ⟨4×8⟩"]  # the weight is a line of its consumer, not a box
+    assert matmul.details == ("B ⟨4×8⟩",)  # the weight is a line of its consumer, not a box
     assert {g.id for g in layout.groups} == {"/layer1", "/head"}
     pairs = {(e.source, e.target) for e in layout.edges}
     assert ("in:x", matmul.id) in pairs

@@ -3,6 +3,7 @@ when nothing happens. Real window, real models, driven as a user would."""
 
 from __future__ import annotations
 
+import gc
 import sys
 import weakref
 from pathlib import Path
@@ -56,6 +57,43 @@ def test_opening_and_closing_a_large_model_gives_its_memory_back(qtbot, tmp_path
     assert growth < one_model, (  # old code: +216 MiB (dag30k, one model 74), +99 (dag5k, 45)
         f"{CYCLES} open/close cycles of {path.name}: {empty:.0f} MiB empty, {first:.0f} "
         f"after the first, +{growth:.0f} MiB after the others")
+
+
+def test_a_closed_tab_is_freed_by_reference_counting(qtbot, tmp_path: Path) -> None:
+    """Closing a tab frees its layout, painter and scope tree with no collection at all:
+    before, a cycle (painter -> edge labels -> the painter's bound method), the
+    minimap's key and the tree's parent links held them until a full collection, which
+    every close then ran (the close stall of issue 32), the window's objects unfrozen
+    for it."""
+    from onnxstudio.layout.scopes import graph_scope_tree
+
+    window = shown_window(qtbot, 1600, 1000)
+    path = save(dag(2_000), tmp_path / "dag2k.onnx")
+    started: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started.append(info["generation"])
+
+    was_on = gc.isenabled()
+    gc.disable()
+    gc.callbacks.append(seen)
+    try:
+        tabs = window.open_paths([str(path)])  # no name of its own to outlive the close
+        qtbot.waitUntil(lambda: tabs[0].layout_data is not None and not tabs[0].busy,
+                        timeout=TIMEOUT)
+        tabs[0].view.zoom_by(4.0)  # part of the graph in view: the minimap shows the whole
+        qtbot.wait(500)
+        drawing = [weakref.ref(tabs[0].layout_data), weakref.ref(tabs[0].view.painter()),
+                   weakref.ref(graph_scope_tree(tabs[0].model.graph).root)]
+        started.clear()
+        window.close_tab(window.tabs.indexOf(tabs.pop()))
+        qtbot.waitUntil(lambda: all(ref() is None for ref in drawing), timeout=10_000)
+        assert started == []
+    finally:
+        gc.callbacks.remove(seen)
+        if was_on:
+            gc.enable()
 
 
 def test_after_open_and_run_nothing_animates_or_ticks(qtbot) -> None:

@@ -26,7 +26,7 @@ def test_producers_consumers_and_initializers(tmp_path: Path) -> None:
     h1 = g.values["h1"]
     assert g.nodes[h1.producer].op_type == "Add"
     assert [g.nodes[i].op_type for i in h1.consumers] == ["Relu"]
-    assert g.values["x"].consumers == [0]
+    assert g.values["x"].consumers == (0,)
     assert model.parameters == 4 * 8 + 8 + 8 * 3
     assert model.weight_bytes == model.parameters * 4
     assert [n.id for n in g.nodes] == ["n0", "n1", "n2", "n3", "n4"]

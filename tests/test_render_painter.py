@@ -326,7 +326,8 @@ def test_prepare_decides_labels_of_a_huge_layout_before_its_first_paint() -> Non
     painter = GraphPainter(layout, LIGHT)
     assert not painter.labels.checked and painter.labels._first_of_tensor is None
     painter.prepare()
-    assert painter.labels._first_of_tensor == set(range(len(layout.edges)))
+    first = painter.labels._first_of_tensor
+    assert first is not None and len(first) == len(layout.edges) and first.all()
     rec = RecordingSurface()
     painter.paint(rec, (0.0, 0.0, 800.0, 400.0), 1.0)
     assert any(name == "text" and args[2] == "1×8" for name, args in rec.calls)
@@ -461,3 +462,26 @@ def test_edge_labels_side_by_side_keep_a_gap() -> None:
              if a[1] < b[3] and b[1] < a[3]  # on one line
              and max(a[0], b[0]) - min(a[2], b[2]) < 6.0]  # closer than 6 px side by side
     assert not close
+
+
+def test_a_painter_and_its_layout_are_freed_by_reference_counting(qapp) -> None:
+    """A closed tab's drawing must go when the tab lets go of it, not at the next full
+    collection (issue 32: the painter's edge labels held its bound ``_centre_line``, a
+    cycle that kept the closed layout alive and cost the close a full collection)."""
+    import gc
+    import weakref
+
+    from tests.render_support import render_image
+
+    layout = demo_layout()
+    painter = GraphPainter(layout).prepare()
+    render_image(painter, 1.0)  # every label placed, every route drawn
+    gone = weakref.ref(painter), weakref.ref(layout)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del painter, layout
+        assert [ref() is None for ref in gone] == [True, True]
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -14,7 +14,7 @@ Its contract, for every child it starts (``fork.Forked``, ``child.spawn``):
   aborts such forks, and only the forking thread lives on in the child) or when
   ``ONNXSTUDIO_NO_FORK=1``.
 
-``collector`` pauses and freezes the garbage collector around bulk building; ``gil_runs``
+``collector`` pauses the garbage collector around bulk building; ``gil_runs``
 cuts bulk C work into runs so the GUI thread gets the GIL between them.
 The package imports nothing else of onnxstudio.
 """

@@ -85,8 +85,10 @@ class _Builder(EdgeCollector):
         self.edges: dict[tuple[str, str, str], str] = {}  # (src, dst, value) -> label
         self.bodies: list[tuple[_Body, dict[str, Node]]] = []  # edges collected at the end
         # Every layer of a transformer repeats the same boxes and nesting: sizes and
-        # chains of enclosing units are computed once each.
-        self._sizes: dict[tuple[str, tuple[str, ...], bool], tuple[float, float]] = {}
+        # chains of enclosing units are computed once each. Per look: width, height and
+        # the detail lines, one tuple the boxes share.
+        self._sizes: dict[tuple[str, tuple[str, ...], bool],
+                          tuple[float, float, tuple[str, ...]]] = {}
         self._chains: dict[str, list[tuple[Unit, str]]] = {}
         self._offset: unit_place.Offsets = {}  # shared offset results (unit_place)
 
@@ -163,7 +165,7 @@ class _Builder(EdgeCollector):
         kind = "input" if bid.startswith("in:") else "output"
         name = bid.split(":", 1)[1][len(body.prefix) + len(body.graph.id_prefix):]
         value = body.graph.values.get(name)
-        details = [labels.type_text(value.type)] if value is not None else []
+        details = (labels.type_text(value.type),) if value is not None else ()
         w, h = sizing.box_size(name, details)
         self.vis[bid] = bid
         self._box(Box(bid, kind, 0, 0, w, h, name, "", details, category="io"), unit)  # type: ignore[arg-type]
@@ -177,10 +179,11 @@ class _Builder(EdgeCollector):
             node.function is not None and node.function in self.functions)
         key = (node.op_type, tuple(details), expandable)
         size = self._sizes.get(key)
-        if size is None:
-            size = self._sizes[key] = sizing.box_size(node.op_type, details, marker=expandable)
-        w, h = size
-        return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, details,
+        if size is None:  # boxes that look alike share their size and lines
+            w, h = sizing.box_size(node.op_type, details, marker=expandable)
+            size = self._sizes[key] = (w, h, key[1])
+        w, h, lines = size
+        return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, lines,
                    labels.category(node.op_type, node.domain), expandable)
 
     def _chain(self, item: str) -> list[tuple[Unit, str]]:
@@ -293,6 +296,7 @@ def build_layout(
     apply_side_moves(layout, moves)
     if direction == "LR":
         layout = transpose(layout)
+    layout.pack_routes()
     if progress is not None:
         progress(1.0)
     return layout

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from onnxstudio.model.graph import Graph
@@ -19,10 +20,13 @@ T = TypeVar("T")
 
 
 class PerGraph(Generic[T]):
-    """A value per live Graph, the ``size`` most recently put; safe across threads."""
+    """A value per live Graph, the ``size`` most recently put; safe across threads.
+    ``release`` is called on a value whose graph died (not on one evicted: its graph may
+    still be in use)."""
 
-    def __init__(self, size: int = 4) -> None:
+    def __init__(self, size: int = 4, release: Callable[[T], None] | None = None) -> None:
         self._size = size
+        self._release = release
         self._items: dict[int, tuple[weakref.ref[Graph], T]] = {}
         # Reentrant: a graph may die (and its callback run) while this thread holds it.
         self._lock = threading.RLock()
@@ -40,6 +44,10 @@ class PerGraph(Generic[T]):
                 hit = self._items.get(key)
                 if hit is not None and hit[0] is ref:  # not a newer graph at that address
                     del self._items[key]
+                else:
+                    hit = None
+            if hit is not None and self._release is not None:
+                self._release(hit[1])
 
         with self._lock:
             self._items.pop(key, None)

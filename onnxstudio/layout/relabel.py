@@ -11,7 +11,7 @@ in: if one of those texts may change, the caller lays out again.
 from __future__ import annotations
 
 from onnxstudio.layout.labels import folded_constants, shape_text, type_text
-from onnxstudio.layout.types import Edge, Layout
+from onnxstudio.layout.types import Layout
 from onnxstudio.model.graph import Graph
 
 
@@ -26,7 +26,7 @@ def relabelled(layout: Layout, graph: Graph) -> Layout | None:
     for box in layout.boxes:
         if box.kind in ("input", "output"):
             value = values.get(box.id.split(":", 1)[1])
-            if value is not None and box.details != [type_text(value.type)]:
+            if value is not None and box.details != (type_text(value.type),):
                 return None
     edges = []
     for edge in layout.edges:
@@ -34,7 +34,7 @@ def relabelled(layout: Layout, graph: Graph) -> Layout | None:
         label = edge.label if value is None else (
             shape_text(value.type) if value.type.shape is not None else "")
         edges.append(edge if label == edge.label else
-                     Edge(edge.source, edge.target, edge.value, label, edge.points, edge.back))
+                     edge.relabelled(label))
     return Layout(layout.direction, layout.width, layout.height, layout.boxes, layout.groups,
                   edges)
 

@@ -57,6 +57,15 @@ class ScopeTree:
                 [c for c in group.children if isinstance(c, ScopeGroup)])
         return part
 
+    def untie(self) -> None:
+        """Drop every group's link to its parent: a group and its children point at each
+        other, so a tree no longer used stayed until a full collection (~2 MB a closed
+        dag30k, which the collector no longer runs when a tab closes: issue 32)."""
+        self.root.parent = None
+        for group in self.root.groups():
+            group.parent = None
+        self.parts.clear()
+
     def ancestors(self, box_id: str) -> list[ScopeGroup]:
         """Groups containing ``box_id``, innermost first, root excluded."""
         out: list[ScopeGroup] = []

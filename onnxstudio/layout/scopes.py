@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Mapping
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import NamedTuple, cast
@@ -47,7 +48,7 @@ def _join_numeric(parts: list[str]) -> list[str]:
     return out
 
 
-def _metadata_scopes(metadata: dict[str, str]) -> tuple[str, ...]:
+def _metadata_scopes(metadata: Mapping[str, str]) -> tuple[str, ...]:
     raw = metadata.get("pkg.torch.onnx.name_scopes")
     if raw:
         try:
@@ -81,7 +82,7 @@ def _metadata_scopes(metadata: dict[str, str]) -> tuple[str, ...]:
     return ()
 
 
-def scope_path(name: str, metadata: dict[str, str] | None = None) -> tuple[str, ...]:
+def scope_path(name: str, metadata: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The scope components of a node (its own name excluded); () when it has none."""
     if "/" in name:
         parts = [p for p in name.split("/") if p]
@@ -282,7 +283,7 @@ def _nested(root: ScopeGroup, tree: ScopeTree) -> list[tuple[ScopeGroup, ScopeGr
     return pairs
 
 
-_TREES: PerGraph[ScopeTree] = PerGraph()
+_TREES: PerGraph[ScopeTree] = PerGraph(release=ScopeTree.untie)
 
 
 class Links(NamedTuple):
@@ -314,8 +315,8 @@ def _links(graph: Graph) -> Links:
     The same edges unless a value is written by two nodes (an invalid graph the reader
     still loads); then the nodes' outputs are walked, as they name every writer."""
     producers: list[int] = []
-    consumers: list[list[int]] = []
-    free: list[list[int]] = []
+    consumers: list[tuple[int, ...]] = []
+    free: list[tuple[int, ...]] = []
     for value in graph.values.values():
         if value.producer is not None:
             producers.append(value.producer)

@@ -76,7 +76,7 @@ def layout_from_dict(data: dict[str, Any]) -> Layout:
         raise ValueError("not an onnxstudio layout")
     boxes = [
         Box(n["id"], n["kind"], n["box"]["x"], n["box"]["y"], n["box"]["width"],
-            n["box"]["height"], n["title"], n["subtitle"], list(n["details"]), n["category"],
+            n["box"]["height"], n["title"], n["subtitle"], tuple(n["details"]), n["category"],
             n["expandable"])
         for n in data["nodes"]
     ]

@@ -6,7 +6,10 @@ zoom 1), so the canvas, the SVG/PNG/PDF export and the JSON export agree exactly
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass, field
+from itertools import chain
+from struct import Struct
 from typing import Literal
 
 Direction = Literal["TB", "LR"]
@@ -14,7 +17,7 @@ BoxKind = Literal["node", "input", "output", "group", "function"]
 Point = tuple[float, float]
 
 
-@dataclass
+@dataclass(slots=True)  # slots: expanded dag100k draws 100k boxes and 157k edges
 class Box:
     """A drawn node: an operator, a graph input/output, or a collapsed group."""
 
@@ -26,7 +29,7 @@ class Box:
     height: float
     title: str  # op type, tensor name, or group name
     subtitle: str = ""  # node name (shown on demand) or "<count> nodes"
-    details: list[str] = field(default_factory=list)  # key attributes, folded initializers
+    details: tuple[str, ...] = ()  # key attributes, folded initializers (boxes share them)
     category: str = "other"  # colour key: conv, activation, norm, pool, shape, math, ...
     expandable: bool = False  # collapsed group, or node with a body that can expand in place
 
@@ -35,7 +38,7 @@ class Box:
         return (self.x + self.width / 2, self.y + self.height / 2)
 
 
-@dataclass
+@dataclass(slots=True)
 class GroupFrame:
     """An expanded group drawn as a frame around its members."""
 
@@ -51,16 +54,72 @@ class GroupFrame:
     kind: Literal["scope", "chunk", "subgraph", "function"] = "scope"
 
 
-@dataclass
-class Edge:
-    """A tensor travelling from one box to another along a routed curve."""
+_XY = Struct("<2d")  # one point of a packed route
 
-    source: str  # Box id
-    target: str  # Box id
-    value: str  # tensor name
-    label: str = ""  # shape text, e.g. "1×64×56×56"
-    points: list[Point] = field(default_factory=list)  # polyline: start, bends..., end
-    back: bool = False  # drawn against the flow (a cycle was broken)
+
+class Edge:
+    """A tensor travelling from one box to another along a routed curve.
+
+    ``points`` is the polyline (start, bends..., end). While a layout is built it is a
+    list the engine may change in place; a finished layout packs every route
+    (``Layout.pack_routes``) into bytes of float64 x, y pairs: 16 bytes a point, one
+    object the collector does not track, instead of a list of tuples of floats (about
+    110 bytes a point; expanded dag100k has 510k points). Reading ``points`` then makes
+    a new list each time: change a packed route by assigning ``points``.
+    """
+
+    __slots__ = ("_route", "back", "label", "source", "target", "value")
+
+    def __init__(self, source: str, target: str, value: str, label: str = "",
+                 points: list[Point] | None = None, back: bool = False) -> None:
+        self.source = source  # Box id
+        self.target = target  # Box id
+        self.value = value  # tensor name
+        self.label = label  # shape text, e.g. "1×64×56×56"
+        self._route: list[Point] | bytes = [] if points is None else points
+        self.back = back  # drawn against the flow (a cycle was broken)
+
+    @property
+    def points(self) -> list[Point]:
+        route = self._route
+        if type(route) is list:
+            return route
+        return list(_XY.iter_unpack(route))  # type: ignore[arg-type]
+
+    @points.setter
+    def points(self, points: list[Point]) -> None:
+        self._route = points
+
+    @property
+    def packed(self) -> bytes:
+        """The route as float64 x, y pairs (what numpy reads with ``frombuffer``)."""
+        route = self._route
+        if isinstance(route, bytes):
+            return route
+        return array("d", chain.from_iterable(route)).tobytes()
+
+    def relabelled(self, label: str) -> Edge:
+        """This edge with another label, sharing its route."""
+        edge = Edge(self.source, self.target, self.value, label, None, self.back)
+        edge._route = self._route
+        return edge
+
+    @property
+    def point_count(self) -> int:
+        route = self._route
+        return len(route) >> 4 if isinstance(route, bytes) else len(route)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Edge):
+            return NotImplemented
+        return (self.source, self.target, self.value, self.label, self.points, self.back) == (
+            other.source, other.target, other.value, other.label, other.points, other.back)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+
+    def __repr__(self) -> str:
+        return (f"Edge({self.source!r}, {self.target!r}, {self.value!r}, {self.label!r}, "
+                f"{self.points!r}, {self.back!r})")
 
 
 @dataclass
@@ -76,3 +135,19 @@ class Layout:
 
     def box(self, box_id: str) -> Box | None:
         return next((b for b in self.boxes if b.id == box_id), None)
+
+    def pack_routes(self) -> Layout:
+        """Pack every edge's route (see ``Edge``), all in one pass over their numbers."""
+        routes = [e._route for e in self.edges]
+        if not routes or all(isinstance(r, bytes) for r in routes):
+            return self
+        unpacked: list[list[Point]] = [[] if isinstance(r, bytes) else r for r in routes]
+        blob = memoryview(array("d", chain.from_iterable(chain.from_iterable(unpacked))))
+        blob = blob.cast("B")
+        start = 0
+        for edge, route in zip(self.edges, unpacked, strict=True):
+            if type(edge._route) is list:
+                end = start + 16 * len(route)
+                edge._route = bytes(blob[start:end])
+                start = end
+        return self

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from onnxstudio.model.diff import ModelDiff
-from onnxstudio.model.graph import Graph, Model, Node, Value
+from onnxstudio.model.graph import NO_BODIES, Graph, Model, Node, Value
 
 ADDED_PREFIX = "b:"  # id prefix of B's added nodes, and of tensors only B has
 
@@ -24,7 +24,7 @@ def merged_model(diff: ModelDiff) -> tuple[Model, dict[str, str]]:
     nodes: list[Node] = []
     statuses: dict[str, str] = {}
     for node in a.nodes:
-        nodes.append(replace(node, inputs=list(node.inputs), index=len(nodes)))
+        nodes.append(replace(node, index=len(nodes)))
         entry = diff.by_a.get(node.id)
         statuses[node.id] = entry.status if entry is not None else "matched"
     copies = {node.id: nodes[i] for i, node in enumerate(a.nodes)}
@@ -36,9 +36,9 @@ def merged_model(diff: ModelDiff) -> tuple[Model, dict[str, str]]:
     added_outputs: dict[str, Node] = {}
     for node in added:
         copy = replace(node, id=ADDED_PREFIX + node.id, index=len(nodes),
-                       inputs=[name_in_a(v) for v in node.inputs],
-                       outputs=[name_in_a(v) for v in node.outputs],
-                       name=_scoped(node, diff, b), subgraphs={})
+                       inputs=tuple(name_in_a(v) for v in node.inputs),
+                       outputs=tuple(name_in_a(v) for v in node.outputs),
+                       name=_scoped(node, diff, b), subgraphs=NO_BODIES)
         nodes.append(copy)
         statuses[copy.id] = "added"
         for v in node.outputs:
@@ -50,7 +50,7 @@ def merged_model(diff: ModelDiff) -> tuple[Model, dict[str, str]]:
             if entry is not None and entry.a is not None:
                 target = copies[entry.a.id]
                 if ADDED_PREFIX + v not in target.inputs:
-                    target.inputs.append(ADDED_PREFIX + v)
+                    target.inputs += (ADDED_PREFIX + v,)
     graph = _graph(a, b, nodes)
     return replace(diff.a, graph=graph, derived={}), statuses
 
@@ -77,13 +77,17 @@ def _graph(a: Graph, b: Graph, nodes: list[Node]) -> Graph:
     for name in (*a.inputs, *a.initializers):
         source = a.values[name]
         values[name] = Value(name, source.type, source.kind)
+    reads: dict[str, list[int]] = {}
     for node in nodes:
         for name in node.inputs:
             if name:
-                _value(values, name, a, b).consumers.append(node.index)
+                _value(values, name, a, b)
+                reads.setdefault(name, []).append(node.index)
         for name in node.outputs:
             if name:
                 _value(values, name, a, b).producer = node.index
+    for name, read in reads.items():
+        values[name].consumers = tuple(read)
     for name in a.outputs:
         _value(values, name, a, b).kind = "output"
     for name in [n for n, v in values.items() if n.startswith(ADDED_PREFIX)]:

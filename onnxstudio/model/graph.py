@@ -7,10 +7,11 @@ worker thread without touching onnx.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 from onnxstudio.model.formatting import shape_text
@@ -21,6 +22,10 @@ Dim = int | str | None
 """One dimension: a fixed size, a symbolic name (``"batch"``), or unknown."""
 
 _SUBGRAPHS = attrgetter("subgraphs")
+# What nodes without bodies or metadata share, read-only (two empty dicts a node were
+# 13 MB of dag100k's model).
+NO_BODIES: Mapping[str, Graph] = MappingProxyType({})
+NO_METADATA: Mapping[str, str] = MappingProxyType({})
 
 ValueKind = Literal["input", "output", "initializer", "intermediate", "captured"]
 
@@ -49,7 +54,7 @@ class Value:
     type: TensorType = field(default_factory=TensorType)
     kind: ValueKind = "intermediate"
     producer: int | None = None  # index into Graph.nodes
-    consumers: list[int] = field(default_factory=list)
+    consumers: tuple[int, ...] = ()  # a tuple of ints: untracked by the collector
 
 
 @dataclass(frozen=True)
@@ -103,12 +108,12 @@ class Node:
     name: str
     op_type: str
     domain: str  # "" for the default domain
-    inputs: list[str]  # "" marks an omitted optional input
-    outputs: list[str]
-    attributes: list[Attribute] = field(default_factory=list)
-    subgraphs: dict[str, Graph] = field(default_factory=dict)  # attribute name -> body
+    inputs: tuple[str, ...]  # "" marks an omitted optional input
+    outputs: tuple[str, ...]
+    attributes: tuple[Attribute, ...] = ()
+    subgraphs: Mapping[str, Graph] = field(default_factory=lambda: NO_BODIES)  # attr -> body
     function: tuple[str, str] | None = None  # (domain, name) of a local function it calls
-    metadata: dict[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, str] = field(default_factory=lambda: NO_METADATA)
     doc_string: str = ""
     schema: SchemaInfo = field(default_factory=lambda: SchemaInfo(known=False))
 

@@ -42,7 +42,7 @@ def hidden_nodes(graph: Graph, kinds: frozenset[str]) -> set[int]:
             continue
         op = node.op_type
         if (op == "Constant" and "constant" in kinds) or (
-                op == "Identity" and "identity" in kinds and node.inputs[:1] != [""]):
+                op == "Identity" and "identity" in kinds and node.inputs[:1] != ("",)):
             hidden.add(node.index)
         elif "shape" in kinds and op in SHAPE_OPS and (op in ("Shape", "Size") or (
                 any(i in shaped for i in node.inputs)
@@ -80,16 +80,19 @@ def without_hidden(model: Model, kinds: frozenset[str]) -> tuple[Model, int]:
             name, seen = alias[name], seen + 1
         return name
 
-    nodes = [replace(n, index=i, inputs=[source(x) if x else x for x in n.inputs])
+    nodes = [replace(n, index=i, inputs=tuple(source(x) if x else x for x in n.inputs))
              for i, n in enumerate(n for n in graph.nodes if n.index not in hidden)]
-    values: dict[str, Value] = {name: replace(v, producer=None, consumers=[])
+    values: dict[str, Value] = {name: replace(v, producer=None, consumers=())
                                 for name, v in graph.values.items()}
+    reads: dict[str, list[int]] = {}
     for node in nodes:
         for name in node.outputs:
             if name in values:
                 values[name].producer = node.index
         for name in node.inputs:
             if name in values:
-                values[name].consumers.append(node.index)
+                reads.setdefault(name, []).append(node.index)
+    for name, read in reads.items():
+        values[name].consumers = tuple(read)
     shown = replace(graph, nodes=nodes, values=values)
     return replace(model, graph=shown, derived={}), len(hidden)

@@ -31,7 +31,10 @@ class ModelIndex:
         # The main graph, not the model: the model keeps its index (``derived``), and an
         # index pointing back made a cycle only a full collection frees (issue 32).
         self.main = model.graph
-        self.nodes: dict[str, tuple[Graph, Node]] = {}
+        self.nodes: dict[str, Node] = {}
+        # The graph of each node outside the main graph: a (graph, node) pair per node
+        # was 100k tuples on dag100k that the collector scanned for the model's life.
+        self.body_of: dict[str, Graph] = {}
         self.parent: dict[int, Graph | None] = {}
         self._add(model.graph, None)
         for function in model.functions:
@@ -44,8 +47,11 @@ class ModelIndex:
 
     def _add(self, graph: Graph, parent: Graph | None) -> None:
         self.parent[id(graph)] = parent
+        nodes = self.nodes
         for node in graph.nodes:
-            self.nodes[node.id] = (graph, node)
+            nodes[node.id] = node
+            if graph is not self.main:
+                self.body_of[node.id] = graph
             for body in node.subgraphs.values():
                 self._add(body, graph)
 
@@ -59,12 +65,12 @@ class ModelIndex:
                 stack.extend(reversed(list(node.subgraphs.values())))
 
     def node(self, node_id: str) -> Node | None:
-        entry = self.nodes.get(node_id)
-        return entry[1] if entry else None
+        return self.nodes.get(node_id)
 
     def graph_of(self, node_id: str) -> Graph | None:
-        entry = self.nodes.get(node_id)
-        return entry[0] if entry else None
+        if node_id not in self.nodes:
+            return None
+        return self.body_of.get(node_id, self.main)
 
     def value(self, graph: Graph, name: str) -> ValueRef | None:
         """Resolve ``name`` as read in ``graph``, walking out through enclosing scopes."""

@@ -11,13 +11,15 @@ before onnx's shape inference has finished.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxstudio.model.graph import (
+    NO_BODIES,
+    NO_METADATA,
     Attribute,
     Function,
     Graph,
@@ -167,16 +169,21 @@ def _read_nodes(graph: Graph, node_protos: Sequence[onnx.NodeProto], ctx: _Conte
     schemas: dict[tuple[str, str], tuple[SchemaInfo, tuple[str, str] | None]] = {}
     new_node, new_value, unknown = Node, Value, _UNKNOWN
     first_read: list[str] = []
+    # Values read here. While reading, a value's consumers are a list (appended to);
+    # at the end a tuple, which the collector stops tracking (a dict of lists per
+    # value instead cost twice the time).
+    reads: list[Value] = []
     for index, proto in enumerate(node_protos):
         node_id = f"{prefix}n{index}"
         key = (proto.domain, proto.op_type)
         known = schemas.get(key)
         if known is None:
             known = schemas[key] = _schema(key, ctx, opsets)
-        node_inputs = proto.input[:]  # slicing copies a repeated field twice as fast as list()
-        node_outputs = proto.output[:]
+        # a slice copies a repeated field fastest (twice list()); a tuple of it is untracked
+        node_inputs = tuple(proto.input[:])
+        node_outputs = tuple(proto.output[:])
         node = new_node(node_id, index, proto.name, key[1], key[0], node_inputs, node_outputs,
-                        [], {}, known[1], {}, proto.doc_string, known[0])
+                        (), NO_BODIES, known[1], NO_METADATA, proto.doc_string, known[0])
         if len(proto.attribute):
             node.attributes, node.subgraphs = _node_attributes(proto, node_id, ctx, opsets)
         if len(proto.metadata_props):
@@ -187,17 +194,23 @@ def _read_nodes(graph: Graph, node_protos: Sequence[onnx.NodeProto], ctx: _Conte
                 value = values.get(value_name)
                 if value is None:
                     value = values[value_name] = new_value(
-                        value_name, unknown, "intermediate", None, [])
+                        value_name, unknown, "intermediate", None)
                     first_read.append(value_name)
-                value.consumers.append(index)
+                consumers = value.consumers
+                if consumers:
+                    consumers.append(index)  # type: ignore[attr-defined]
+                else:
+                    value.consumers = [index]  # type: ignore[assignment]
+                    reads.append(value)
         for value_name in node_outputs:
             if value_name:
                 value = values.get(value_name)
                 if value is None:
-                    value = values[value_name] = new_value(
-                        value_name, unknown, "intermediate", index, [])
+                    values[value_name] = new_value(value_name, unknown, "intermediate", index)
                 else:
                     value.producer = index
+    for value in reads:
+        value.consumers = tuple(value.consumers)
     if not ctx.in_function:
         ctx.graph_ops.update(schemas)
     return first_read
@@ -214,7 +227,8 @@ def _schema(key: tuple[str, str], ctx: _Context,
 
 
 def _node_attributes(proto: onnx.NodeProto, node_id: str, ctx: _Context,
-                     opsets: dict[str, int]) -> tuple[list[Attribute], dict[str, Graph]]:
+                     opsets: dict[str, int]
+                     ) -> tuple[tuple[Attribute, ...], Mapping[str, Graph]]:
     attributes: list[Attribute] = []
     subgraphs: dict[str, Graph] = {}
     for attr in proto.attribute:
@@ -229,7 +243,7 @@ def _node_attributes(proto: onnx.NodeProto, node_id: str, ctx: _Context,
                 attr.name == "value" and proto.domain in ("", "ai.onnx"):
             _count_constant(attr.t, ctx)
         attributes.append(_attribute(attr, ctx))
-    return attributes, subgraphs
+    return tuple(attributes), subgraphs or NO_BODIES
 
 
 _WEIGHT_DTYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16,

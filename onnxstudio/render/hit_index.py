@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from onnxstudio.layout.build import FRAME_LABEL_PAD
-from onnxstudio.layout.types import Box, Layout
+from onnxstudio.layout.types import Box, Edge, Layout, Point
 
 Rect = tuple[float, float, float, float]  # x, y, width, height
 
@@ -39,6 +39,10 @@ def _floats(rows: Iterable[Sequence[float]], count: int) -> np.ndarray:
     the GIL for its whole conversion (60 ms per 100k rows: the window froze while a
     worker built the index); drawn from a generator, other threads run in between."""
     return np.fromiter(itertools.chain.from_iterable(rows), dtype=np.float64, count=count)
+
+
+def _packed(points: Iterable[Sequence[float]]) -> bytes:
+    return np.fromiter(itertools.chain.from_iterable(points), dtype=np.float64).tobytes()
 
 
 class GraphIndex:
@@ -91,9 +95,12 @@ class GraphIndex:
         whole drawing never does: 10 ms of BERT-96)."""
         margin = self._edge_margin
         edges = self.layout.edges
-        routes = [e.points or self._fallback_points(e.source, e.target) for e in edges]
-        counts = np.fromiter((len(r) for r in routes), dtype=np.int64, count=len(routes))
-        flat = _floats((p for r in routes for p in r), 2 * int(counts.sum())).reshape(-1, 2)
+        # packed routes (layout/types.Edge) joined and read as one array, without a
+        # Python number per point
+        routes = [e.packed if e.point_count else
+                  _packed(self._fallback_points(e.source, e.target)) for e in edges]
+        counts = np.fromiter(map(len, routes), dtype=np.int64, count=len(routes)) >> 4
+        flat = np.frombuffer(b"".join(routes), dtype=np.float64).reshape(-1, 2)
         starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         if len(routes):
             xs, ys = flat[:, 0], flat[:, 1]
@@ -153,6 +160,11 @@ class GraphIndex:
     def box(self, box_id: str) -> Box | None:
         i = self.position.get(box_id)
         return None if i is None else self.layout.boxes[i]
+
+    def centre_line(self, e: Edge) -> list[Point]:
+        """A route for an edge without one: from its source box's centre to its target's."""
+        a, b = self.box(e.source), self.box(e.target)
+        return [p.center for p in (a, b) if p is not None] or [(0.0, 0.0)]
 
     def centre(self, item_id: str) -> tuple[float, float] | None:
         """The centre of box ``item_id`` or, failing that, of the group frame so named."""

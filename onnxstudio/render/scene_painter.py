@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout
+from onnxstudio.layout.types import Box, GroupFrame, Layout
 from onnxstudio.model.formatting import plural
 from onnxstudio.render import boxes as bx
 from onnxstudio.render import text as tx
@@ -80,7 +80,10 @@ class GraphPainter:
         self._curves: dict[int, tuple[Point, list[Cubic]]] = {}
         # per edge as drawn: start, route trimmed for the arrowhead, the arrowhead
         self._drawn: dict[int, tuple[Point, list[Cubic], list[Point]]] = {}
-        self.labels = EdgeLabels(layout, self.index, self._centre_line)
+        # The labels get the index, not a bound method of this painter: that made a cycle
+        # (painter -> labels -> method -> painter) which kept a closed tab's layout alive
+        # until the next full collection.
+        self.labels = EdgeLabels(layout, self.index)
         self.routes_from: GraphPainter | None = None  # whose routes this one reuses
         self._strokes: dict[tuple[str, float, bool], Stroke] = {}  # edges share a few
         self._looks = id(theme)  # first in the keys of this painter's stamps, then the kind
@@ -113,7 +116,7 @@ class GraphPainter:
         self.labels.prepare()
         self.box_categories()
         for i, edge in enumerate(self.layout.edges):
-            if len(edge.points) >= LONG_ROUTE_POINTS:
+            if edge.point_count >= LONG_ROUTE_POINTS:
                 self.drawn(i)
         area = self._focus_rect(focus) if focus is not None else None
         if area is not None:
@@ -202,7 +205,7 @@ class GraphPainter:
         hit = self._curves.get(edge_index)
         if hit is None:
             e = self.layout.edges[edge_index]
-            pts = e.points or self._centre_line(e)
+            pts = e.points or self.index.centre_line(e)
             hit = smooth_curve(pts)
             self._curves[edge_index] = hit
         return hit
@@ -260,10 +263,6 @@ class GraphPainter:
             s.text(x + label_w + 8.0, base, count, tx.GROUP_COUNT_FONT, t.group_count)
 
     # -- edges --------------------------------------------------------------------------
-
-    def _centre_line(self, e: Edge) -> list[Point]:
-        a, b = self.index.box(e.source), self.index.box(e.target)
-        return [p.center for p in (a, b) if p is not None] or [(0.0, 0.0)]
 
     def drawn(self, i: int) -> tuple[Point, list[Cubic], list[Point]] | None:
         """Edge ``i`` as drawn: start, route trimmed for the arrowhead, the arrowhead

@@ -1,9 +1,10 @@
-"""A closed tab's model freed on a worker, piece by piece, then one collection (issue 32).
+"""A closed tab's model freed on a worker, piece by piece (issue 32).
 
 Dropped on the GUI thread, dag30k's model went in one chain of deallocations inside
 ``close_tab`` (60-90 ms, in whichever panel let go of it last). Here the window hands
 the model to a worker that takes it apart with ``dismantle`` (the GUI thread gets the
-GIL between the pieces); the full collection that gives frozen cycles back runs after.
+GIL between the pieces). Reference counting frees the rest of the tab's drawing (no
+cycle holds a layout or painter), so closing runs no collection.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from onnxstudio.concurrency.collector import unfreeze_and_collect
 from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.model import Model
 from onnxstudio.ui.tasks import TaskRunner, next_turn
@@ -50,12 +50,9 @@ def take_apart(held: list[Any]) -> int:
 def release_closed(window: QObject, held: list[Any]) -> None:
     """Free the closed tab's models in ``held`` (the caller keeps no other reference) on a
     worker, from the next turn on, when ``close_tab`` and what it posted have let go of
-    them; two turns after that (the tab's widgets gone too) undo the freezes and collect
-    once."""
+    them."""
     runner = window.findChild(TaskRunner, RELEASER)
     if runner is None:
         runner = TaskRunner(window)
         runner.setObjectName(RELEASER)
-        for signal in (runner.finished, runner.failed):
-            signal.connect(lambda _: next_turn(window, unfreeze_and_collect, turns=2))
     next_turn(runner, lambda: runner.start(lambda _context: take_apart(held)))

@@ -72,13 +72,19 @@ class _Runnable(QRunnable):
                  signals: _Signals, generation: int, quiet_gc: bool) -> None:
         super().__init__()
         self.setAutoDelete(True)
-        self._fn, self._context, self._signals = fn, context, signals
+        self._fn: Callable[[TaskContext], Any] | None = fn
+        self._context, self._signals = context, signals
         self._generation, self._quiet_gc = generation, quiet_gc
 
     def run(self) -> None:
+        # Taken out of the runnable: its Python wrapper may outlive the run, and with it
+        # whatever the function holds (the minimap's closure held a closed tab's painter).
+        fn, self._fn = self._fn, None
+        if fn is None:
+            return
         with quiet_collector(self._quiet_gc):  # no full collection over a build
             try:
-                result = self._fn(self._context)
+                result = fn(self._context)
             except Cancelled:
                 return
             except Exception as exc:  # the words come from the one mapping in errors.py

@@ -9,6 +9,7 @@ GUI thread only draws it: on 100k boxes the overview takes ~0.2 s to paint.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Protocol, cast
 
@@ -57,6 +58,14 @@ def _placement(size: QSize, layout: Layout | None) -> tuple[float, QPointF]:
             (size.height() - 2 * INNER_PAD) / max(layout.height, 1.0))
     return s, QPointF((size.width() - layout.width * s) / 2,
                       (size.height() - layout.height * s) / 2)
+
+
+def _key(graph: GraphPainter | None, overlay: Overlay | None, size: QSize, dpr: float
+         ) -> tuple[object, ...]:
+    """What an overview image shows. The painter is held weakly: a closed tab's painter
+    (and layout) must be freed when the tab lets go of it, not when the minimap repaints."""
+    return (weakref.ref(graph) if graph is not None else None,
+            graph.theme if graph is not None else None, overlay, size, dpr)
 
 
 def render_overview(graph: GraphPainter | None, size: QSize, dpr: float,
@@ -114,16 +123,15 @@ class Minimap(QWidget):
         """An overview painted off-thread by ``render_overview`` for ``graph`` (with the
         theme it has now) and ``overlay``; used while it is what the view shows."""
         self._image = image
-        self._image_for = (graph, graph.theme, overlay, image.deviceIndependentSize().toSize(),
-                           image.devicePixelRatio())
+        self._image_for = _key(graph, overlay, image.deviceIndependentSize().toSize(),
+                               image.devicePixelRatio())
 
     def _wanted(self) -> tuple[object, ...]:
-        graph = self._view.painter()
-        return (graph, graph.theme if graph else None, self._view.overlay(), self.size(),
-                self.devicePixelRatioF())
+        return _key(self._view.painter(), self._view.overlay(), self.size(),
+                    self.devicePixelRatioF())
 
     def _same(self, a: tuple[object, ...], b: tuple[object, ...]) -> bool:
-        return len(a) == len(b) and a[0] is b[0] and a[1] == b[1] and a[2] is b[2] \
+        return len(a) == len(b) and a[0] == b[0] and a[1] == b[1] and a[2] is b[2] \
             and a[3:] == b[3:]
 
     def view_changed(self) -> None:
