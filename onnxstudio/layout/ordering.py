@@ -267,7 +267,7 @@ def initial_layers(g: Dag) -> list[list[int]]:
                 continue
             seen[v] = True
             layers[rank[v]].append(v)
-            stack.extend(w for w, _ in reversed(down[v]) if not seen[w])
+            stack.extend([w for w, _ in reversed(down[v]) if not seen[w]])
     return layers
 
 
