@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import le
 
 from onnxstudio.layout.ranking import Dag
 
@@ -24,26 +25,37 @@ SWEEPS = 4  # down-and-up placement rounds before the final two-sided one
 
 
 def _pava(target: list[float], weight: list[float]) -> list[float]:
-    """Weighted isotonic (non-decreasing) least-squares fit, pool adjacent violators."""
-    if len(target) < 2:  # most layers of a deep graph hold one item (the same result)
-        return list(target)
+    """Weighted isotonic (non-decreasing) least-squares fit, pool adjacent violators.
+
+    The open block is kept in locals and only closed blocks on the stacks: each pooling
+    is one weighted mean (the same sums in the same order as pooling on the stacks)."""
+    if len(target) < 2 or all(map(le, target, target[1:])):  # nothing to pool: the same
+        return target  # result (most layers of a deep graph hold one item)
     vals: list[float] = []
     wts: list[float] = []
     cnt: list[int] = []
-    for t, w in zip(target, weight, strict=False):
-        vals.append(t)
-        wts.append(w)
-        cnt.append(1)
-        while len(vals) > 1 and vals[-2] > vals[-1]:
-            w2 = wts[-2] + wts[-1]
-            v = (vals[-2] * wts[-2] + vals[-1] * wts[-1]) / w2
-            c = cnt[-2] + cnt[-1]
-            vals.pop()
-            wts.pop()
-            cnt.pop()
-            vals[-1], wts[-1], cnt[-1] = v, w2, c
+    cv, cw, cc = target[0], weight[0], 1
+    for t, w in zip(target[1:], weight[1:], strict=False):
+        if cv > t:
+            w2 = cw + w
+            cv = (cv * cw + t * w) / w2
+            cw = w2
+            cc += 1
+            while vals and vals[-1] > cv:
+                pw = wts.pop()
+                w2 = pw + cw
+                cv = (vals.pop() * pw + cv * cw) / w2
+                cw = w2
+                cc += cnt.pop()
+        else:
+            vals.append(cv)
+            wts.append(cw)
+            cnt.append(cc)
+            cv, cw, cc = t, w, 1
+    vals.append(cv)
+    cnt.append(cc)
     out: list[float] = []
-    for v, c in zip(vals, cnt, strict=False):
+    for v, c in zip(vals, cnt, strict=True):
         out.extend([v] * c)
     return out
 
@@ -59,6 +71,7 @@ class _Placer:
     iport: list[float]
     x: list[float]
     seps: list[list[float]]  # each layer's packed offsets: the isotonic fit's spacing
+    plain: bool = False  # no item has a fixed port (every offset is zero)
 
     def gap(self, a: int, b: int) -> float:
         return DUMMY_SEP if self.g.is_dummy[a] or self.g.is_dummy[b] else NODE_SEP
@@ -66,19 +79,30 @@ class _Placer:
     def place(self, li: int, use_up: bool, use_down: bool) -> None:
         layer, s_row = self.layers[li], self.seps[li]
         x, up, down, oport, iport = self.x, self.g.up, self.g.down, self.oport, self.iport
+        plain = self.plain
         tgt: list[float] = []
         wgt: list[float] = []
         for i, v in enumerate(layer):
             num = 0.0
             den = 0.0
-            if use_up:
-                for w, ew in up[v]:
-                    num += ew * (x[w] + oport[w] - iport[v])
-                    den += ew
-            if use_down:
-                for w, ew in down[v]:
-                    num += ew * (x[w] + iport[w] - oport[v])
-                    den += ew
+            if plain:  # no fixed ports: the same sums without adding zero offsets
+                if use_up:
+                    for w, ew in up[v]:
+                        num += ew * x[w]
+                        den += ew
+                if use_down:
+                    for w, ew in down[v]:
+                        num += ew * x[w]
+                        den += ew
+            else:
+                if use_up:
+                    for w, ew in up[v]:
+                        num += ew * (x[w] + oport[w] - iport[v])
+                        den += ew
+                if use_down:
+                    for w, ew in down[v]:
+                        num += ew * (x[w] + iport[w] - oport[v])
+                        den += ew
             if den > 0:
                 tgt.append(num / den - s_row[i])
                 wgt.append(den)
@@ -146,7 +170,8 @@ def x_coords(g: Dag, layers: list[list[int]], edges: Sequence[tuple[int, int]],
     """Centre x of every item (left edge at 0), half widths, and the layout's width."""
     half = [w / 2.0 for w in g.width]
     oport, iport = _port_offsets(g, edges, half, src_off, dst_off)
-    placer = _Placer(g, layers, half, oport, iport, [0.0] * g.size, [])
+    placer = _Placer(g, layers, half, oport, iport, [0.0] * g.size, [],
+                     not any(oport) and not any(iport))
     x = placer.x
     for layer in layers:
         cur = 0.0

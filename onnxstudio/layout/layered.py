@@ -6,7 +6,8 @@ sweeps with transpositions, keeping the best ordering seen), ``coords`` (x by is
 sweeps that keep long chains straight, y by layer bands, and the edge routes).
 
 Everything is plain Python lists: the graphs laid out here are one group at a time
-(tens to hundreds of items), where numpy's per-call overhead would dominate.
+(tens to hundreds of items), where numpy's per-call overhead would dominate; only the
+crossing count, one expression over every pair of links of a unit, pays for it.
 """
 
 from __future__ import annotations

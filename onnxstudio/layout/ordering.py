@@ -9,6 +9,9 @@ that removes crossings, and keep the best ordering seen. Edges attached at fixed
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import itemgetter
+
+import numpy as np
 
 from onnxstudio.errors import Cancelled
 from onnxstudio.layout.ranking import Dag, Link
@@ -16,10 +19,12 @@ from onnxstudio.layout.ranking import Dag, Link
 ORDER_SWEEPS = 6
 TRANSPOSE_MAX = 1500  # items; beyond this, transpositions cost more than they gain
 PAIRWISE_MAX = 16  # edges between two layers up to which testing every pair beats a tree
+PAIRS_MAX = 20_000  # link pairs of a unit up to which numpy tests them all at once
 
 Ports = dict[tuple[int, int], tuple[float, float]]
 Keys = list[list[tuple[float, float]]]  # per item: (neighbour's position, link weight)
 _NONE = (0.0, 0.0)
+_first = itemgetter(0)
 
 
 class LayoutCancelled(Cancelled):
@@ -64,6 +69,42 @@ def _count_pair(edges: list[tuple[float, float, float]]) -> float:
     return total
 
 
+_TRI: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # k -> every (i, j), i < j < k
+Pairs = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+              np.ndarray]
+
+
+def _link_pairs(between: list[list[tuple[int, int, float, float, float]]]) -> Pairs | None:
+    """Every pair of links between the same two layers, fixed for a unit while only
+    positions change: (sources, targets, their port offsets, pair firsts, seconds, pair
+    weights). Two links cross when their ends are in opposite orders, so one numpy
+    expression counts a whole unit (~100 items: a tenth of counting it layer by layer in
+    Python). None when the pairs are too many to hold (a very wide unit)."""
+    sizes = [len(links) for links in between]
+    if sum(k * (k - 1) // 2 for k in sizes) > PAIRS_MAX:
+        return None
+    flat = [link for links in between for link in links]
+    firsts: list[np.ndarray] = []
+    seconds: list[np.ndarray] = []
+    start = 0
+    for k in sizes:
+        if k > 1:
+            tri = _TRI.get(k)
+            if tri is None:
+                tri = _TRI[k] = np.triu_indices(k, 1)
+            firsts.append(tri[0] + start)
+            seconds.append(tri[1] + start)
+        start += k
+    src = np.array([link[0] for link in flat], dtype=np.intp)
+    dst = np.array([link[1] for link in flat], dtype=np.intp)
+    w = np.array([link[2] for link in flat], dtype=float)
+    fa = np.array([link[3] for link in flat], dtype=float)
+    fb = np.array([link[4] for link in flat], dtype=float)
+    i = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.intp)
+    j = np.concatenate(seconds) if seconds else np.zeros(0, dtype=np.intp)
+    return src, dst, fa, fb, i, j, w[i] * w[j]
+
+
 class _Ordering:
     """Layer orderings with median sweeps and transpositions."""
 
@@ -83,26 +124,41 @@ class _Ordering:
         # per layer but the last: its links down as (item, neighbour, weight, offsets)
         self.between = [[(v, w, x, *get((v, w), _NONE)) for v in layer for w, x in down[v]]
                         for layer in layers[:-1]]
+        self._pairs = _link_pairs(self.between)
 
     def crossings(self) -> float:
         pos = self.pos
+        pairs = self._pairs
+        if pairs is not None:
+            p = np.array(pos, dtype=float)
+            src, dst, fa, fb, i, j, ww = pairs
+            upper = p[src] + fa
+            lower = p[dst] + fb
+            return float(ww[(upper[i] - upper[j]) * (lower[i] - lower[j]) < 0].sum())
         return sum(_count_pair([(pos[v] + fa, pos[w] + fb, x) for v, w, x, fa, fb in links])
                    for links in self.between)
 
     def _medians(self, layer: list[int], downward: bool) -> list[tuple[float, int, int]]:
-        """(key, 1 if it has no neighbour there else 0, item) for each item of ``layer``."""
+        """(key, 1 if it has no neighbour there else 0, item) for each item of ``layer``.
+        Most items have one or two neighbours: their median needs no sort."""
         pos = self.pos
         nbrs = self.up if downward else self.down
         keyed = []
         for v in layer:
             nb = nbrs[v]
-            if not nb:
+            m = len(nb)
+            if m == 1:
+                w, _, f = nb[0]
+                keyed.append((pos[w] + f, 0, v))
+            elif m == 2:
+                (w, _, f), (w2, _, f2) = nb
+                keyed.append(((pos[w] + f + (pos[w2] + f2)) / 2.0, 0, v))
+            elif not m:
                 keyed.append((float(pos[v]), 1, v))
-                continue
-            ps = sorted([pos[w] + f for w, _, f in nb])
-            m = len(ps)
-            med = ps[m // 2] if m % 2 else (ps[m // 2 - 1] + ps[m // 2]) / 2.0
-            keyed.append((med, 0, v))
+            else:
+                ps = sorted([pos[w] + f for w, _, f in nb])
+                med = ps[m // 2] if m % 2 else (ps[m // 2 - 1] + ps[m // 2]) / 2.0
+                keyed.append((med, 0, v))
         return keyed
 
     def sweep(self, downward: bool) -> None:
@@ -114,7 +170,7 @@ class _Ordering:
             keyed = self._medians(layer, downward)
             # nodes without neighbours keep their slot: place them by current position
             fixed = {k[2]: k[0] for k in keyed if k[1]}
-            movable = sorted((k for k in keyed if not k[1]), key=lambda k: k[0])
+            movable = sorted([k for k in keyed if not k[1]] if fixed else keyed, key=_first)
             if fixed:
                 new: list[int] = [0] * len(layer)
                 taken = set()
@@ -143,7 +199,7 @@ class _Ordering:
 
         Neighbour positions are looked up once per layer pass (swaps move only the layer
         itself) as long as every link joins neighbouring layers (``self.local``)."""
-        pos, layers = self.pos, self.layers
+        pos, layers, up, down = self.pos, self.layers, self.up, self.down
         # a layer whose last pass swapped nothing, and whose neighbours have not moved
         # since, would swap nothing again: its pass is skipped
         settled = [len(layer) < 2 for layer in layers]
@@ -154,20 +210,27 @@ class _Ordering:
                 if settled[li]:
                     continue
                 settled[li] = local
-                ups, downs = self._keys(layer)
+                ups = [[(pos[w] + f, x) for w, x, f in up[v]] for v in layer]
+                downs = [[(pos[w] + f, x) for w, x, f in down[v]] for v in layer]
                 ua, da = ups[0], downs[0]
                 for i in range(len(layer) - 1):
                     ub, db = ups[i + 1], downs[i + 1]
-                    # crossings with a left of b (ab) and with b left of a (ba)
-                    ab = ba = 0.0
-                    for side_a, side_b in ((ua, ub), (da, db)):
-                        for ka, xa in side_a:
-                            for kb, xb in side_b:
-                                if kb < ka:
-                                    ab += xa * xb
-                                elif ka < kb:
-                                    ba += xa * xb
-                    if ab > ba:
+                    # crossings with a left of b, less those with b left of a (whole
+                    # numbers: the difference's sign is exact)
+                    d = 0.0
+                    for ka, xa in ua:
+                        for kb, xb in ub:
+                            if kb < ka:
+                                d += xa * xb
+                            elif ka < kb:
+                                d -= xa * xb
+                    for ka, xa in da:
+                        for kb, xb in db:
+                            if kb < ka:
+                                d += xa * xb
+                            elif ka < kb:
+                                d -= xa * xb
+                    if d > 0:
                         a, b = layer[i], layer[i + 1]
                         layer[i], layer[i + 1] = b, a
                         pos[a], pos[b] = i + 1, i
@@ -204,7 +267,7 @@ def initial_layers(g: Dag) -> list[list[int]]:
                 continue
             seen[v] = True
             layers[rank[v]].append(v)
-            stack.extend(w for w, _ in reversed(down[v]) if not seen[w])
+            stack.extend([w for w, _ in reversed(down[v]) if not seen[w]])
     return layers
 
 
