@@ -75,3 +75,16 @@ def forking(monkeypatch: pytest.MonkeyPatch) -> None:
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
     monkeypatch.setattr(fork, "refusal", lambda: None)
+
+
+@pytest.fixture()
+def shown_view(qtbot: Any) -> Any:
+    """An empty GraphView shown at 900×700, for the canvas tests to give a layout."""
+    from onnxstudio.ui.canvas.graph_view import GraphView
+
+    view = GraphView()
+    qtbot.addWidget(view)
+    view.resize(900, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    return view

@@ -21,13 +21,8 @@ from tests.render_support import grid_layout
 
 
 @pytest.fixture
-def view(qtbot) -> GraphView:
-    v = GraphView()
-    qtbot.addWidget(v)
-    v.resize(900, 700)
-    v.show()
-    qtbot.waitExposed(v)
-    return v
+def view(shown_view: GraphView) -> GraphView:
+    return shown_view
 
 
 def _pixels(image: QImage) -> np.ndarray:

@@ -14,14 +14,9 @@ from tests.render_support import demo_layout, grid_layout
 
 
 @pytest.fixture
-def view(qtbot) -> GraphView:
-    v = GraphView()
-    qtbot.addWidget(v)
-    v.resize(900, 700)
-    v.show()
-    qtbot.waitExposed(v)
-    v.set_layout(demo_layout(), keep_view=False)
-    return v
+def view(shown_view: GraphView) -> GraphView:
+    shown_view.set_layout(demo_layout(), keep_view=False)
+    return shown_view
 
 
 def _wheel(view: GraphView, pos: QPoint, notches: float) -> None:
