@@ -49,6 +49,13 @@ def shown_window(qtbot: Any, width: int = 1280, height: int = 800) -> MainWindow
     return window
 
 
+def opened_tab(qtbot: Any, window: MainWindow, path: Path) -> Any:
+    """``path`` opened in ``window``, once its layout is drawn."""
+    tab = window.open_paths([str(path)])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
+    return tab
+
+
 def ladder_model(name: str) -> Path:
     path = LADDER / name
     if not path.exists():

@@ -13,19 +13,13 @@ from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
 from tests import diff_edits
 from tests.builders import save, tiny_mlp
-from tests.conftest import shown_window
+from tests.conftest import opened_tab, shown_window
 
 
 @pytest.fixture
 def window(qtbot) -> MainWindow:
     yield shown_window(qtbot)
     TaskRunner.wait_all()
-
-
-def _open(qtbot, window: MainWindow, path: Path):
-    tab = window.open_paths([str(path)])[0]
-    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
-    return tab
 
 
 def test_diff_find_and_every_dock_keep_the_window_at_1280(window: MainWindow, qtbot,
@@ -36,7 +30,7 @@ def test_diff_find_and_every_dock_keep_the_window_at_1280(window: MainWindow, qt
     diff_edits.change_attribute(edited, "Softmax", "axis", 1)
     a = save(tiny_mlp(), tmp_path / "a_classifier_exported_from_the_training_run.onnx")
     b = save(edited, tmp_path / "b_classifier_exported_from_the_training_run.onnx")
-    _open(qtbot, window, a)
+    opened_tab(qtbot, window, a)
     tab = diffing.open_diff(window, a, b)
     qtbot.waitUntil(lambda: tab.result is not None and all(
         t.layout_data is not None and not t.busy for t in tab.tabs()), timeout=60000)
@@ -62,12 +56,12 @@ def test_the_run_follows_its_tab(window: MainWindow, qtbot, tmp_path: Path) -> N
     from tests.conftest import REPO
 
     digit = REPO / "resources" / "sample" / "digit_7.png"
-    first = _open(qtbot, window, sample_model_path())
+    first = opened_tab(qtbot, window, sample_model_path())
     run = window.run_panel
     assert run.open_images([digit])
     qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)
     answer = run.results.outcomes()
-    _open(qtbot, window, save(tiny_mlp(), tmp_path / "other.onnx"))
+    opened_tab(qtbot, window, save(tiny_mlp(), tmp_path / "other.onnx"))
     assert not run.has_run() and run.controls.status_label.text() == "Ready"
     window.tabs.setCurrentWidget(first)
     assert run.has_run() and run.results.outcomes() == answer
@@ -108,7 +102,7 @@ def test_node_names_above_narrow_boxes_start_past_the_arrows_entering_them(
     from onnxstudio.ui.main_window import sample_model_path
     from tests.render_support import RecordingSurface
 
-    tab = _open(qtbot, window, sample_model_path())
+    tab = opened_tab(qtbot, window, sample_model_path())
     window.commands["names"].trigger()
     painter = tab.view.painter()
     assert painter is not None and tab.view.paint_state().show_names
@@ -174,7 +168,7 @@ def test_a_photo_run_at_1280_keeps_numbers_whole_and_bars_in_line(
 
     model = shared_model("zoo/onnx_light/light_squeezenet.onnx")
     photo = shared_model("images/chelsea.png")
-    _open(qtbot, window, model)
+    opened_tab(qtbot, window, model)
     run = window.run_panel
     window.run_images([str(photo)])
     qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)
@@ -197,7 +191,7 @@ def test_the_profiles_fused_names_drop_whole_segments_at_1280(window: MainWindow
     from onnxstudio.ui.main_window import sample_model_path
     from tests.conftest import REPO
 
-    _open(qtbot, window, sample_model_path())
+    opened_tab(qtbot, window, sample_model_path())
     run = window.run_panel
     assert run.open_images([REPO / "resources" / "sample" / "digit_7.png"])
     qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)
@@ -251,7 +245,7 @@ def test_search_results_name_the_layer_at_1280(window: MainWindow, qtbot,
     now takes two fifths at most, and a name drops whole segments, keeping its layer."""
     from PySide6.QtWidgets import QStyleOptionViewItem
 
-    _open(qtbot, window, _bert_like(tmp_path / "bert_like.onnx"))
+    opened_tab(qtbot, window, _bert_like(tmp_path / "bert_like.onnx"))
     window.find_in_model()
     search = window.inspector.search
     search.edit.setText("query")
@@ -317,7 +311,7 @@ def test_compare_names_each_value_at_1280(window: MainWindow, qtbot) -> None:
     from onnxstudio.ui.main_window import sample_model_path
     from tests.conftest import REPO
 
-    _open(qtbot, window, sample_model_path())
+    opened_tab(qtbot, window, sample_model_path())
     run = window.run_panel
     assert run.open_images([REPO / "resources" / "sample" / "digit_7.png"])
     qtbot.waitUntil(lambda: run.has_run() and not run.controller.busy, timeout=60000)

@@ -14,7 +14,7 @@ from onnxstudio.ui.dialogs import export_dialog as ed
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
 from tests.builders import save, tiny_mlp
-from tests.conftest import shown_window
+from tests.conftest import opened_tab, shown_window
 
 
 @pytest.fixture
@@ -23,15 +23,9 @@ def window(qtbot) -> MainWindow:
     TaskRunner.wait_all()
 
 
-def _open(qtbot, window: MainWindow, path: Path):
-    tab = window.open_paths([str(path)])[0]
-    qtbot.waitUntil(lambda: not tab.busy and tab.layout_data is not None, timeout=60000)
-    return tab
-
-
 def test_status_message_never_runs_under_the_counts(window: MainWindow, qtbot,
                                                     tmp_path: Path) -> None:
-    _open(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
+    opened_tab(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
     bar = window.status_bar
     long = "m.onnx: " + "a very long reason that goes on " * 20
     bar.showMessage(long, 5000)
@@ -76,7 +70,7 @@ def test_live_dark_switch_repaints_style_sheet_text(window: MainWindow, qtbot) -
 
 def test_finished_export_says_where_with_open_folder(window: MainWindow, qtbot, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    _open(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
+    opened_tab(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
     out = tmp_path / "out" / "diagram.svg"
     out.parent.mkdir()
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
@@ -112,7 +106,7 @@ def test_long_graph_opens_readable_at_its_input_and_fit_shows_it_whole(
     from onnxstudio.layout import viewport
     from onnxstudio.layout.sizing import TITLE_FONT_PX
 
-    tab = _open(qtbot, window, save(_long_chain(300), tmp_path / "chain.onnx"))
+    tab = opened_tab(qtbot, window, save(_long_chain(300), tmp_path / "chain.onnx"))
     view = tab.view
     assert view.current_scale() * TITLE_FONT_PX >= viewport.READABLE_TITLE_PX - 0.01
     assert view.viewport().rect().contains(view.map_box_to_view("in:v0"))
@@ -201,7 +195,7 @@ def test_many_opset_domains_never_widen_the_window(window: MainWindow, qtbot) ->
 def test_status_counts_name_the_collapsed_groups(window: MainWindow, qtbot,
                                                   tmp_path: Path) -> None:
     """A big model opens with its groups collapsed: "1 shown" alone read like a bug."""
-    tab = _open(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
+    tab = opened_tab(qtbot, window, save(tiny_mlp(), tmp_path / "m.onnx"))
     groups = [b for b in tab.layout_data.boxes if b.kind == "group"]
     frames = [g.id for g in tab.layout_data.groups]
     assert not groups and frames  # the small model opens expanded
