@@ -19,7 +19,7 @@ from onnxstudio.ui.diff.diff_tab import DiffTab
 from onnxstudio.ui.main_window import MainWindow
 from tests import diff_edits
 from tests.builders import relu_chain, save, tiny_mlp
-from tests.conftest import shared_model, shown_window
+from tests.conftest import opened_tab, shared_model, shown_window
 from tests.drops import drag_enter
 
 MATCHED, CHANGED, ADDED, REMOVED = DIFF_FILLS
@@ -158,12 +158,28 @@ def test_alt_drop_on_a_tab_opens_a_diff(window, qtbot, edited_pair) -> None:
     assert window.tabs.count() == 2
 
 
-def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path) -> None:
+def _no_session_here(monkeypatch) -> None:
+    """onnxruntime holds the GIL while it creates a session (onnxruntime#27063): the
+    window's process must never create one for the optimised graph."""
+    import onnxruntime
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("an InferenceSession was created in the window's process")
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
+
+
+def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path,
+                                                         monkeypatch) -> None:
     source = diff_edits.conv_bn_relu(tmp_path / "net.onnx")
     [opened] = window.open_paths([str(source)])
     qtbot.waitUntil(lambda: opened.model is not None and not opened.busy, timeout=60000)
     window.run_panel.choices.optimization_combo.setCurrentText("basic")
+    _no_session_here(monkeypatch)
     window.commands["optimised"].trigger()
+    # the handler returned at once: the child works, the window waits for nothing
+    assert window.optimiser.busy and window.tabs.count() == 1
+    assert not window.commands["optimised"].isEnabled()
     qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), DiffTab), timeout=60000)
     tab = wait_diff(qtbot, window.tabs.currentWidget())
     assert "as onnxruntime runs it (basic)" in window.tabs.tabText(window.tabs.currentIndex())
@@ -177,6 +193,22 @@ def test_show_optimised_graph_opens_a_diff_and_cleans_up(window, qtbot, tmp_path
     window.close_tab(window.tabs.currentIndex())
     assert not optimised.parent.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["net.onnx"]
+
+
+def test_an_optimised_graph_onnxruntime_refuses_is_one_line(window, qtbot, tmp_path,
+                                                             monkeypatch) -> None:
+    from tests.test_optimised_graph import refused_model
+
+    source = refused_model(tmp_path)
+    opened_tab(qtbot, window, source)
+    _no_session_here(monkeypatch)
+    window.commands["optimised"].trigger()
+    qtbot.waitUntil(lambda: not window.optimiser.busy, timeout=60000)
+    message = window.statusBar().currentMessage()
+    assert message.startswith("bad.onnx: onnxruntime cannot load this model") \
+        and "\n" not in message
+    assert window.tabs.count() == 1  # no diff tab, and the command is ready again
+    assert window.commands["optimised"].isEnabled()
 
 
 def test_real_model_edits_in_the_window(window, qtbot, tmp_path) -> None:

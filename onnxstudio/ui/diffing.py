@@ -23,7 +23,7 @@ def optimiser(window: DiffHost) -> TaskRunner:
     """The task runner that asks onnxruntime for its optimised graph (one at a time)."""
     runner = TaskRunner(window.window_widget())
     runner.finished.connect(lambda job: _optimised_ready(window, *job))
-    runner.failed.connect(lambda message: window.statusBar().showMessage(message, 10000))
+    runner.failed.connect(lambda message: _optimised_failed(window, message))
     return runner
 
 
@@ -70,20 +70,20 @@ def _wire_canvas(window: Canvases, tab: DiffTab, side: ModelTab) -> None:
 
 
 def show_optimised(window: DiffHost) -> None:
-    """Save onnxruntime's optimised graph of the current model (off the GUI thread) and
-    open it diffed against the model."""
+    """Save onnxruntime's optimised graph of the current model (in a child process, which
+    a worker waits for) and open it diffed against the model."""
     tab = window.current_tab()
     if tab is None or tab.model is None or window.optimiser.busy:
         return
-    from onnxstudio.runner.optimised import save_optimised
+    from onnxstudio.runner.optimised import save_optimised_isolated
 
     config = window.run_panel.session_config()
     source = tab.path
     window.statusBar().showMessage(
         f"Asking onnxruntime for its optimised graph of {source.name} "
         f"({config.provider.removesuffix('ExecutionProvider')}, level {config.optimization})…")
-    window.optimiser.start(lambda _context: (source, save_optimised(source, config),
-                                             config.optimization))
+    window.optimiser.start(lambda context: (
+        source, save_optimised_isolated(source, config, context.token), config.optimization))
     window.commands["optimised"].setEnabled(False)
 
 
@@ -94,3 +94,10 @@ def _optimised_ready(window: DiffHost, source: Path, optimised: Path, level: str
     open_diff(window, source, optimised, f"{source.name} as onnxruntime runs it ({level})",
               cleanup=lambda: discard(optimised))
     window.commands["optimised"].setEnabled(True)
+
+
+def _optimised_failed(window: DiffHost, message: str) -> None:
+    """The reason in the status line; the command is ready for another try."""
+    window.statusBar().showMessage(message, 10000)
+    tab = window.current_tab()
+    window.commands["optimised"].setEnabled(tab is not None and tab.model is not None)
