@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from onnxstudio.model.formatting import human_count
@@ -143,3 +144,34 @@ def test_cost_tables_keep_the_layer_number_of_an_elided_name(qtbot, tmp_path: Pa
                         20)
     view.itemDelegateForColumn(0).initStyleOption(option, index)
     assert re.search(r"layer\.\d", option.text) and option.text.endswith("/MatMul")
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 800)])
+def test_cost_table_numbers_fit_the_dock_and_names_elide(qtbot, tmp_path: Path, size) -> None:
+    """Issue 34: at 1920 px the Params, Output and Memory columns scrolled out of the
+    dock. Every number is whole inside it; only the name column gives way, elided."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from tests.builders import make_model, save
+
+    names = [f"/bert/encoder/layer.{i}/attention/output/dense/MatMul" for i in range(6)]
+    nodes = [helper.make_node("MatMul", [f"h{i}", f"w{i}"], [f"h{i + 1}"], name=n)
+             for i, n in enumerate(names)]
+    weights = [numpy_helper.from_array(np.ones((384, 384), np.float32), f"w{i}")
+               for i in range(6)]
+    graph = helper.make_graph(
+        nodes, "layers", [helper.make_tensor_value_info("h0", TensorProto.FLOAT, [128, 384])],
+        [helper.make_tensor_value_info("h6", TensorProto.FLOAT, [128, 384])], weights)
+    window = shown_window(qtbot, *size)
+    _open(window, qtbot, save(make_model(graph), tmp_path / "layers.onnx"))
+    _costed(window, qtbot)
+    view = window.cost.cost_panel.node_view
+    qtbot.waitUntil(lambda: view.isVisible() and view.viewport().width() > 100)
+    header, width = view.horizontalHeader(), view.viewport().width()
+    assert view.horizontalScrollBar().maximum() == 0
+    for column in range(1, view.model().columnCount()):  # whole, inside the dock
+        right = header.sectionViewportPosition(column) + header.sectionSize(column)
+        assert right <= width, (view.model().headerData(column, Qt.Orientation.Horizontal))
+        assert header.sectionSize(column) >= view.sizeHintForColumn(column)
+    assert 0 < header.sectionSize(0) < view.sizeHintForColumn(0)  # the names elide

@@ -36,13 +36,13 @@ from onnxstudio.model.formatting import human_bytes, human_count
 from onnxstudio.render.overlay import COST_METRICS
 from onnxstudio.ui.insight.job_panel import JobPanel
 from onnxstudio.ui.widgets.path_delegate import PathDelegate
-from onnxstudio.ui.widgets.tables import RIGHT, Column, RecordTableModel
+from onnxstudio.ui.widgets.tables import RIGHT, Column, CompactHeader, RecordTableModel
 
 NO_MODEL_TEXT = "Open a model to see what each node costs"
 ID_ROLE = Qt.ItemDataRole.UserRole + 3
 NO_COLOUR = "none"
 RESIZE_ROWS = 40  # rows measured when fitting a column
-NAME_WIDTH = 170  # the node column, elided at the left (the name's end tells most)
+NAME_MIN = 48  # the node column's least width, elided at the left (its end tells most)
 
 
 def _count(value: int) -> str:
@@ -90,7 +90,10 @@ class ScopeCostModel(RecordTableModel[ScopeCost]):
 
 
 def table_view(model: RecordTableModel[Any]) -> QTableView:
+    """A cost table that fits its dock: the numbers take the width they need, the name
+    column what is left, elided (at 1920 px the Params column scrolled out of sight)."""
     view = QTableView()
+    view.setHorizontalHeader(CompactHeader(view))
     view.setModel(model)
     view.setSortingEnabled(True)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -101,9 +104,10 @@ def table_view(model: RecordTableModel[Any]) -> QTableView:
     header = view.horizontalHeader()
     header.setResizeContentsPrecision(RESIZE_ROWS)  # dag100k: 100k rows never measured
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)  # names: elided
-    header.setStretchLastSection(True)
-    view.setColumnWidth(0, NAME_WIDTH)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # names: elided
+    header.setMinimumSectionSize(NAME_MIN)
+    header.setStretchLastSection(False)
+    view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
     view.setWordWrap(False)
     view.setTextElideMode(Qt.TextElideMode.ElideLeft)  # a scope path's end names the node
     view.setItemDelegateForColumn(0, PathDelegate(view))  # ...and keeps the layer's number

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtWidgets import QStyle, QWidget
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt
+from PySide6.QtWidgets import QHeaderView, QStyle, QWidget
 
 from onnxstudio.model.formatting import format_number
 
@@ -213,3 +213,22 @@ def delegate_text_padding(view: QWidget) -> int:
     rounds up): for fitting a column to texts measured with font metrics."""
     margin = view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view)
     return 2 * (margin + 1) + 1
+
+
+class CompactHeader(QHeaderView):
+    """A horizontal header whose sections sized to their contents keep room for the sort
+    arrow in the sorted column only: Qt reserves it in every section (a two-line title's
+    twice as wide), ~25 px per column that pushed the Cost table's numbers out of its
+    dock. Qt sizes the sections again when the sorted column changes."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.setSectionsClickable(True)  # as QTableView's own header: a click sorts
+        self.setHighlightSections(True)
+
+    def sectionSizeFromContents(self, logicalIndex: int) -> QSize:
+        size = super().sectionSizeFromContents(logicalIndex)
+        if self.isSortIndicatorShown() and logicalIndex != self.sortIndicatorSection():
+            margin = self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, self)
+            size.setWidth(size.width() - size.height() - margin)
+        return size
