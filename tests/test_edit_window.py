@@ -263,3 +263,63 @@ def test_an_attribute_edit_refreshes_the_shapes_on_the_canvas(qtbot, window: Mai
     settle(qtbot, window, tab)
     labels = {e.value: e.label for e in tab.layout_data.edges}
     assert labels["y"] == "1×8×3×3"
+
+
+def opened_checking_in_a_child(qtbot, window: MainWindow, path: Path,
+                               monkeypatch: pytest.MonkeyPatch) -> ModelTab:
+    """``path`` opened; from then on every edit's checks go to the child (as a large
+    model's do), and this process can run none of them: onnx's checker and inference
+    and onnxruntime's session creation hold the GIL for their whole call, which froze
+    the window (issue 34)."""
+    import onnxruntime
+
+    from onnxstudio.model import open as model_open
+    from onnxstudio.runner import edit_check
+    from onnxstudio.ui.edit import controller
+
+    tab = open_model(qtbot, window, path)
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("checked in the window's process")
+
+    monkeypatch.setattr(controller, "CHILD_NODES", 0)
+    monkeypatch.setattr(edit_check, "check_edited", refuse)
+    monkeypatch.setattr(model_open, "infer_shapes", refuse)
+    monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
+    return tab
+
+
+def test_a_large_model_s_edit_is_checked_and_shaped_in_a_child(
+        qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child's answer is what the in-process checks give: the new shapes on the
+    canvas, onnxruntime's refusal of a Conv group its weight does not fit."""
+    tab = opened_checking_in_a_child(qtbot, window, _conv_model(tmp_path), monkeypatch)
+    window.edits.apply([{"op": "set_attribute", "node": "conv", "name": "strides",
+                         "value": [2, 2]}])
+    settle(qtbot, window, tab)
+    assert {e.value: e.label for e in tab.layout_data.edges}["y"] == "1×8×3×3"
+    assert window.edits.controllers[tab].report.ok
+    window.edits.apply([{"op": "set_attribute", "node": "conv", "name": "group", "value": 2}])
+    settle(qtbot, window, tab)
+    report = window.edits.controllers[tab].report
+    assert report.ok and "kernel channels * group" in report.cannot_run
+    assert "onnxruntime cannot run it" in window.edits.history.checks.text()
+
+
+def test_a_large_model_s_broken_edit_is_one_line_and_the_window_goes_on(
+        qtbot, window: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tab = opened_checking_in_a_child(qtbot, window, _conv_model(tmp_path), monkeypatch)
+    window.edits.apply([{"op": "set_attribute", "node": "conv", "name": "pads",
+                         "value": [1, 1]}])  # a 2-D Conv needs four
+    settle(qtbot, window, tab)
+    report = window.edits.controllers[tab].report
+    [error] = report.errors
+    assert error.startswith("shape inference:") and "pads has incorrect size" in error
+    assert "\n" not in error
+    # the original fails the checker alike: a warning, from the original the child read
+    assert report.warnings == ["onnx.checker: Field 'shape' of 'type' is required but "
+                               "missing. (the original fails it too)"]
+    window.edits.act_undo.trigger()
+    settle(qtbot, window, tab)
+    assert window.edits.controllers[tab].report.ok
+    assert tab.model.graph.nodes[0].attribute("pads") is None

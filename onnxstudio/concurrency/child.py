@@ -1,5 +1,5 @@
 """How the app starts a child process of itself (shape inference, a window's profile,
-onnxruntime's optimised graph).
+onnxruntime's optimised graph, the checks after an edit).
 
 A frozen app (PyInstaller) is its own executable; an installed one runs ``-m onnxstudio``
 with the interpreter running it now. Either way the child's first argument names a
@@ -25,10 +25,12 @@ from typing import IO
 INFER_SHAPES = "_infer-shapes"
 PROFILE = "_profile"
 OPTIMISE = "_optimise"
+CHECK_EDIT = "_check-edit"
 # command -> the module whose child_main(argv) runs it, imported only in the child
 _MODULES = {INFER_SHAPES: "onnxstudio.model.infer_child",
             PROFILE: "onnxstudio.runner.profile_child",
-            OPTIMISE: "onnxstudio.runner.optimised"}
+            OPTIMISE: "onnxstudio.runner.optimised",
+            CHECK_EDIT: "onnxstudio.runner.edit_check"}
 WATCH = "ONNXSTUDIO_CHILD_FOLDER"  # set for a Child: its folder, or empty
 
 

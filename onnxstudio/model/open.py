@@ -142,12 +142,16 @@ def open_model(path: str | Path, *, progress: Progress | None = None
     return model, pending
 
 
-def model_from_proto(proto: onnx.ModelProto, path: str | Path) -> Model:
-    """The Model of an in-memory proto (an edited copy of ``path``), shapes inferred."""
+def model_from_proto(proto: onnx.ModelProto, path: str | Path,
+                     inferred_by: tuple[onnx.ModelProto | None, str | None] | None = None
+                     ) -> Model:
+    """The Model of an in-memory proto (an edited copy of ``path``), shapes inferred;
+    ``inferred_by``: what ``infer_shapes`` said of it elsewhere (a child process, which
+    may hand back the value types only)."""
     path = Path(path)
     from onnx import external_data_helper
 
-    inferred, problem = infer_shapes(proto)
+    inferred, problem = inferred_by or infer_shapes(proto)
     external = any(external_data_helper.uses_external_data(t)
                    for t in tensors_of(proto))
     return build_model(proto, path, inferred=inferred, external_data=external,

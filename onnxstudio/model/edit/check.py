@@ -6,6 +6,7 @@ only when the edits caused it (the original passed), otherwise a warning.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import onnx
@@ -70,20 +71,30 @@ def _checker_problem(model: onnx.ModelProto) -> str | None:
     return None
 
 
-def check_edited(edited: onnx.ModelProto, original: onnx.ModelProto | None = None
+def check_edited(edited: onnx.ModelProto,
+                 original: onnx.ModelProto | Callable[[], onnx.ModelProto | None] | None = None
                  ) -> CheckReport:
-    """Run the checks on ``edited``; ``original`` decides whether a failure is new."""
+    """Run the checks on ``edited``; ``original`` (or the function reading it, called
+    only when a check fails) decides whether a failure is new."""
     report = CheckReport()
+    read: list[onnx.ModelProto | None] = []
+
+    def first() -> onnx.ModelProto | None:
+        if not read:
+            read.append(original() if callable(original) else original)
+        return read[0]
+
     problem = _checker_problem(edited)
     if problem is not None:
-        before = _checker_problem(original) if original is not None else None
+        before = _checker_problem(base) if (base := first()) is not None else None
         (report.warnings if before == problem else report.errors).append(
             f"onnx.checker: {problem}" + (" (the original fails it too)"
                                           if before == problem else ""))
     problem = strict_shape_problem(edited)
     if problem is not None:
-        before = strict_shape_problem(original) if original is not None else None
-        if original is not None and before is not None:
+        base = first()
+        before = strict_shape_problem(base) if base is not None else None
+        if base is not None and before is not None:
             report.warnings.append(f"shape inference: {problem} (the original model does "
                                    "not pass strict shape inference either)")
         else:

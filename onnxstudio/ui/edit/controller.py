@@ -21,9 +21,10 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from onnxstudio.errors import EditError
 from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.model import Model
-from onnxstudio.model.edit import CheckReport, EditSession, SavedModel, check_edited, describe
+from onnxstudio.model.edit import CheckReport, EditSession, SavedModel, describe
 from onnxstudio.model.open import model_from_proto
 from onnxstudio.model.operators import prepare_model_views
+from onnxstudio.runner.edit_check import CHILD_NODES, checks, checks_isolated
 from onnxstudio.runner.trial import run_problem
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
@@ -73,7 +74,7 @@ class EditController(QObject):
         self._session: EditSession | None = None
         self._opening: Future[EditSession] | None = None  # prefetch()'s session, parsing
         self._opener = TaskRunner(self)
-        self._original_runs: bool | None = None  # asked once, when an edit fails to run
+        self._runs: bool | None = None  # the original runs: asked once, if an edit fails to
         self._builder = TaskRunner(self)
         self._builder.finished.connect(self._built)
         self._builder.failed.connect(self.failed)
@@ -168,34 +169,32 @@ class EditController(QObject):
 
         def work(context: TaskContext) -> Rebuilt:
             context.progress("Checking the edited model", 0.2)
-            report = check_edited(proto, original)
-            context.check()
             # The exporter's intermediate shapes are stale after an edit (a stride changed
-            # upstream): inferred afresh, so the canvas shows what the edit makes.
-            proto.graph.ClearField("value_info")
-            model = model_from_proto(proto, path)
+            # upstream): dropped by the checks and inferred afresh, so the canvas shows
+            # what the edit makes.
+            if len(proto.graph.node) > CHILD_NODES:  # onnx would hold the GIL for long
+                checked = checks_isolated(proto.SerializeToString(), path, context.token)
+                proto.graph.ClearField("value_info")
+                report, inferred = checked.report, (checked.types, checked.problem)
+            else:
+                report = checks(proto, path, lambda: original, self._original_runs)
+                inferred = None
+            context.check()
+            model = model_from_proto(proto, path, inferred)
             prepare_model_views(model)
             model_dim_abbreviations(model)  # the Model panel's; dag100k: 40 ms of GUI thread
-            data = proto.SerializeToString()
-            if report.ok:
-                context.progress("Running the edited model once", 0.6)
-                report.cannot_run = self._run_problem(data, len(proto.graph.node))
-            return Rebuilt(model, data, report)
+            return Rebuilt(model, proto.SerializeToString(), report)
 
         self._builder.start(work, quiet_gc=True)
 
-    def _run_problem(self, data: bytes, nodes: int) -> str:
-        """Why onnxruntime cannot run the edited model, when the original runs (a model
-        that never ran, e.g. with custom operators, is not the edits' doing); "" if it
-        runs. On the worker."""
-        problem = run_problem(data, self.path, nodes)
-        if problem is None:
-            return ""
-        if self._original_runs is None:
+    def _original_runs(self) -> bool:
+        """Whether onnxruntime runs the original (asked once, when an edit fails to run;
+        on the worker)."""
+        if self._runs is None:
             original = self.session.original
-            self._original_runs = run_problem(original.SerializeToString(), self.path,
-                                              len(original.graph.node)) is None
-        return problem if self._original_runs else ""
+            self._runs = run_problem(original.SerializeToString(), self.path,
+                                     len(original.graph.node)) is None
+        return self._runs
 
     @property
     def busy(self) -> bool:
