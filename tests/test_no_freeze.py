@@ -102,6 +102,38 @@ def test_a_diff_tab_colours_its_sides_off_the_gui_thread(monkeypatch, qtbot,
     assert threading.main_thread() not in in_drawing
 
 
+def test_a_diff_tab_counts_and_lists_its_changes_off_the_gui_thread(monkeypatch, qtbot,
+                                                                    tmp_path: Path) -> None:
+    """The header's counts, the paired share and the changes list's rows are each a pass
+    over every node: on the GUI thread they froze dag100k's diff as it landed."""
+    import re
+
+    from onnxstudio.model.diff import ModelDiff
+    from onnxstudio.ui import diffing
+    from tests import diff_edits
+    from tests.builders import save, tiny_mlp
+    from tests.conftest import shown_window
+
+    edited = tiny_mlp()
+    diff_edits.change_attribute(edited, "Softmax", "axis", 1)
+    diff_edits.remove_node(edited, "Relu")
+    a, b = save(tiny_mlp(), tmp_path / "a.onnx"), save(edited, tmp_path / "b.onnx")
+    counted = _threads_calling(monkeypatch, ModelDiff, "summary")
+    paired = _threads_calling(monkeypatch, ModelDiff, "match_ratio")
+    window = shown_window(qtbot)
+    tab = diffing.open_diff(window, a, b)
+    qtbot.waitUntil(lambda: tab.result is not None and all(
+        side.layout_data is not None and not side.busy for side in tab.tabs()), timeout=60000)
+    qtbot.waitUntil(lambda: tab.changes.tree.topLevelItemCount() == 2)
+    assert sorted(e.op_type for e in tab.changes.rows()) == ["Relu", "Softmax"]
+    shown = " ".join(re.sub(r"<[^>]+>|&nbsp;|■", " ", tab.summary.text()).split())
+    assert "1 changed" in shown and "1 removed" in shown
+    assert tab.summary.toolTip().endswith(" s") and "of the nodes paired" in \
+        tab.summary.toolTip()
+    assert counted and paired
+    assert threading.main_thread() not in counted + paired
+
+
 def test_diff_sides_follow_each_other_looking_up_only_the_nearest_boxes(qtbot,
                                                                         tmp_path: Path) -> None:
     """Panning one side anchors the other on the box nearest the centre: the nearest

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
@@ -28,6 +30,27 @@ MARKS = {"matched": "=", "changed": "~", "added": "+", "removed": "−"}
 SHOWN_BY_DEFAULT = ("changed", "added", "removed")
 MAX_ROWS = 20000  # a list longer than this is no help; the filter narrows it
 ROWS_PER_TURN = 200  # rows added in one turn of the event loop (~10 ms of items)
+
+
+Row = tuple[NodeDiff, str, str, str]  # the entry, A's and B's labels, what changed
+
+
+def listed(result: ModelDiff, described: list[str],
+           wanted: Collection[str] = SHOWN_BY_DEFAULT, needle: str = "") -> list[Row]:
+    """The rows a filter keeps, ``MAX_ROWS`` at most: the default filter's are worked
+    out by the diff's worker (on the GUI thread, dag100k's 100k entries took 20-30 ms)."""
+    rows: list[Row] = []
+    for entry, what in zip(result.nodes, described, strict=True):
+        if entry.status not in wanted:
+            continue
+        a = entry.a.label if entry.a is not None else ""
+        b = entry.b.label if entry.b is not None else ""
+        if needle and needle not in f"{entry.op_type} {a} {b} {what}".lower():
+            continue
+        rows.append((entry, a, b, what))
+        if len(rows) >= MAX_ROWS:
+            break
+    return rows
 
 
 def describe_all(result: ModelDiff) -> list[str]:
@@ -132,14 +155,19 @@ class ChangesList(QWidget):
         self._described: list[str] = []
         self._fills = 0  # bumped by each fill: a later turn of an older fill stops
 
-    def set_result(self, result: ModelDiff, described: list[str] | None = None) -> None:
-        """Show ``result``; ``described`` is :func:`describe_all` of it when already known."""
+    def set_result(self, result: ModelDiff, described: list[str] | None = None,
+                   counts: dict[str, int] | None = None, rows: list[Row] | None = None
+                   ) -> None:
+        """Show ``result``; ``described`` (:func:`describe_all`), ``counts``
+        (``result.summary()``) and ``rows`` (:func:`listed` with the default filter)
+        when already worked out."""
         self.result = result
         self._described = described if described is not None else describe_all(result)
-        counts = result.summary()
+        counts = counts or result.summary()
         for status, box in self.boxes.items():
             box.setText(f"{status.capitalize()} ({counts[status]:,})")
-        self._fill(first_now=False)  # the diff landing has its canvases to show this turn
+        # the diff landing has its canvases to show this turn
+        self._fill(first_now=False, ready=rows)
 
     def rows(self) -> list[NodeDiff]:
         """The entries listed now, in order (what the user sees)."""
@@ -148,10 +176,11 @@ class ChangesList(QWidget):
     def _refill(self) -> None:
         self._fill(first_now=True)  # the filter changed: no empty list for a frame
 
-    def _fill(self, first_now: bool) -> None:
-        """The rows the filter keeps, a batch of ``ROWS_PER_TURN`` per turn of the event
-        loop, the first now or in the next turn (building 1,200 items at once froze the
-        window for 75-190 ms when BERT-12's optimised graph opened)."""
+    def _fill(self, first_now: bool, ready: list[Row] | None = None) -> None:
+        """The rows the filter keeps (``ready``: the default filter's, if it is on), a
+        batch of ``ROWS_PER_TURN`` per turn of the event loop, the first now or in the
+        next turn (building 1,200 items at once froze the window for 75-190 ms when
+        BERT-12's optimised graph opened)."""
         self.tree.clear()
         self._entries = []
         self._fills += 1
@@ -159,26 +188,16 @@ class ChangesList(QWidget):
             return
         wanted = {s for s, box in self.boxes.items() if box.isChecked()}
         needle = self.query.text().strip().lower()
-        rows: list[tuple[NodeDiff, str, str, str]] = []
-        for entry, what in zip(self.result.nodes, self._described, strict=True):
-            if entry.status not in wanted:
-                continue
-            a = entry.a.label if entry.a is not None else ""
-            b = entry.b.label if entry.b is not None else ""
-            if needle and needle not in f"{entry.op_type} {a} {b} {what}".lower():
-                continue
-            rows.append((entry, a, b, what))
-            self._entries.append(entry)
-            if len(rows) >= MAX_ROWS:
-                break
+        rows = ready if ready is not None and wanted == set(SHOWN_BY_DEFAULT) \
+            and not needle else listed(self.result, self._described, wanted, needle)
+        self._entries = [row[0] for row in rows]
         fill = self._fills
         if first_now:
             self._add_rows(fill, rows, 0)
         else:
             next_turn(self, lambda: self._add_rows(fill, rows, 0))
 
-    def _add_rows(self, fill: int, rows: list[tuple[NodeDiff, str, str, str]],
-                  start: int) -> None:
+    def _add_rows(self, fill: int, rows: list[Row], start: int) -> None:
         if fill != self._fills:
             return  # refilled meanwhile
         end = start + ROWS_PER_TURN

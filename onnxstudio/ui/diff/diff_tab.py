@@ -35,7 +35,7 @@ from onnxstudio.model.diff_merge import ADDED_PREFIX, merged_model
 from onnxstudio.model.open import open_model
 from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, OverlayData, diff_overlay
 from onnxstudio.ui.canvas.model_tab import ModelTab
-from onnxstudio.ui.diff.changes_list import ChangesList, describe_all
+from onnxstudio.ui.diff.changes_list import ChangesList, Row, describe_all, listed
 from onnxstudio.ui.diff.pair_details import PairDetails
 from onnxstudio.ui.diff.sync import ViewSync
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
@@ -51,6 +51,12 @@ class Computed:
     merged_status: dict[str, str]
     described: list[str]  # the changes list's words for each node, worked out here
     overlays: tuple[OverlayData, OverlayData]  # A's and B's colours (a pass over all nodes)
+    # the header's counts and the list's first rows: each a pass over every node, which
+    # on the GUI thread froze dag100k's diff as it landed
+    counts: dict[str, int]
+    ratio: float
+    identical: bool
+    rows: list[Row]
 
 
 def _open(path: Path, side: str, start: float, context: TaskContext) -> Model:
@@ -77,7 +83,8 @@ def compute(path_a: Path, path_b: Path, context: TaskContext) -> Computed:
     title = f"Diff {path_a.name} → {path_b.name}"
     overlays = (diff_overlay(title, _statuses(result, "a"), _tips(result, described, "a")),
                 diff_overlay(title, _statuses(result, "b"), _tips(result, described, "b")))
-    return Computed(result, merged, status, described, overlays)
+    return Computed(result, merged, status, described, overlays, result.summary(),
+                    result.match_ratio(), result.identical, listed(result, described))
 
 
 def _statuses(result: ModelDiff, side: str) -> dict[str, str]:
@@ -271,15 +278,15 @@ class DiffTab(QWidget):
         self.side_a.start(result.a)
         self.side_b.start(result.b)
         self.canvas.setCurrentWidget(self.sides)
-        self.changes.set_result(result, computed.described)
-        counts = result.summary()
-        same = " — identical" if result.identical else ""
+        self.changes.set_result(result, computed.described, computed.counts, computed.rows)
+        counts = computed.counts
+        same = " — identical" if computed.identical else ""
         key = " ".join(
             f"<span style='background:{fill}; color:{fill}'>&nbsp;■&nbsp;</span>"
             f"&nbsp;<b>{counts[status]:,}</b> {status}&nbsp;&nbsp;"
             for status, fill in zip(DIFF_STATUS, DIFF_FILLS, strict=True))
         self.summary.setText(f"{key}{same}")
-        self.summary.setToolTip(f"{result.match_ratio():.1%} of the nodes paired; "
+        self.summary.setToolTip(f"{computed.ratio:.1%} of the nodes paired; "
                                 f"compared in {result.seconds:.2f} s")
         self.loaded.emit()
 
