@@ -353,3 +353,40 @@ def test_diff_pane_captions_keep_the_end_of_long_file_names(window: MainWindow, 
     shown = label.shown_text() if hasattr(label, "shown_text") else label.text()
     assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
     assert shown.startswith("B · ") and shown.endswith("_edited.onnx")
+
+
+def test_a_diff_tab_gets_the_width_and_the_docks_come_back_after(qtbot,
+                                                                 tmp_path: Path) -> None:
+    """At 1280x800 the right docks kept ~500 px and each diff pane ~260: while a diff
+    tab is current they step aside; on the model's tab they are back as they were (the
+    same docks, the same one raised, the same width), and so in the layout saved."""
+    window = shown_window(qtbot)
+    edited = tiny_mlp()
+    diff_edits.change_attribute(edited, "Softmax", "axis", 1)
+    a, b = save(tiny_mlp(), tmp_path / "a.onnx"), save(edited, tmp_path / "b.onnx")
+    tab = opened_tab(qtbot, window, a)
+    window.show_panel("model")
+    qtbot.wait(50)
+    right = [k for k, d in window.docks.items() if d.isVisible()
+             and window.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea]
+    width = window.docks["model"].width()
+    assert "model" in right and width >= 400  # the Run panel's controls keep it wide
+    diff = diffing.open_diff(window, a, b)
+    qtbot.waitUntil(lambda: diff.result is not None and all(
+        t.layout_data is not None and not t.busy for t in diff.tabs()), timeout=60000)
+    qtbot.wait(50)
+    assert not any(window.docks[k].isVisible() for k in right)
+    assert min(diff.side_a.width(), diff.side_b.width()) >= 400
+    assert window.width() == 1280
+    window.tabs.setCurrentWidget(tab)
+    qtbot.wait(50)
+    assert all(window.docks[k].isVisible() for k in right)
+    assert not window.docks["model"].visibleRegion().isEmpty()  # raised, as it was
+    assert abs(window.docks["model"].width() - width) <= 2
+    window.tabs.setCurrentWidget(diff)  # closed on the diff: saved with the docks
+    qtbot.wait(50)
+    window.close()
+    again = shown_window(qtbot)
+    qtbot.wait(50)
+    assert all(again.docks[k].isVisible() for k in right)
+    TaskRunner.wait_all()

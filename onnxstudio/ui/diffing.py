@@ -7,7 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMainWindow, QTabWidget
 
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.diff.diff_tab import DiffTab
@@ -17,6 +18,51 @@ from onnxstudio.ui.window_api import MODEL_FILTER
 
 if TYPE_CHECKING:
     from onnxstudio.ui.window_api import Canvases, DiffHost
+
+
+class DiffRoom:
+    """While a diff tab is current, the right side's docks step aside and its two panes
+    get the width (at 1280x800 the docks kept ~500 px and each pane ~260); on any other
+    tab, or none, they come back as they were: the same docks, the same one raised, the
+    same width."""
+
+    def __init__(self, window: QMainWindow, tabs: QTabWidget,
+                 docks: dict[str, QDockWidget]) -> None:
+        self._window, self._tabs, self._docks = window, tabs, docks
+        self._away: list[QDockWidget] = []  # hidden for the diff tab
+        self._raised: QDockWidget | None = None
+        self._width = 0
+        tabs.currentChanged.connect(lambda _index: self.follow())
+
+    def follow(self) -> None:
+        """Step aside for a diff tab, come back for any other."""
+        if isinstance(self._tabs.currentWidget(), DiffTab):
+            if not self._away:
+                self._step_aside()
+        else:
+            self.come_back()
+
+    def _step_aside(self) -> None:
+        right = [d for d in self._docks.values() if not d.isHidden() and not d.isFloating()
+                 and self._window.dockWidgetArea(d) == Qt.DockWidgetArea.RightDockWidgetArea]
+        if not right:
+            return
+        self._width = max(d.width() for d in right)
+        self._raised = next((d for d in right if not d.visibleRegion().isEmpty()), None)
+        self._away = right
+        for dock in right:
+            dock.hide()
+
+    def come_back(self) -> None:
+        """The docks the diff hid, back (also before the window saves its layout)."""
+        away, self._away = self._away, []
+        if not away:
+            return
+        for dock in away:
+            dock.show()
+        if self._raised is not None:
+            self._raised.raise_()
+        self._window.resizeDocks(away[:1], [self._width], Qt.Orientation.Horizontal)
 
 
 def optimiser(window: DiffHost) -> TaskRunner:

@@ -115,6 +115,7 @@ class MainWindow(QMainWindow):
         assert isinstance(file_menu, QMenu)
         editing.add_menus(self.edits, self.menuBar(), file_menu, self.commands["close"])
         self.optimiser = diffing.optimiser(self)
+        self.diff_room = diffing.DiffRoom(self, self.tabs, self.docks)
         actions.mirror_combo(built.submenus["providers"], self.run_panel.choices.provider_combo,
                              lambda name: name.removesuffix("ExecutionProvider") or name)
         self.status_bar = StatusBar(self)  # messages never run under the counts
@@ -169,6 +170,7 @@ class MainWindow(QMainWindow):
         if getattr(self, "_shut_down", False):
             return
         self._shut_down = True
+        self.diff_room.come_back()  # the layout saved is the one without a diff tab
         self.save_window_state()
         for tab in self.model_tabs():
             tab.shutdown()
