@@ -254,21 +254,41 @@ def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
     return SideMoves(moves, shift, width)
 
 
-def apply_side_moves(layout: Layout, sides: SideMoves | None) -> None:
-    """Move the boxes ``side_moves`` chose (edges re-attached), then shift everything
-    right if one went past the left edge, and refit the width."""
+def move_route_ends(xy: np.ndarray, starts: np.ndarray, sources: list[str],
+                    targets: list[str], boxes: list[Box], sides: SideMoves | None) -> None:
+    """Re-attach the joined routes (assemble.Routes: rows ``starts[i]:starts[i + 1]`` of
+    ``xy`` are edge i's) to the boxes ``side_moves`` moves, then shift them right with
+    everything else; before ``apply_side_moves`` moves the boxes."""
     if sides is None:
         return
     for b, x, mine in sides.moves:
-        _move(layout, layout.boxes[b], x, mine)
+        box = boxes[b]
+        dx = x - box.x
+        for i in mine:
+            first, end = int(starts[i]), int(starts[i + 1])
+            if end == first:
+                continue
+            if sources[i] == box.id:
+                xy[first, 0] += dx
+            if targets[i] == box.id:
+                xy[end - 1, 0] += dx
+    if sides.shift > 0:
+        xy[:, 0] -= -sides.shift
+
+
+def apply_side_moves(layout: Layout, sides: SideMoves | None) -> None:
+    """Move the boxes ``side_moves`` chose (their routes moved by ``move_route_ends``),
+    then shift everything right if one went past the left edge, and refit the width."""
+    if sides is None:
+        return
+    for b, x, _mine in sides.moves:
+        layout.boxes[b].x = x
     x0 = -sides.shift
     if x0 < 0:
         for box in layout.boxes:
             box.x -= x0
         for g in layout.groups:
             g.x -= x0
-        for e in layout.edges:
-            e.points = [(px - x0, py) for px, py in e.points]
     layout.width = sides.width
 
 
@@ -281,15 +301,3 @@ def _band(box: Box, b: int, rects: np.ndarray, free: np.ndarray) -> tuple[float,
     if not near.any():
         return box.x, box.x + box.width
     return float(x[near].min()), float((x[near] + w[near]).max())
-
-
-def _move(layout: Layout, box: Box, x: float, mine: list[int]) -> None:
-    """Put ``box`` at ``x`` and re-attach its edges' ends."""
-    dx = x - box.x
-    box.x = x
-    for i in mine:
-        e = layout.edges[i]
-        if e.source == box.id and e.points:
-            e.points[0] = (e.points[0][0] + dx, e.points[0][1])
-        if e.target == box.id and e.points:
-            e.points[-1] = (e.points[-1][0] + dx, e.points[-1][1])
