@@ -1,12 +1,26 @@
 """The last steps of the compound layout (build.py): absolute positions for every unit's
-items and one polyline per edge, then the LR drawing as the TB one transposed."""
+items and one polyline per edge, then the LR drawing as the TB one transposed.
+
+The polylines are joined on arrays: every piece's route, offset by its unit's origin, in
+one float64 array; each edge's points a slice of it, packed as ``Edge`` keeps them
+(bytes of x, y pairs), so no list or tuple is made per point, piece or edge.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from itertools import chain
+from operator import attrgetter
+from typing import NamedTuple
 
+import numpy as np
+
+from onnxstudio.concurrency.gil_runs import fromiter_in_runs
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout, Point
-from onnxstudio.layout.units import Piece, Unit
+from onnxstudio.layout.unit_place import IN
+from onnxstudio.layout.units import Pieces, Unit
+
+NEAR = 0.01  # a point this close to the last one kept (both axes) is the same point
+_PORT = IN[0]  # first character of an entry's or exit's id
 
 
 def place_items(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit
@@ -37,33 +51,81 @@ def place_items(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit
     return boxes, frames, origin
 
 
-def join_edges(pieces: Iterable[Piece], origin: dict[str, Point]) -> list[Edge]:
-    """Each edge's polyline: its pieces' routes, offset by their units' origins."""
-    edges: list[Edge] = []
-    for s, d, value, label, path in pieces:
-        pts: list[Point] = []
-        back = False
-        lx = ly = 0.0  # the last point kept (once pts has one)
-        for unit, key in path:
-            ox, oy = origin[unit.id]
-            if unit.reversed.get(key) and key[0][0] != "\x00" and key[1][0] != "\x00":
-                back = True
-            for px, py in unit.routes.get(key, ()):
-                x = ox + px
-                y = oy + py
-                if not pts or abs(lx - x) > 0.01 or abs(ly - y) > 0.01:
-                    pts.append((x, y))
-                    lx, ly = x, y
-        edges.append(Edge(s, d, value, label, pts, back))
-    return edges
+class Routes(NamedTuple):
+    """Every edge's polyline: its points are rows ``starts[i]:starts[i + 1]`` of ``xy``."""
+
+    xy: np.ndarray  # (points, 2) float64
+    starts: np.ndarray  # (edges + 1,) int64
+    back: np.ndarray  # (edges,) bool: drawn against the flow
+
+
+def join_routes(pieces: Pieces, origin: dict[str, Point]) -> Routes:
+    """Each edge's polyline: its pieces' routes, offset by their units' origins, a point
+    dropped when within NEAR of the last one kept (where two pieces meet)."""
+    units, keys = pieces.units, pieces.keys
+    n, p = len(pieces.sources), len(keys)
+    routes = [u.routes.get(k, ()) for u, k in zip(units, keys, strict=True)]
+    lens = fromiter_in_runs(map(len, routes), np.int64, p)
+    flat = fromiter_in_runs(chain.from_iterable(chain.from_iterable(routes)), np.float64,
+                            2 * int(lens.sum())).reshape(-1, 2)
+    del routes
+    at = fromiter_in_runs(chain.from_iterable(map(origin.__getitem__,
+                                                  map(attrgetter("id"), units))),
+                          np.float64, 2 * p).reshape(-1, 2)
+    flat += np.repeat(at, lens, axis=0)
+    rev = np.array([bool(u.reversed.get(k)) and k[0][0] != _PORT and k[1][0] != _PORT
+                    for u, k in zip(units, keys, strict=True)], dtype=bool)
+    piece_starts = np.asarray(pieces.starts, dtype=np.int64)
+    back = np.logical_or.reduceat(rev, piece_starts[:-1]) if n else np.zeros(0, bool)
+    point_edge = np.repeat(np.repeat(np.arange(n), np.diff(piece_starts)), lens)
+    keep = _kept(flat, point_edge)
+    counts = np.bincount(point_edge[keep], minlength=n)
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    return Routes(flat[keep], starts, back)
+
+
+def _kept(flat: np.ndarray, point_edge: np.ndarray) -> np.ndarray:
+    """Which points a walk along each edge keeps: the first, then each one further than
+    NEAR (on either axis) from the last one kept. Decided against the previous point on
+    arrays, then checked against the last kept one; the rare edge where that differs
+    (a run of near points drifting apart) is walked point by point."""
+    total = len(flat)
+    first = np.ones(total, dtype=bool)
+    first[1:] = point_edge[1:] != point_edge[:-1]
+    step = np.abs(flat[:-1] - flat[1:])
+    keep = first.copy()
+    keep[1:] |= (step[:, 0] > NEAR) | (step[:, 1] > NEAR)
+    last = np.maximum.accumulate(np.where(keep, np.arange(total), 0))
+    prev = np.concatenate([[0], last[:-1]]) if total else last
+    gap = np.abs(flat[prev] - flat)
+    bad = ~first & (((gap[:, 0] > NEAR) | (gap[:, 1] > NEAR)) != keep)
+    for e in np.unique(point_edge[bad]).tolist():
+        rows = np.flatnonzero(point_edge == e).tolist()
+        lx, ly = flat[rows[0]].tolist()
+        for i in rows[1:]:
+            x, y = flat[i].tolist()
+            keep[i] = abs(lx - x) > NEAR or abs(ly - y) > NEAR
+            if keep[i]:
+                lx, ly = x, y
+    return keep
+
+
+def make_edges(pieces: Pieces, routes: Routes, swap: bool) -> list[Edge]:
+    """The Edges, their routes packed (transposed when ``swap``: the LR drawing)."""
+    xy = routes.xy[:, ::-1] if swap else routes.xy
+    blob = np.ascontiguousarray(xy, dtype=np.float64).tobytes()
+    ends = (routes.starts * 16).tolist()
+    return [Edge(s, d, v, label, blob[a:b], back) for s, d, v, label, a, b, back in zip(
+        pieces.sources, pieces.targets, pieces.values, pieces.labels, ends[:-1], ends[1:],
+        routes.back.tolist(), strict=True)]
 
 
 def transpose(layout: Layout) -> Layout:
-    """The TB drawing (computed with swapped box sizes) mirrored onto the diagonal: LR."""
+    """The TB drawing (computed with swapped box sizes) mirrored onto the diagonal: LR.
+    Its edges come transposed already (``make_edges``)."""
     for box in layout.boxes:
         box.x, box.y, box.width, box.height = box.y, box.x, box.height, box.width
     for fr in layout.groups:
         fr.x, fr.y, fr.width, fr.height = fr.y, fr.x, fr.height, fr.width
-    for edge in layout.edges:
-        edge.points = [(py, px) for px, py in edge.points]
     return Layout("LR", layout.height, layout.width, layout.boxes, layout.groups, layout.edges)

@@ -186,13 +186,17 @@ class SideMoves(NamedTuple):
 
 
 def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
-               targets: list[str]) -> SideMoves | None:
+               targets: list[str], outside: set[str] | None = None) -> SideMoves | None:
     """The side sources' moves for placed ``boxes`` and ``groups`` and the edges between
-    ``sources`` and ``targets`` (no routes needed). None: nothing changes."""
+    ``sources`` and ``targets`` (no routes needed). None: nothing changes. ``outside``:
+    the ids of the boxes and frames outside every frame, when the caller knows them
+    (the root's items: expanded dag100k has 100k boxes, all but two inside a frame)."""
     if len(sources) < 8:
         return None
-    members = {m for g in groups for m in g.members}
-    by_id = {b.id: b for b in boxes}
+    if outside is None:
+        members = {m for g in groups for m in g.members}
+        outside = {b.id for b in boxes if b.id not in members} | {
+            g.id for g in groups if g.id not in members}
     at = {b.id: i for i, b in enumerate(boxes)}
     n = len(sources)
     src = fromiter_in_runs(map(at.get, sources, repeat(-1)), np.int64, n)
@@ -203,21 +207,22 @@ def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
     typical = float(spans[len(spans) // 2]) if len(spans) else 0.0
     if typical <= 0:
         return None
-    outs: dict[str, list[int]] = {}
-    for i, source in enumerate(sources):
-        outs.setdefault(source, []).append(i)
+    free = np.array([b.id in outside for b in boxes] + [g.id in outside for g in groups]
+                    + [False], dtype=bool)  # the last slot stands for "no box"
+    outs: dict[str, list[int]] = {}  # only boxes outside every frame may move
+    for i in np.flatnonzero(free[src]).tolist():
+        outs.setdefault(sources[i], []).append(i)
     fanouts = sorted(((-len({targets[i] for i in idx}), bid) for bid, idx
-                      in outs.items() if bid not in members), key=lambda t: t)
+                      in outs.items()), key=lambda t: t)
     frames = _geometry(groups)
-    free = ~np.array([b.id in members for b in boxes]
-                     + [g.id in members for g in groups], dtype=bool)
+    free = free[:-1]
     moves: list[tuple[int, float, list[int]]] = []
     for negative, bid in fanouts[:MAX_MOVED]:
         idx = outs[bid]
-        box = by_id.get(bid)
-        if box is None or -negative < MIN_FANOUT:
+        box = boxes[at[bid]]
+        if -negative < MIN_FANOUT:
             continue
-        reach = sorted(by_id[targets[i]].y - box.y for i in idx)
+        reach = sorted(boxes[at[targets[i]]].y - box.y for i in idx)
         if reach[len(reach) // 2] < REACH * typical:
             continue
         b = at[bid]
@@ -250,25 +255,45 @@ def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
     shift = -x0 if x0 < 0 else 0.0
     widths = np.concatenate([geo[:, 2], frames[:, 2]])
     width = max(float((xs + shift + widths).max()) if len(xs) else 0.0, 0.0)
-    dismantle(outs, fanouts, at, by_id, members)  # 100k entries each: freed at once, 24 ms
+    dismantle(at)  # 100k entries: freed at once, 10 ms
     return SideMoves(moves, shift, width)
 
 
-def apply_side_moves(layout: Layout, sides: SideMoves | None) -> None:
-    """Move the boxes ``side_moves`` chose (edges re-attached), then shift everything
-    right if one went past the left edge, and refit the width."""
+def move_route_ends(xy: np.ndarray, starts: np.ndarray, sources: list[str],
+                    targets: list[str], boxes: list[Box], sides: SideMoves | None) -> None:
+    """Re-attach the joined routes (assemble.Routes: rows ``starts[i]:starts[i + 1]`` of
+    ``xy`` are edge i's) to the boxes ``side_moves`` moves, then shift them right with
+    everything else; before ``apply_side_moves`` moves the boxes."""
     if sides is None:
         return
     for b, x, mine in sides.moves:
-        _move(layout, layout.boxes[b], x, mine)
+        box = boxes[b]
+        dx = x - box.x
+        for i in mine:
+            first, end = int(starts[i]), int(starts[i + 1])
+            if end == first:
+                continue
+            if sources[i] == box.id:
+                xy[first, 0] += dx
+            if targets[i] == box.id:
+                xy[end - 1, 0] += dx
+    if sides.shift > 0:
+        xy[:, 0] -= -sides.shift
+
+
+def apply_side_moves(layout: Layout, sides: SideMoves | None) -> None:
+    """Move the boxes ``side_moves`` chose (their routes moved by ``move_route_ends``),
+    then shift everything right if one went past the left edge, and refit the width."""
+    if sides is None:
+        return
+    for b, x, _mine in sides.moves:
+        layout.boxes[b].x = x
     x0 = -sides.shift
     if x0 < 0:
         for box in layout.boxes:
             box.x -= x0
         for g in layout.groups:
             g.x -= x0
-        for e in layout.edges:
-            e.points = [(px - x0, py) for px, py in e.points]
     layout.width = sides.width
 
 
@@ -281,15 +306,3 @@ def _band(box: Box, b: int, rects: np.ndarray, free: np.ndarray) -> tuple[float,
     if not near.any():
         return box.x, box.x + box.width
     return float(x[near].min()), float((x[near] + w[near]).max())
-
-
-def _move(layout: Layout, box: Box, x: float, mine: list[int]) -> None:
-    """Put ``box`` at ``x`` and re-attach its edges' ends."""
-    dx = x - box.x
-    box.x = x
-    for i in mine:
-        e = layout.edges[i]
-        if e.source == box.id and e.points:
-            e.points[0] = (e.points[0][0] + dx, e.points[0][1])
-        if e.target == box.id and e.points:
-            e.points[-1] = (e.points[-1][0] + dx, e.points[-1][1])

@@ -60,23 +60,23 @@ _XY = Struct("<2d")  # one point of a packed route
 class Edge:
     """A tensor travelling from one box to another along a routed curve.
 
-    ``points`` is the polyline (start, bends..., end). While a layout is built it is a
-    list the engine may change in place; a finished layout packs every route
-    (``Layout.pack_routes``) into bytes of float64 x, y pairs: 16 bytes a point, one
-    object the collector does not track, instead of a list of tuples of floats (about
-    110 bytes a point; expanded dag100k has 510k points). Reading ``points`` then makes
+    ``points`` is the polyline (start, bends..., end): a list when given one (a JSON
+    import), but a built layout's routes come packed (``assemble.make_edges``: slices of
+    one array) as bytes of float64 x, y pairs: 16 bytes a point, one object the
+    collector does not track, instead of a list of tuples of floats (about 110 bytes a
+    point; expanded dag100k has 364k points). Reading ``points`` then makes
     a new list each time: change a packed route by assigning ``points``.
     """
 
     __slots__ = ("_route", "back", "label", "source", "target", "value")
 
     def __init__(self, source: str, target: str, value: str, label: str = "",
-                 points: list[Point] | None = None, back: bool = False) -> None:
+                 points: list[Point] | bytes | None = None, back: bool = False) -> None:
         self.source = source  # Box id
         self.target = target  # Box id
         self.value = value  # tensor name
         self.label = label  # shape text, e.g. "1×64×56×56"
-        self._route: list[Point] | bytes = [] if points is None else points
+        self._route: list[Point] | bytes = [] if points is None else points  # bytes: packed
         self.back = back  # drawn against the flow (a cycle was broken)
 
     @property
@@ -135,19 +135,3 @@ class Layout:
 
     def box(self, box_id: str) -> Box | None:
         return next((b for b in self.boxes if b.id == box_id), None)
-
-    def pack_routes(self) -> Layout:
-        """Pack every edge's route (see ``Edge``), all in one pass over their numbers."""
-        routes = [e._route for e in self.edges]
-        if not routes or all(isinstance(r, bytes) for r in routes):
-            return self
-        unpacked: list[list[Point]] = [[] if isinstance(r, bytes) else r for r in routes]
-        blob = memoryview(array("d", chain.from_iterable(chain.from_iterable(unpacked))))
-        blob = blob.cast("B")
-        start = 0
-        for edge, route in zip(self.edges, unpacked, strict=True):
-            if type(edge._route) is list:
-                end = start + 16 * len(route)
-                edge._route = bytes(blob[start:end])
-                start = end
-        return self

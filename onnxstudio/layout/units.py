@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from onnxstudio.layout.types import Point
 
-Piece = tuple[str, str, str, str, list[tuple["Unit", tuple[str, str, str]]]]
+Key = tuple[str, str, str]  # (from item, to item, source box id) within one unit
 
 
 @dataclass(eq=False)
@@ -21,11 +21,27 @@ class Unit:
     parent: Unit | None
     depth: int
     items: list[str] = field(default_factory=list)
-    edges: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (from, to, source)
+    edges: dict[Key, int] = field(default_factory=dict)  # (from, to, source) -> count
     width: float = 0.0
     height: float = 0.0
     in_x: dict[str, float] = field(default_factory=dict)  # entry x per source box id
     out_x: dict[str, float] = field(default_factory=dict)  # exit x per source box id
     pos: dict[str, Point] = field(default_factory=dict)
-    routes: dict[tuple[str, str, str], list[Point]] = field(default_factory=dict)
-    reversed: dict[tuple[str, str, str], bool] = field(default_factory=dict)
+    routes: dict[Key, list[Point]] = field(default_factory=dict)
+    reversed: dict[Key, bool] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class Pieces:
+    """Every drawn edge and the per-unit pieces it is split into, as flat parallel lists:
+    edge ``i``'s pieces are ``units[starts[i]:starts[i + 1]]`` (with ``keys`` alike),
+    from its source's unit to its target's. No object per edge or piece beyond the
+    shared keys (expanded dag100k: 147k edges, 179k pieces)."""
+
+    sources: list[str]
+    targets: list[str]
+    values: list[str]
+    labels: list[str]
+    units: list[Unit]
+    keys: list[Key]
+    starts: list[int]  # len(sources) + 1 offsets into units/keys

@@ -99,6 +99,9 @@ COLUMNS = [
     ("frame_cpu_p95_ms", "frame_cpu", "{:.0f}"),
     ("peak_mb", "peak_MB", "{:,.0f}"),
     ("expand_peak_mb", "expand_MB", "{:,.0f}"),
+    ("expand_alone_s", "exp_alone", "{:.3f}"),
+    ("expand_alone_mb", "exp_alone_MB", "{:,.0f}"),
+    ("expanded_rss_mb", "expanded_RSS", "{:,.0f}"),
     ("cli_export_s", "cli_svg", "{:.2f}"),
     ("cli_no_fork_s", "cli_no_fork", "{:.2f}"),
     ("cli_reopen_s", "cli_reopen", "{:.2f}"),
@@ -116,6 +119,7 @@ QUALITY = [
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
          "shaped_s", "window_no_fork_s", *(key for key, _, _ in STALLS[1:]),
          *(key.replace("_ms", "_cpu_ms") for key, _, _ in STALLS[1:]), "expand_s",
+         "expand_alone_s",
          "frame_p95_ms", "frame_cpu_p95_ms", "full_layout_s",
          "cli_export_s", "reopen_s", "reopen_stall_ms", "cli_reopen_s", "cli_no_fork_s"}
 CACHE_OFF = "ONNXSTUDIO_NO_LAYOUT_CACHE"  # onnxstudio/layout/cache.py
@@ -221,6 +225,8 @@ def run_isolated(path: Path, crossings: bool = True, expand: bool = True) -> dic
     row["cli_target_s"] = CLI_TARGET_S.get(path.name)
     row.update(reopen_seconds(path))
     row.update(_run_one(path, "--drop", [], cold))
+    if expand:  # open + Expand All alone: its own peak (expand_alone.py)
+        row.update(_run_one(path, "--expand-alone", [], cold))
     return row
 
 
@@ -289,7 +295,7 @@ def best_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
         found = [r[key] for r in good if r.get(key) is not None]
         if found:
             row[key] = min(found)
-    for key in ("peak_mb", "expand_peak_mb"):
+    for key in ("peak_mb", "expand_peak_mb", "expand_alone_mb", "expanded_rss_mb"):
         row[key] = max((r.get(key) or 0.0 for r in good), default=None) or None
     return row
 
@@ -409,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reopen", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--window", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--drop", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--expand-alone", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--stalls", action="store_true",
                         help="only the window's stall of every user action (issue 34)")
     parser.add_argument("--no-crossings", action="store_true", help="skip crossing counts")
@@ -431,6 +438,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.reopen is not None:
         window = _hook("paint", "measure_window")
         print(json.dumps(window(args.reopen, extras=False) if window else {}))
+        return 0
+    if args.expand_alone is not None:
+        from tests.benchmarks.expand_alone import measure_expand_alone
+
+        print(json.dumps(measure_expand_alone(args.expand_alone)))
         return 0
     if args.window is not None or args.drop is not None:
         from tests.benchmarks.actions import measure_drop
@@ -465,7 +477,9 @@ def main(argv: list[str] | None = None) -> int:
           "frame_p95: 95th percentile of full repaints of the expanded graph while panning "
           "and zooming (ms; frame_cpu: the GUI thread's CPU time of them); "
           "peak_MB: the process's peak resident memory once the model is shown; "
-          "expand_MB: the same after expanding all and those frames; "
+          "expand_MB: the same after expanding all and those frames (and the actions "
+          "before); exp_alone: open then Expand All alone, in a fresh process (seconds, "
+          "its peak MB, and expanded_RSS: resident once expanded); "
           "cli_svg: `onnxstudio export MODEL OUT.svg` from a shell, Python's start included; "
           "cli_no_fork: the same in one process (ONNXSTUDIO_NO_FORK=1, as on Windows); "
           "cli_reopen: the same once an export filled the layout cache")
