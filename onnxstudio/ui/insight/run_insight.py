@@ -28,7 +28,8 @@ from onnxstudio.render.overlay import (
     profile_overlay,
 )
 from onnxstudio.render.scene_painter import GraphPainter
-from onnxstudio.runner.compare import Comparison, RunConfig, compare
+from onnxstudio.runner.compare import Comparison, RunConfig
+from onnxstudio.runner.inspect_child import window_compare
 from onnxstudio.runner.intermediates import Capture, capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult
@@ -278,8 +279,8 @@ class RunInsight(QObject):
         model = tab.model
 
         def compute(context: TaskContext) -> Comparison:
-            result = compare(request, options.a, options.b, options.tolerance,
-                             options.model_b, cancel=context.token)
+            result = window_compare(request, options.a, options.b, options.tolerance,
+                                    options.model_b, cancel=context.token)
             node_names(model)  # what the result's tables name the nodes by
             return result
 
