@@ -148,6 +148,18 @@ def _watch_parent(folder: str) -> None:
     threading.Thread(target=watch, name="onnxstudio-parent-watch", daemon=True).start()
 
 
+BELOW_WINDOW = 5  # the niceness a compute child adds to its own
+
+
+def below_window() -> None:
+    """In a compute child: run below the window's priority (Unix ``nice``). onnxruntime
+    keeps a thread busy on every core; at the window's priority they starved its event
+    loop of a core on a loaded machine (gaps of 100-600 ms with no work of its own)."""
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(BELOW_WINDOW)
+
+
 def run_child(argv: list[str]) -> int | None:
     """Run the hidden command ``argv`` names; None when it names none."""
     module = _MODULES.get(argv[0]) if argv else None

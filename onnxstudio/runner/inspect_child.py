@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from onnxstudio.concurrency.child import INSPECT, Child
+from onnxstudio.concurrency.child import INSPECT, Child, below_window
 from onnxstudio.errors import (
     Cancelled,
     RunError,
@@ -151,6 +151,7 @@ class _Failure:
 def child_main(argv: list[str]) -> int:
     """Entry point of the child: run the pickled job, write the answer (or the failure's
     one line) next to it, whole or not at all."""
+    below_window()
     task, out = Path(argv[0]), Path(argv[1])
     job, args = pickle.loads(task.read_bytes())
     try:

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from onnxstudio.concurrency.child import INCOMING, SESSION_HOST, Child
+from onnxstudio.concurrency.child import INCOMING, SESSION_HOST, Child, below_window
 from onnxstudio.errors import (
     Cancelled,
     InputError,
@@ -347,6 +347,7 @@ def _failure(exc: BaseException) -> dict[str, Any]:
 def child_main(argv: list[str]) -> int:
     """Entry point of the child: serve requests until the parent closes the lifeline
     (``child._watch_parent`` then ends this process)."""
+    below_window()
     folder = Path(argv[0])
     runs = _Runs()
     jobs: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
