@@ -1,4 +1,4 @@
-"""The window's Compare and Write Stages check of a big model run in a child process
+"""The window's Compare, tensor capture and Write Stages of a big model run in a child process
 (runner/inspect_child.py): the same answer as in-process, no onnxruntime session in the
 window's process, a failure as the same one line, long row lists back in runs.
 
@@ -11,6 +11,7 @@ import pickle
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import onnxruntime
 import pytest
 
@@ -24,6 +25,7 @@ from onnxstudio.runner.inspect_child import (
     window_compare,
     write_answer,
 )
+from onnxstudio.runner.intermediates import Capture, capture, tensor_stats
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.ui.insight.compare_options import CompareOptions
 from onnxstudio.ui.tasks import TaskRunner
@@ -114,3 +116,39 @@ def test_a_long_answer_comes_back_whole_in_runs_the_window_can_wait_between() ->
     assert [len(pickle.load(stream)) for _ in range(3)] == [ROWS_PER_PIECE, ROWS_PER_PIECE, 5]
     stream.seek(0)
     assert read_answer(stream) == answer
+
+
+def test_clicking_an_edge_of_a_big_model_captures_its_tensor_in_a_child(
+        qtbot: Any, created: list[Any]) -> None:
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, SAMPLE)
+    panel = window.run_panel
+    with qtbot.waitSignal(panel.runFinished, timeout=60000):
+        panel.open_images([resource("sample", "digit_7.png")])
+    assert tab.model is not None
+    conv = next(n for n in tab.model.graph.nodes if n.op_type == "Conv")
+    value = conv.outputs[0]
+    window.insight.edge_clicked(value)
+    view = window.insight.tensor_dock.view
+    qtbot.waitUntil(lambda: view.current_name() == value, timeout=60000)
+    assert created == []  # the capture's sessions were in the child
+    session_host.HOST_BYTES = 1 << 62
+    here = capture(window.run_panel.inspection_request(), [value])
+    np.testing.assert_array_equal(view.current_array(), here.values[value])
+    assert view.current_array().ndim == 4
+
+
+def test_a_captures_tensors_come_back_one_per_load() -> None:
+    values = {"a": np.arange(6, dtype=np.float32).reshape(2, 3), "b": np.ones(4, np.int64)}
+    answer = Capture("random inputs", values, {n: tensor_stats(v) for n, v in values.items()})
+    stream = io.BytesIO()
+    write_answer(answer, stream)
+    stream.seek(0)
+    head, names = pickle.load(stream)
+    assert names == ["values"] and head.values == {} and set(head.stats) == {"a", "b"}
+    assert pickle.load(stream) == 2
+    assert [len(pickle.load(stream)) for _ in range(2)] == [1, 1]
+    stream.seek(0)
+    back = read_answer(stream)
+    assert set(back.values) == {"a", "b"} and back.stats == answer.stats
+    np.testing.assert_array_equal(back.values["a"], values["a"])

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+import numpy as np
+
 from onnxstudio.concurrency.child import INSPECT, Child, below_window
 from onnxstudio.errors import (
     Cancelled,
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from onnxstudio.model.split import SplitPlan
     from onnxstudio.model.split_write import WrittenSplit
     from onnxstudio.runner.compare import Comparison, RunConfig
+    from onnxstudio.runner.intermediates import Capture
     from onnxstudio.runner.split_check import ChainCheck
 
 TIMEOUT_S = 3600  # a big model's compare may take long, but never forever
@@ -52,6 +55,12 @@ def _compare(*args: Any) -> Any:
     from onnxstudio.runner.compare import compare
 
     return compare(*args)
+
+
+def _capture(*args: Any) -> Any:
+    from onnxstudio.runner.intermediates import capture
+
+    return capture(*args)
 
 
 def write_and_check(model: Model, plan: SplitPlan, folder: Path
@@ -73,7 +82,20 @@ def _write_stages(path: Path, plan: SplitPlan, folder: Path) -> Any:
     return write_and_check(load_model(path), plan, folder)
 
 
-JOBS: dict[str, Callable[..., Any]] = {"compare": _compare, "write_stages": _write_stages}
+JOBS: dict[str, Callable[..., Any]] = {"compare": _compare, "capture": _capture,
+                                       "write_stages": _write_stages}
+
+
+def window_capture(request: RunRequest, names: list[str] | None,
+                   cancel: CancelToken | None = None) -> Capture:
+    """The window's tensor capture (a clicked edge, Capture All): in a child for a big
+    model (its session with extra outputs, and the one that prepares the feeds)."""
+    from onnxstudio.runner.intermediates import capture
+
+    if not hosted(request.model, request.model_bytes):
+        return capture(request, names, cancel=cancel)
+    answer: Capture = isolated("capture", request, names, model=request.model, cancel=cancel)
+    return answer
 
 
 def window_compare(request: RunRequest, a: RunConfig, b: RunConfig,
@@ -166,17 +188,34 @@ def child_main(argv: list[str]) -> int:
     return 0
 
 
+def _pieces(answer: Any) -> dict[str, list[Any]]:
+    """The answer's fields that go in runs: long lists, and dicts of arrays (a capture's
+    tensors, one per load: one ``pickle.load`` of them all copied up to 1 GiB holding the
+    GIL)."""
+    if not dataclasses.is_dataclass(answer) or isinstance(answer, type):
+        return {}
+    found: dict[str, list[Any]] = {}
+    for f in dataclasses.fields(answer):
+        value = getattr(answer, f.name)
+        if isinstance(value, list) and len(value) > ROWS_PER_PIECE:
+            found[f.name] = value
+        elif isinstance(value, dict) and value and all(
+                isinstance(v, np.ndarray) for v in value.values()):
+            found[f.name] = list(value.items())
+    return found
+
+
 def write_answer(answer: Any, stream: BinaryIO) -> None:
-    """The answer with its long list fields emptied, their names, then each in runs."""
-    long: list[tuple[str, list[Any]]] = []
-    if dataclasses.is_dataclass(answer) and not isinstance(answer, type):
-        long = [(f.name, value) for f in dataclasses.fields(answer)
-                if isinstance(value := getattr(answer, f.name), list)
-                and len(value) > ROWS_PER_PIECE]
-        answer = dataclasses.replace(answer, **{name: [] for name, _ in long})
-    pickle.dump((answer, [name for name, _ in long]), stream, 5)
-    for _name, rows in long:
-        dump_runs(rows, stream, ROWS_PER_PIECE)
+    """The answer with its pieces' fields emptied and their names, then each in runs."""
+    pieces = _pieces(answer)
+    if pieces:
+        answer = dataclasses.replace(answer, **{
+            name: {} if isinstance(getattr(answer, name), dict) else []
+            for name in pieces})
+    pickle.dump((answer, list(pieces)), stream, 5)
+    for name, rows in pieces.items():
+        arrays = isinstance(getattr(answer, name), dict)
+        dump_runs(rows, stream, 1 if arrays else ROWS_PER_PIECE)
 
 
 def read_answer(stream: BinaryIO) -> Any:
@@ -185,5 +224,8 @@ def read_answer(stream: BinaryIO) -> Any:
     answer, names = pickle.load(stream)
     if not names:
         return answer
-    return dataclasses.replace(answer, **{
-        name: load_runs(lambda: pickle.load(stream)) for name in names})
+    fields: dict[str, Any] = {}
+    for name in names:
+        rows = load_runs(lambda: pickle.load(stream))
+        fields[name] = dict(rows) if isinstance(getattr(answer, name), dict) else rows
+    return dataclasses.replace(answer, **fields)
