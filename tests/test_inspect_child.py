@@ -152,3 +152,25 @@ def test_a_captures_tensors_come_back_one_per_load() -> None:
     back = read_answer(stream)
     assert set(back.values) == {"a", "b"} and back.stats == answer.stats
     np.testing.assert_array_equal(back.values["a"], values["a"])
+
+
+def test_cancel_kills_the_compare_child(created: list[Any], tmp_path: Path) -> None:
+    import threading
+
+    from onnxstudio.errors import Cancelled
+    from onnxstudio.runner.cancel import CancelToken
+    from tests.runner_models import slow_model
+
+    slow = slow_model(tmp_path / "slow.onnx", size=512, depth=60)
+    token = CancelToken()
+    killed: list[int] = []
+    token.watch(lambda: killed.append(1))
+    timer = threading.Timer(1.5, token.cancel)
+    timer.start()
+    try:
+        with pytest.raises(Cancelled):
+            window_compare(RunRequest(slow, random=True), parse_config("ort:cpu:all"),
+                           parse_config("reference"), None, None, cancel=token)
+    finally:
+        timer.cancel()
+    assert killed and created == []

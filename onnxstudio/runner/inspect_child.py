@@ -37,7 +37,7 @@ from onnxstudio.errors import (
 from onnxstudio.pickle_runs import dump_runs, load_runs
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.pipeline import RunRequest
-from onnxstudio.runner.session_host import hosted
+from onnxstudio.runner.session_host import ending, hosted
 
 if TYPE_CHECKING:
     from onnxstudio.model.graph import Model
@@ -152,8 +152,7 @@ def isolated(job: str, *args: Any, model: Path, cancel: CancelToken | None = Non
             raise Cancelled("cancelled")
         if not out.exists():
             lines = [ln for ln in stderr.splitlines() if ln.strip()]
-            last = lines[-1].strip()[:300] if lines else \
-                f"exit code {child.process.returncode}"
+            last = lines[-1].strip()[:300] if lines else ending(child.process.returncode)
             raise RunError(f"{model.name}: onnxruntime's process stopped ({last})")
         with out.open("rb") as stream:
             answer = read_answer(stream)

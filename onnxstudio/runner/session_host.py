@@ -23,6 +23,7 @@ import json
 import pickle
 import queue
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -84,6 +85,14 @@ def _load(folder: Path, files: list[tuple[str, str]]) -> dict[str, Any]:
             pickle.loads(path.read_bytes())
         path.unlink()
     return values
+
+
+def ending(code: int | None) -> str:
+    """How a child that said nothing ended: its signal's name, else its exit code."""
+    if code is not None and code < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-code).name}"
+    return f"exit code {code}"
 
 
 class HostedSession(Session):
@@ -211,7 +220,7 @@ class SessionHost:
             lines = []
         code = self._child.process.returncode
         self.close()
-        last = lines[-1].strip()[:300] if lines else f"exit code {code}"
+        last = lines[-1].strip()[:300] if lines else ending(code)
         return RunError(f"{self.model.name}: onnxruntime's process stopped ({last})")
 
     def cancel(self) -> None:
