@@ -337,3 +337,40 @@ def test_a_large_comparison_lands_without_reading_every_row(
     panel.set_result(many)
     assert panel.intermediates_table().model().rowCount() == 2400
     assert len(asked) < 500
+
+
+def test_a_large_comparison_lands_asking_python_nothing_per_row(
+        panel: ComparePanel, perturbed_result: Comparison) -> None:
+    """dag100k's 100k rows: a Python ``filterAcceptsRow`` was called for every row as they
+    landed, and the Node column's order index built for all (65 ms of the window). Now
+    Qt filters by itself and the index waits for the first sort by Node; sorting and the
+    "Only ✗" filter still see every row."""
+    import sys
+    from collections import Counter
+    from dataclasses import replace
+    from types import FrameType
+
+    many = replace(perturbed_result, intermediates=[  # 24,000 rows
+        replace(d) for _ in range(2000) for d in perturbed_result.intermediates])
+    panel.set_model(SAMPLE, load_model(SAMPLE))
+    calls: Counter[tuple[str, str]] = Counter()  # Python functions, by how often called
+
+    def count(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call":
+            calls[(frame.f_code.co_filename, frame.f_code.co_name)] += 1
+
+    sys.setprofile(count)
+    try:
+        panel.set_result(many)
+    finally:
+        sys.setprofile(None)
+    table = panel.intermediates_table()
+    assert table.model().rowCount() == 24000
+    assert max(calls.values()) < 1000, calls.most_common(3)  # none once per row
+    exceeding = sum(d.exceeds for d in many.intermediates)
+    panel.only_exceeding_check.setChecked(True)
+    assert table.model().rowCount() == exceeding > 0
+    panel.only_exceeding_check.setChecked(False)
+    table.sortByColumn(2, Qt.SortOrder.DescendingOrder)
+    table.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # back to graph order
+    assert column(panel, 1)[:12] == [d.name for d in perturbed_result.intermediates]

@@ -38,5 +38,4 @@ _.mouseReleaseEvent  # ui/canvas/graph_view.py
 _.contextMenuEvent
 _.dragEnterEvent  # ui/main_window.py, ui/insight/run_panel.py: file drops
 _.dropEvent
-_.filterAcceptsRow  # ui/insight/compare_table.py: QSortFilterProxyModel
 _.find_class  # pickle.Unpickler hook, called by pickle (layout/cache.py)

@@ -8,12 +8,16 @@ hidden command, which ``cli.main`` hands to ``run_child`` before any parser.
 A child started by :class:`Child` holds the read end of a pipe as its stdin, whose
 write end only the parent holds: when the parent ends, killed or not, the child sees
 the pipe close, removes its job folder and exits (spawned processes, so Windows too).
+The same pipe carries the lines a long-lived child is sent (:meth:`Child.send`): the
+child finds them in :data:`INCOMING`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -26,12 +30,17 @@ INFER_SHAPES = "_infer-shapes"
 PROFILE = "_profile"
 OPTIMISE = "_optimise"
 CHECK_EDIT = "_check-edit"
+SESSION_HOST = "_session-host"
+INSPECT = "_inspect"
 # command -> the module whose child_main(argv) runs it, imported only in the child
 _MODULES = {INFER_SHAPES: "onnxstudio.model.infer_child",
             PROFILE: "onnxstudio.runner.profile_child",
             OPTIMISE: "onnxstudio.runner.optimised",
-            CHECK_EDIT: "onnxstudio.runner.edit_check"}
+            CHECK_EDIT: "onnxstudio.runner.edit_check",
+            SESSION_HOST: "onnxstudio.runner.session_host",
+            INSPECT: "onnxstudio.runner.inspect_child"}
 WATCH = "ONNXSTUDIO_CHILD_FOLDER"  # set for a Child: its folder, or empty
+INCOMING: queue.SimpleQueue[str] = queue.SimpleQueue()  # in a child: the lines sent to it
 
 
 def child_command(command: str, *args: str) -> list[str]:
@@ -52,8 +61,19 @@ class Child:
         self.process = subprocess.Popen(
             child_command(command, *args), stdin=subprocess.PIPE, stdout=stdout,
             stderr=stderr, text=True, env=env)
-        # Held here, never written: communicate() would close it, and the child with it.
+        # Held here, written only by send(): communicate() would close it, and the child
+        # with it.
         self._lifeline, self.process.stdin = self.process.stdin, None
+        self._sending = threading.Lock()  # whole lines, whichever thread sends
+
+    def send(self, line: str) -> None:
+        """Hand ``line`` (no newline in it) to the child's :data:`INCOMING`; OSError when
+        the child has ended."""
+        with self._sending:
+            if self._lifeline is None:
+                raise BrokenPipeError("the child's pipe is closed")
+            self._lifeline.write(line + "\n")
+            self._lifeline.flush()
 
     def communicate(self, timeout: float) -> tuple[str, str]:
         """The child's stdout and stderr once it has ended; after ``timeout`` seconds it
@@ -106,18 +126,24 @@ class Child:
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def _close_lifeline(self) -> None:
-        if self._lifeline is not None:
-            self._lifeline.close()
-            self._lifeline = None
+        with self._sending:
+            if self._lifeline is not None:
+                with contextlib.suppress(OSError):  # the child ended, a line unread
+                    self._lifeline.close()
+                self._lifeline = None
 
 
 def _watch_parent(folder: str) -> None:
     """In the child: once stdin, the parent's lifeline, closes, remove ``folder`` and
-    exit, whatever the child is doing (a killed window leaves nothing running)."""
+    exit, whatever the child is doing (a killed window leaves nothing running). Each
+    whole line read before then goes to :data:`INCOMING`."""
     def watch() -> None:
+        pending = b""
         try:
-            while os.read(0, 4096):
-                pass
+            while chunk := os.read(0, 65536):
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    INCOMING.put(line.decode("utf-8", "replace"))
         except OSError:
             pass
         if folder:
@@ -125,6 +151,18 @@ def _watch_parent(folder: str) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="onnxstudio-parent-watch", daemon=True).start()
+
+
+BELOW_WINDOW = 5  # the niceness a compute child adds to its own
+
+
+def below_window() -> None:
+    """In a compute child: run below the window's priority (Unix ``nice``). onnxruntime
+    keeps a thread busy on every core; at the window's priority they starved its event
+    loop of a core on a loaded machine (gaps of 100-600 ms with no work of its own)."""
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(BELOW_WINDOW)
 
 
 def run_child(argv: list[str]) -> int | None:

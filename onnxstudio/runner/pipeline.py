@@ -41,6 +41,7 @@ from onnxstudio.runner.preprocess import (
 )
 from onnxstudio.runner.preprocess import apply as apply_plan
 from onnxstudio.runner.session import BenchmarkResult, RunCancelled, Session, SessionConfig
+from onnxstudio.runner.session_host import HostedSession, SessionHosts, hosted
 from onnxstudio.runner.source import ModelSource
 from onnxstudio.runner.synthetic import (
     AUDIO_SAMPLES,
@@ -158,6 +159,7 @@ class Pipeline:
 
     def __init__(self) -> None:
         self.session: Session | None = None
+        self.hosts = SessionHosts()  # big models' sessions, each in its own process
         self.info: ModelInfo | None = None
         self._evidence: Evidence | None = None
         self._bytes: bytes | None = None  # the edited copy the session runs, if any
@@ -168,21 +170,27 @@ class Pipeline:
                        model_bytes: bytes | None = None) -> Session:
         s = self.session
         if (s is not None and s.path == Path(model) and s.config == config
-                and self._bytes is model_bytes):
+                and self._bytes is model_bytes
+                and (not isinstance(s, HostedSession) or s.host.alive())):
             return s
         self.session = None
         self._evidence = None
         if progress:
             progress(f"Creating onnxruntime session for {Path(model).name}…", 0, 0)
-        source = ModelSource.read(model, model_bytes)  # one parse for specs and session
-        self.info = source.info()
-        self.session = source.session(config)
+        if hosted(Path(model), model_bytes):  # read, created and run in a child process
+            hosted_session = self.hosts.session(Path(model), config, model_bytes)
+            self.info, self.session = hosted_session.info, hosted_session
+        else:
+            source = ModelSource.read(model, model_bytes)  # one parse for specs and session
+            self.info = source.info()
+            self.session = source.session(config)
         self._bytes = model_bytes
         return self.session
 
     def cancel(self) -> None:
         if self.session is not None:
             self.session.cancel()
+        self.hosts.cancel()  # a host still creating its session
 
     def image_spec(self) -> TensorSpec:
         assert self.info is not None and self.session is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal, Slot
 
@@ -147,8 +148,13 @@ class RunController(QObject):
         self._set_busy(False)
         self.cancelled.emit()
 
+    def release(self, model: Path) -> None:
+        """``model``'s tab closed: end the process hosting its session, if any."""
+        self._worker.pipeline.hosts.release(model)
+
     def shutdown(self, timeout_ms: int = 10000) -> None:
         """Cancel, stop the thread and wait for it (call before the owner goes away)."""
+        self._worker.pipeline.hosts.close()
         if not self._thread.isRunning():
             return
         self._generation += 1

@@ -259,6 +259,11 @@ class MainWindow(QMainWindow):
         if tab is not None:
             tab.deleteLater()
             release_closed(self, closed)
+        if isinstance(tab, ModelTab | DiffTab):
+            still_open = {t.path for t in self.model_tabs()}
+            for gone in {t.path for t in ([tab] if isinstance(tab, ModelTab) else tab.tabs())}:
+                if gone not in still_open:
+                    self.run_panel.model_closed(gone)
         if self.tabs.count() == 0:  # nothing of the last model stays on screen
             self.central.setCurrentWidget(self.welcome)
             self.on_current_changed(-1)

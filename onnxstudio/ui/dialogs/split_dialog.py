@@ -37,7 +37,6 @@ from PySide6.QtWidgets import (
 from onnxstudio.model import Model
 from onnxstudio.model.formatting import human_bytes
 from onnxstudio.model.split import CostKind, SplitPlan, plan_split
-from onnxstudio.model.split_write import manifest_json, write_split
 from onnxstudio.render.overlay import OverlayData, stage_fill, stages_overlay
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
 
@@ -205,7 +204,7 @@ class SplitDialog(QDialog):
 
     def write_to(self, folder: Path) -> None:
         """Write the shown plan into ``folder`` and check the chain, on a worker."""
-        from onnxstudio.runner.split_check import check_chain
+        from onnxstudio.runner.inspect_child import window_write_stages
 
         plan, model = self.plan, self.model
         if plan is None:
@@ -215,9 +214,7 @@ class SplitDialog(QDialog):
                              "them against the whole model…")
 
         def work(_context: TaskContext) -> tuple[Any, Any]:
-            written = write_split(model, plan, folder)
-            stages = manifest_json(model, plan)["stages"]
-            return written, check_chain(model.path, written.folder, stages)
+            return window_write_stages(model, plan, folder)
 
         self.writer.start(work)
 

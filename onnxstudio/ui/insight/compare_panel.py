@@ -8,6 +8,7 @@ panel's Cancel or Escape, and colours the canvas. It never imports onnxruntime.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
@@ -338,7 +339,7 @@ class ComparePanel(JobPanel):
         self.warnings_label.setText("\n".join(f"⚠ {breakable(w)}" for w in r.warnings))
         self.warnings_label.setVisible(bool(r.warnings))
         self.outputs_caption.setText(f"<b>Outputs</b> ({len(r.outputs)})")
-        exceeding = sum(d.exceeds for d in r.intermediates)
+        exceeding = sum(map(attrgetter("exceeds"), r.intermediates))  # no Python per row
         self.intermediates_caption.setText(
             f"<b>Intermediates</b> ({len(r.intermediates)}"
             + (f", {exceeding} ✗)" if exceeding else ")"))

@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 from PySide6.QtCore import (
     QModelIndex,
-    QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
     Signal,
@@ -60,13 +59,14 @@ class DifferenceTableModel(RecordTableModel[Difference]):
         self.intermediates = intermediates
         self.nodes: dict[int, tuple[str, str]] = {}  # index -> (name, op_type)
         self.first: str | None = None  # the first divergence's value, tinted deeper
-        self._position: dict[int, int] = {}  # id(row) -> its place in the order given
+        self._given: list[Difference] = []  # the rows in the order given
+        self._position: dict[int, int] | None = None  # id(row) -> its place there
         self.columns = tuple(self._columns(intermediates))
 
     def _columns(self, intermediates: bool) -> list[Column[Difference]]:
         if intermediates:
             first = [
-                Column("Node", self.node_text, lambda d: float(self._position[id(d)]),
+                Column("Node", self.node_text, lambda d: float(self.position(d)),
                        tip="Sort by this column to return to graph (topological) order"),
                 Column("Value", lambda d: d.name)]
         else:
@@ -90,8 +90,15 @@ class DifferenceTableModel(RecordTableModel[Difference]):
     def set_rows(self, rows: list[Difference], nodes: dict[int, tuple[str, str]],
                  first: str | None = None) -> None:
         self.nodes, self.first = nodes, first
-        self._position = {id(d): i for i, d in enumerate(rows)}
+        self._given, self._position = rows, None
         self.reset(rows, (0, Qt.SortOrder.AscendingOrder))  # they come in graph order
+
+    def position(self, d: Difference) -> int:
+        """``d``'s place in the graph order the rows came in; the index is built at the
+        first sort by Node, not as the rows land (100k rows: 15 ms of the window)."""
+        if self._position is None:
+            self._position = {id(row): i for i, row in enumerate(self._given)}
+        return self._position[id(d)]
 
     def node_text(self, d: Difference) -> str:
         if d.producer is None:
@@ -140,7 +147,7 @@ class DifferenceFilter(QSortFilterProxyModel):
     def __init__(self) -> None:
         super().__init__()
         self.setSortRole(SORT_ROLE)
-        self.only_exceeding = False
+        self.setFilterRole(EXCEEDS_ROLE)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         """The rows sort themselves (``RecordTableModel.sort``): the proxy's own sort
@@ -151,16 +158,10 @@ class DifferenceFilter(QSortFilterProxyModel):
             source.sort(column, order)
 
     def set_only_exceeding(self, on: bool) -> None:
-        self.beginFilterChange()
-        self.only_exceeding = on
-        self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-
-    def filterAcceptsRow(self, source_row: int,
-                         source_parent: QModelIndex | QPersistentModelIndex) -> bool:
-        if not self.only_exceeding:
-            return True
-        source = self.sourceModel()
-        return bool(source.data(source.index(source_row, 0, source_parent), EXCEEDS_ROLE))
+        """Qt's own filter on ``EXCEEDS_ROLE`` ("true"), so with it off the proxy asks
+        Python nothing per row: a ``filterAcceptsRow`` of ours was called for each of
+        dag100k's 100k rows as they landed (50 ms of the window)."""
+        self.setFilterFixedString("true" if on else "")
 
 
 class DifferenceView(QTableView):

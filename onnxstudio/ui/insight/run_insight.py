@@ -28,8 +28,9 @@ from onnxstudio.render.overlay import (
     profile_overlay,
 )
 from onnxstudio.render.scene_painter import GraphPainter
-from onnxstudio.runner.compare import Comparison, RunConfig, compare
-from onnxstudio.runner.intermediates import Capture, capture
+from onnxstudio.runner.compare import Comparison, RunConfig
+from onnxstudio.runner.inspect_child import window_capture, window_compare
+from onnxstudio.runner.intermediates import Capture
 from onnxstudio.runner.pipeline import RunRequest
 from onnxstudio.runner.profile import ProfileResult
 from onnxstudio.runner.profile_child import profile_isolated
@@ -199,7 +200,7 @@ class RunInsight(QObject):
     def _capture(context: TaskContext, request: RunRequest,
                  names: list[str] | None) -> Capture:
         context.progress("Capturing", 0.0)
-        return capture(request, names, cancel=context.token)
+        return window_capture(request, names, cancel=context.token)
 
     def _on_captured(self, result: Capture) -> None:
         self._captured.update(result.values)
@@ -278,8 +279,8 @@ class RunInsight(QObject):
         model = tab.model
 
         def compute(context: TaskContext) -> Comparison:
-            result = compare(request, options.a, options.b, options.tolerance,
-                             options.model_b, cancel=context.token)
+            result = window_compare(request, options.a, options.b, options.tolerance,
+                                    options.model_b, cancel=context.token)
             node_names(model)  # what the result's tables name the nodes by
             return result
 

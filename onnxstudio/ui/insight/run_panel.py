@@ -239,6 +239,10 @@ class RunPanel(QWidget):
         """Stop the worker thread; call when the window closes."""
         self.controller.shutdown()
 
+    def model_closed(self, path: Path) -> None:
+        """The last tab of ``path`` closed: the process hosting its session ends."""
+        self.controller.release(path)
+
     def outcomes(self) -> list[RunOutcome]:
         return self.results.outcomes()
 
