@@ -102,7 +102,7 @@ class EdgeLabels:
                   cancelled: Callable[[], bool] = lambda: False) -> None:
         """Place the tiles not placed yet, ``CHUNK`` tensors at a time (a worker's task
         after the first paint: a paint meanwhile places what it shows itself)."""
-        placement = self._placement(names)
+        placement = self.placement(names)
         t = self.tensors()
         homes = self._homes(np.arange(len(t.first)))
         order = np.argsort(homes, kind="stable")
@@ -122,7 +122,7 @@ class EdgeLabels:
 
     def placed_in(self, rect: Rect | None, names: bool = False) -> _Placement:
         """The placement with (at least) the tiles ``rect`` meets placed (None: all)."""
-        placement = self._placement(names)
+        placement = self.placement(names)
         if placement.complete:
             return placement
         if rect is None:
@@ -144,7 +144,8 @@ class EdgeLabels:
         self._merge(placement, wanted, *self._place(chosen, names))
         return placement
 
-    def _placement(self, names: bool) -> _Placement:
+    def placement(self, names: bool = False) -> _Placement:
+        """The labels of that look placed so far (nothing is placed here)."""
         placement = self._placed.get(names)
         if placement is None:
             with self._lock:
