@@ -38,7 +38,6 @@ CHUNK = 4096  # tensors placed at a time by ``place_all`` (a worker, between pai
 CAPTION_REACH = 400.0  # how far a node's name above its box reaches past the box
 UNKNOWN = np.iinfo(np.int64).min  # a tensor's home tile not worked out yet
 
-Candidate = tuple[float, float, float, float]  # x, baseline, width, height
 Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline, x0, y0, x1, y1
 
 
@@ -178,13 +177,11 @@ class EdgeLabels:
         homes = t.home[tensors]
         unknown = tensors[homes == UNKNOWN]
         if len(unknown):
-            edges = self.layout.edges
-            index = self.index
-            found = []
-            for i in t.first[unknown].tolist():
-                (mx, my), _ = label_anchor(edges[i].points or index.centre_line(edges[i]))
-                found.append(_tile_key(int(mx // TILE), int(my // TILE)))
-            t.home[unknown] = found
+            first = t.first[unknown]
+            mx, my, _, _ = self._anchors(first, self._ends(first), 0.5)
+            col = np.floor_divide(mx, TILE).astype(np.int64)
+            row = np.floor_divide(my, TILE).astype(np.int64)
+            t.home[unknown] = (col << 32) + row + 2**31  # as _tile_key
             homes = t.home[tensors]
         return homes
 
@@ -193,48 +190,42 @@ class EdgeLabels:
         halfway first, then, for the tensors left without, further along; with each
         label's home tile."""
         t = self.tensors()
-        edges = np.sort(t.edges_of(tensors)).tolist()
-        tensor_of = t.tensor
+        edges = np.sort(t.edges_of(tensors))
         shown: set[int] = set()
         grid = _RectGrid()
         rows: list[Row] = []
         homes: list[int] = []
-        self._greedy(edges, [self.candidates(i) for i in edges], names, shown, grid, rows,
+        self._greedy(edges, self.candidates(edges), names, shown, grid, rows, homes)
+        missing = edges[~np.isin(t.tensor[edges], list(shown))]
+        self._greedy(missing, self.candidates(missing, ALONG), names, shown, grid, rows,
                      homes)
-        missing = [i for i in edges if int(tensor_of[i]) not in shown]
-        self._greedy(missing, [[c for share in ALONG for c in self.candidates(i, share)]
-                               for i in missing], names, shown, grid, rows, homes)
         return rows, homes
 
-    def _greedy(self, edges: list[int], tries: list[list[Candidate]], names: bool,
-                shown: set[int], grid: _RectGrid, rows: list[Row], homes: list[int]) -> None:
+    def _greedy(self, edges: np.ndarray, tries: np.ndarray, names: bool, shown: set[int],
+                grid: _RectGrid, rows: list[Row], homes: list[int]) -> None:
         """Give each tensor of ``edges`` not ``shown`` yet the first of its edges' spots
-        (``tries``) that is free: within its home tile, clear of boxes, titles and
-        frames (answered for every spot at once, rect_join) and of the labels placed
-        before (asked spot by spot)."""
+        (``tries``, ``candidates``) that is free: within its home tile, clear of boxes,
+        titles and frames (answered for every spot at once, rect_join) and of the labels
+        placed before (asked spot by spot)."""
         t = self.tensors()
-        tensor_of = t.tensor
-        at = _label_rects(np.array([c for cs in tries for c in cs],
-                                   dtype=np.float64).reshape(-1, 4))
-        spots = at.tolist()
-        per_edge = t.home[tensor_of[np.asarray(edges, dtype=np.int64)]]
-        spot_homes = np.repeat(per_edge, [len(cs) for cs in tries])
-        blocked = self._blocked(at, spot_homes, names).tolist()
-        edge_homes = per_edge.tolist()
+        per = tries.shape[1]
+        at = _label_rects(tries.reshape(-1, 4))
+        spots, texts = at.tolist(), tries.reshape(-1, 4)[:, :2].tolist()
+        per_edge = t.home[t.tensor[edges]]
+        blocked = self._blocked(at, np.repeat(per_edge, per), names).tolist()
         hits, add = grid.hits, grid.add
-        k = 0
-        for i, cs, home in zip(edges, tries, edge_homes, strict=True):
-            first, k = k, k + len(cs)
-            key = int(tensor_of[i])
+        for k, (i, key, home) in enumerate(zip(edges.tolist(), t.tensor[edges].tolist(),
+                                               per_edge.tolist(), strict=True)):
             if key in shown:
                 continue
-            for j, (x, base, _w, _h) in enumerate(cs, first):
+            for j in range(k * per, k * per + per):
                 rect = spots[j]
                 if blocked[j] or hits(_spaced(rect)):
                     continue
                 add(rect)
                 shown.add(key)
                 rx, ry, rw, rh = rect
+                x, base = texts[j]
                 rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
                 homes.append(home)
                 break
@@ -290,19 +281,66 @@ class EdgeLabels:
                    | (y0 < row * TILE) | (y1 > (row + 1) * TILE))
         return outside | covering(at, boxes) | straddling(at, frames)
 
-    def candidates(self, i: int, share: float = 0.5) -> list[Candidate]:
-        """Places to try for edge ``i``'s label ``share`` of the way along it: beside a
-        vertical run (right, then left), above or below a horizontal one."""
-        e = self.layout.edges[i]
+    def candidates(self, edges: np.ndarray, shares: tuple[float, ...] = (0.5,)
+                   ) -> np.ndarray:
+        """Places to try for the labels of ``edges``, at each of ``shares`` of the way
+        along: beside a vertical run (right, then left), above or below a horizontal
+        one. Rows of (x, baseline, width, height), two per share for each edge: shape
+        (edges, 2 × shares, 4). Straight edges (most) in numpy, the rest one by one."""
         font = tx.EDGE_LABEL_FONT
-        pts = e.points or self.index.centre_line(e)
-        (mx, my), (dx, dy) = label_anchor(pts, share)
-        w = tx.text_width(e.label, font)
-        h = font.size * (tx.ASCENT + tx.DESCENT)
-        if abs(dx) < abs(dy):
-            base = my + font.size * 0.35
-            return [(mx + 5.0, base, w, h), (mx - 5.0 - w, base, w, h)]
-        return [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
+        size = font.size
+        widths = self._widths(edges)
+        out = np.empty((len(edges), 2 * len(shares), 4))
+        out[:, :, 2] = widths[:, None]
+        out[:, :, 3] = size * (tx.ASCENT + tx.DESCENT)
+        ends = self._ends(edges)
+        for k, share in enumerate(shares):
+            mx, my, dx, dy = self._anchors(edges, ends, share)
+            upright = np.abs(dx) < np.abs(dy)
+            base = np.where(upright, my + size * 0.35, my - 4.0)
+            out[:, 2 * k, 0] = np.where(upright, mx + 5.0, mx - widths / 2)
+            out[:, 2 * k, 1] = base
+            out[:, 2 * k + 1, 0] = np.where(upright, mx - 5.0 - widths, mx - widths / 2)
+            out[:, 2 * k + 1, 1] = np.where(upright, base, my + 4.0 + size)
+        return out
+
+    def _widths(self, edges: np.ndarray) -> np.ndarray:
+        """How wide each edge's label is (measured once per distinct label)."""
+        known: dict[str, float] = {}
+        layout_edges = self.layout.edges
+        font = tx.EDGE_LABEL_FONT
+        return np.fromiter(
+            (known.get(label) or known.setdefault(label, tx.text_width(label, font))
+             for label in (layout_edges[i].label for i in edges.tolist())),
+            dtype=np.float64, count=len(edges))
+
+    def _anchors(self, edges: np.ndarray, ends: tuple[np.ndarray, np.ndarray], share: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """x, y ``share`` of the way along each of ``edges`` and the direction there
+        (``label_anchor``'s numbers; ``ends``: ``_ends(edges)``)."""
+        points, straight = ends
+        (ax, ay), (bx, by) = points[:, 0:2].T, points[:, 2:4].T
+        mx, my = ax + (bx - ax) * share, ay + (by - ay) * share
+        dx, dy = bx - ax, by - ay  # its sign and ratio are what matter
+        for j in np.flatnonzero(~straight).tolist():
+            e = self.layout.edges[int(edges[j])]
+            (mx[j], my[j]), (dx[j], dy[j]) = label_anchor(
+                e.points or self.index.centre_line(e), share)
+        return mx, my, dx, dy
+
+    def _ends(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per edge: its two ends (ax, ay, bx, by) when its route is one straight segment
+        of some length, and whether it is."""
+        layout_edges = self.layout.edges
+        two = np.fromiter((layout_edges[i].point_count == 2 for i in edges.tolist()),
+                          dtype=bool, count=len(edges))
+        ends = np.zeros((len(edges), 4))
+        chosen = np.flatnonzero(two)
+        if len(chosen):
+            blob = b"".join(layout_edges[i].packed for i in edges[chosen].tolist())
+            ends[chosen] = np.frombuffer(blob, dtype=np.float64).reshape(-1, 4)
+        two &= (np.abs(ends[:, 2] - ends[:, 0]) > 1e-6) | (np.abs(ends[:, 3] - ends[:, 1]) > 1e-6)
+        return ends, two
 
 
 def caption_width(b: Box) -> float:
