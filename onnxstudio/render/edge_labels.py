@@ -168,7 +168,9 @@ class EdgeLabels:
         """Which tensor each edge carries, and each tensor's edges (one pass over the
         edges, made by ``GraphPainter.prepare_first`` off the GUI thread)."""
         if self._tensors is None:
-            self._tensors = _Tensors(self.layout)
+            with self._lock:  # one table: tiles' homes are written into it
+                if self._tensors is None:
+                    self._tensors = _Tensors(self.layout)
         return self._tensors
 
     def _homes(self, tensors: np.ndarray) -> np.ndarray:
