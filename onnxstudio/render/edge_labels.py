@@ -27,6 +27,7 @@ from onnxstudio.render.boxes import NAME_CAPTION_WIDTH
 from onnxstudio.render.drawing import Surface
 from onnxstudio.render.geometry import label_anchor
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
+from onnxstudio.render.label_tiles import UNKNOWN, PlacedLabels, Placement, RectGrid, Row, Tensors
 from onnxstudio.render.rect_join import covering, straddling
 from onnxstudio.render.theme import Theme
 
@@ -36,9 +37,6 @@ LABEL_GAP = 8.0  # side by side, two labels keep this apart (4 px read as one lo
 TILE = 2048.0  # the side of a tile; a viewport at a zoom showing labels meets 2-6
 CHUNK = 4096  # tensors placed at a time by ``place_all`` (a worker, between paints)
 CAPTION_REACH = 400.0  # how far a node's name above its box reaches past the box
-UNKNOWN = np.iinfo(np.int64).min  # a tensor's home tile not worked out yet
-
-Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline, x0, y0, x1, y1
 
 
 class EdgeLabels:
@@ -49,8 +47,8 @@ class EdgeLabels:
     def __init__(self, layout: Layout, index: GraphIndex) -> None:
         self.layout = layout
         self.index = index
-        self._placed: dict[bool, _Placement] = {}  # by whether node names are shown
-        self._tensors: _Tensors | None = None
+        self._placed: dict[bool, Placement] = {}  # by whether node names are shown
+        self._tensors: Tensors | None = None
         self._caption_shifts: dict[str, float] | None = None
         self._lock = threading.Lock()
 
@@ -92,7 +90,7 @@ class EdgeLabels:
         task does it for the area a view will show, off the GUI thread)."""
         self.placed_in(rect)
 
-    def placed(self, names: bool = False) -> _PlacedLabels:
+    def placed(self, names: bool = False) -> PlacedLabels:
         """Every label's spot (see the module docstring), clear of the node names drawn
         above boxes when ``names``."""
         return self.placed_in(None, names).labels
@@ -119,7 +117,7 @@ class EdgeLabels:
         if not cancelled():
             placement.complete = True
 
-    def placed_in(self, rect: Rect | None, names: bool = False) -> _Placement:
+    def placed_in(self, rect: Rect | None, names: bool = False) -> Placement:
         """The placement with (at least) the tiles ``rect`` meets placed (None: all)."""
         placement = self.placement(names)
         if placement.complete:
@@ -143,15 +141,15 @@ class EdgeLabels:
         self._merge(placement, wanted, *self._place(chosen, names))
         return placement
 
-    def placement(self, names: bool = False) -> _Placement:
+    def placement(self, names: bool = False) -> Placement:
         """The labels of that look placed so far (nothing is placed here)."""
         placement = self._placed.get(names)
         if placement is None:
             with self._lock:
-                placement = self._placed.setdefault(names, _Placement())
+                placement = self._placed.setdefault(names, Placement())
         return placement
 
-    def _merge(self, placement: _Placement, tiles: set[int], rows: list[Row],
+    def _merge(self, placement: Placement, tiles: set[int], rows: list[Row],
                homes: list[int]) -> None:
         """Add the labels of ``tiles`` placed by one ``_place`` (those not added meanwhile
         by another thread: a tile's labels are the same whoever places them)."""
@@ -164,13 +162,13 @@ class EdgeLabels:
                                                        [homes[k] for k in keep])
             placement.done = placement.done | new
 
-    def tensors(self) -> _Tensors:
+    def tensors(self) -> Tensors:
         """Which tensor each edge carries, and each tensor's edges (one pass over the
         edges, made by ``GraphPainter.prepare_first`` off the GUI thread)."""
         if self._tensors is None:
             with self._lock:  # one table: tiles' homes are written into it
                 if self._tensors is None:
-                    self._tensors = _Tensors(self.layout)
+                    self._tensors = Tensors(self.layout)
         return self._tensors
 
     def _homes(self, tensors: np.ndarray) -> np.ndarray:
@@ -194,7 +192,7 @@ class EdgeLabels:
         t = self.tensors()
         edges = np.sort(t.edges_of(tensors))
         shown: set[int] = set()
-        grid = _RectGrid()
+        grid = RectGrid()
         rows: list[Row] = []
         homes: list[int] = []
         self._greedy(edges, self.candidates(edges), names, shown, grid, rows, homes)
@@ -204,7 +202,7 @@ class EdgeLabels:
         return rows, homes
 
     def _greedy(self, edges: np.ndarray, tries: np.ndarray, names: bool, shown: set[int],
-                grid: _RectGrid, rows: list[Row], homes: list[int]) -> None:
+                grid: RectGrid, rows: list[Row], homes: list[int]) -> None:
         """Give each tensor of ``edges`` not ``shown`` yet the first of its edges' spots
         (``tries``, ``candidates``) that is free: within its home tile, clear of boxes,
         titles and frames (answered for every spot at once, rect_join) and of the labels
@@ -377,94 +375,3 @@ def _label_rects(candidates: np.ndarray) -> np.ndarray:
     x, base, w, h = candidates.T
     return np.stack((x - 2.0, base - tx.EDGE_LABEL_FONT.size * tx.ASCENT - 1.0, w + 4.0,
                      h + 2.0), axis=1).reshape(-1, 4)
-
-
-class _Tensors:
-    """Per edge the tensor it carries (a number; -1 for an edge without a label), per
-    tensor its first edge, its home tile once known, and its edges in edge order."""
-
-    def __init__(self, layout: Layout) -> None:
-        codes: dict[tuple[str, str], int] = {}
-        self.tensor = np.fromiter(
-            (codes.setdefault((e.source, e.value), len(codes)) if e.label else -1
-             for e in layout.edges), dtype=np.int64, count=len(layout.edges))
-        labelled = np.flatnonzero(self.tensor >= 0)
-        self.order = labelled[np.argsort(self.tensor[labelled], kind="stable")]
-        counts = np.bincount(self.tensor[labelled], minlength=len(codes))
-        self.start = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-        self.first = self.order[self.start[:-1]]
-        self.home = np.full(len(codes), UNKNOWN, dtype=np.int64)
-
-    def edges_of(self, tensors: np.ndarray) -> np.ndarray:
-        """Every edge of ``tensors``."""
-        lo, hi = self.start[tensors], self.start[tensors + 1]
-        counts = hi - lo
-        step = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-        return self.order[np.repeat(lo, counts) + step]
-
-
-class _PlacedLabels:
-    """Decided label positions as flat arrays in edge order, for culling with one numpy
-    mask; ``tile``: each label's home tile."""
-
-    def __init__(self, rows: list[Row], tiles: list[int]) -> None:
-        a = np.array(rows, dtype=np.float64).reshape(-1, 7)
-        self._set(a[:, 0].astype(np.int64), a[:, 1:], np.array(tiles, dtype=np.int64))
-
-    def _set(self, edge: np.ndarray, values: np.ndarray, tile: np.ndarray) -> None:
-        self.edge, self.values, self.tile = edge, values, tile
-        self.text_x, self.base = values[:, 0], values[:, 1]
-        self.x0, self.y0, self.x1, self.y1 = values[:, 2], values[:, 3], values[:, 4], values[:, 5]
-
-    def joined(self, rows: list[Row], tiles: list[int]) -> _PlacedLabels:
-        """These labels and ``rows``, a new object (a paint may be reading this one)."""
-        more = _PlacedLabels(rows, tiles)
-        edge = np.concatenate((self.edge, more.edge))
-        order = np.argsort(edge, kind="stable")
-        out = _PlacedLabels([], [])
-        out._set(edge[order], np.concatenate((self.values, more.values))[order],
-                 np.concatenate((self.tile, more.tile))[order])
-        return out
-
-
-class _Placement:
-    """The labels of one look (node names shown or not) placed so far, and their tiles."""
-
-    def __init__(self) -> None:
-        self.labels = _PlacedLabels([], [])
-        self.done: set[int] = set()
-        self.complete = False
-
-
-class _RectGrid:
-    """The labels placed so far, bucketed in a coarse grid: fast "does this spot overlap
-    one". A query walks the cells the spot covers and stops at the first answer."""
-
-    CELL = 128.0  # a label spans 1-2 cells
-
-    def __init__(self) -> None:
-        self.cells: dict[tuple[int, int], list[Rect]] = {}
-
-    def add(self, r: Rect) -> None:
-        """File ``r`` under every cell it covers."""
-        x, y, w, h = r
-        c, cells = self.CELL, self.cells
-        for i in range(int(x // c), int((x + w) // c) + 1):
-            for j in range(int(y // c), int((y + h) // c) + 1):
-                cell = cells.get((i, j))
-                if cell is None:
-                    cells[(i, j)] = [r]
-                else:
-                    cell.append(r)
-
-    def hits(self, r: Rect) -> bool:
-        """Whether ``r`` overlaps a rectangle filed under the cells it covers."""
-        x, y, w, h = r
-        x1, y1 = x + w, y + h
-        c, cells = self.CELL, self.cells
-        for i in range(int(x // c), int(x1 // c) + 1):
-            for j in range(int(y // c), int(y1 // c) + 1):
-                for ox, oy, ow, oh in cells.get((i, j), ()):
-                    if x < ox + ow and ox < x1 and y < oy + oh and oy < y1:
-                        return True
-        return False
