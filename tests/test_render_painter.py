@@ -6,6 +6,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from onnxstudio.render.scene_painter import GraphPainter, PaintState
@@ -317,42 +318,51 @@ def test_edge_labels_do_not_depend_on_the_painted_area() -> None:
     assert texts.count("1×64×112×112") == 3
 
 
-def test_prepare_decides_labels_of_a_huge_layout_before_its_first_paint() -> None:
-    """Beyond the collision check, which edge shows each tensor's label is decided by
-    ``prepare`` (a layout task, off the GUI thread), and the paint shows those labels."""
-    from onnxstudio.render.edge_labels import MAX_LABEL_COLLISION_EDGES
+def test_prepare_first_places_the_labels_of_the_first_view_only() -> None:
+    """A layout task places the labels of the area a view shows first (its tiles), a
+    later task the rest: the first paint of that area shows its labels, and the whole
+    placement then holds exactly the labels it had, at the same spots."""
+    from onnxstudio.render.edge_labels import TILE
 
-    layout = grid_layout(MAX_LABEL_COLLISION_EDGES + 2_000, columns=40)
-    painter = GraphPainter(layout, LIGHT)
-    assert not painter.labels.checked and painter.labels._first_of_tensor is None
-    painter.prepare()
-    first = painter.labels._first_of_tensor
-    assert first is not None and len(first) == len(layout.edges) and first.all()
+    layout = grid_layout(22_000, columns=40)
+    painter = GraphPainter(layout, LIGHT).prepare_first((0.0, 0.0, 800.0, 400.0))
+    first = painter.labels.placed_in((0.0, 0.0, 1.0, 1.0))
+    assert not first.complete and first.done == {(0 << 32) + 0 + 2**31}
+    early = first.labels
+    assert len(early.edge) and (early.x1 <= TILE).all() and (early.y1 <= TILE).all()
     rec = RecordingSurface()
     painter.paint(rec, (0.0, 0.0, 800.0, 400.0), 1.0)
     assert any(name == "text" and args[2] == "1×8" for name, args in rec.calls)
+    painter.prepare_rest()
+    whole = painter.labels.placed()
+    assert len(whole.edge) > 10 * len(early.edge)
+    mine = np.isin(whole.edge, early.edge)
+    assert (whole.edge[mine] == early.edge).all() and (whole.x0[mine] == early.x0).all()
+    assert (whole.y0[mine] == early.y0).all()
 
 
 def test_prepare_with_a_focus_does_the_first_paint_of_that_area_ahead() -> None:
     """After an expand, the view keeps its anchor box where it was: the layout task
-    smooths the routes and finds the label spots of that area (a fifth of the first
+    smooths the routes and places the labels of that area (a fifth of the first
     paint of expanded dag100k), and the paint draws exactly what it would have."""
-    from onnxstudio.render.edge_labels import MAX_LABEL_COLLISION_EDGES
     from onnxstudio.render.scene_painter import Focus
 
-    layout = grid_layout(MAX_LABEL_COLLISION_EDGES + 2_000, columns=40)
+    layout = grid_layout(22_000, columns=40)
     anchor = layout.boxes[len(layout.boxes) // 2]
     focus = Focus(anchor.id, 30.0, -20.0, 900.0, 500.0)
     cx, cy = anchor.center
     area = (cx - 30.0 - 450.0, cy + 20.0 - 250.0, 900.0, 500.0)
-    ahead = GraphPainter(layout, LIGHT).prepare(focus)
+    ahead = GraphPainter(layout, LIGHT)
+    ahead.prepare_first(ahead.focus_area(focus))
     shown = ahead.index.edge_indices_in(area, margin=60.0).tolist()
     assert shown and all(i in ahead._drawn for i in shown)
     assert len(ahead._drawn) < len(layout.edges) // 10  # that area only
-    assert ahead.labels._spots
+    placed = ahead.labels.placed_in((0.0, 0.0, 1.0, 1.0))
+    assert placed.done and not placed.complete
 
     painted, plain = RecordingSurface(), RecordingSurface()
     ahead.paint(painted, area, 1.0)
+    assert ahead.labels.placed_in((0.0, 0.0, 1.0, 1.0)).done == placed.done  # no new tile
     GraphPainter(layout, LIGHT).prepare().paint(plain, area, 1.0)
     assert painted.calls == plain.calls and painted.count("text") > 10
 

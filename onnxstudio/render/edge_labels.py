@@ -4,11 +4,20 @@ Greedy in edge order: one label per tensor (a fan-out repeats the same shape), h
 along its edge, not where it would cover a box, a group's title or an earlier label, or
 straddle a group's frame (a label belongs inside the frame its edge runs in); when every
 halfway spot is taken (an edge entering a group crosses the frame there), further along.
-Deciding globally, not per paint, keeps labels identical across scrolled strips, zoom
-levels and exports.
+
+The drawing is cut into square tiles (``TILE``): a tensor's label belongs to the tile
+where its first edge's halfway point lies and is placed only inside it (``LABEL_GAP``/2
+clear of the tile's sides). Labels of different tiles can then never meet, so the labels
+of a few tiles are decided alone, exactly as deciding every tile would decide them: the
+area a view shows first is placed in milliseconds (expanded dag100k: 150k edges, 10 s to
+place whole), the rest later or as it is scrolled to, and every strip, zoom level and
+export places the same labels.
 """
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Callable
 
 import numpy as np
 
@@ -18,40 +27,34 @@ from onnxstudio.render.boxes import NAME_CAPTION_WIDTH
 from onnxstudio.render.drawing import Surface
 from onnxstudio.render.geometry import label_anchor
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
+from onnxstudio.render.label_tiles import UNKNOWN, PlacedLabels, Placement, RectGrid, Row, Tensors
 from onnxstudio.render.rect_join import covering, straddling
 from onnxstudio.render.theme import Theme
 
-LABEL_REACH = 300.0  # how far a label may stick out of its edge's bounding box
-MAX_LABEL_COLLISION_EDGES = 20_000  # beyond: each label at its first spot, unchecked
 ALONG = (0.25, 0.75, 0.12, 0.88)  # where else along its edge a label may go, in order
 ARROW_CLEAR = 5.0  # a node's name above its box starts this far right of an arrow's tip
 LABEL_GAP = 8.0  # side by side, two labels keep this apart (4 px read as one long label)
-
-Candidate = tuple[float, float, float, float]  # x, baseline, width, height
-Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline, x0, y0, x1, y1
+TILE = 2048.0  # the side of a tile; a viewport at a zoom showing labels meets 2-6
+CHUNK = 4096  # tensors placed at a time by ``place_all`` (a worker, between paints)
+CAPTION_REACH = 400.0  # how far a node's name above its box reaches past the box
 
 
 class EdgeLabels:
-    """The placed labels of one layout (computed on first use) and their painting."""
+    """The placed labels of one layout (tile by tile, on first use) and their painting.
+    Safe to place from a worker while the GUI thread paints: each placement is worked
+    out unlocked and merged under a lock, tiles already merged being skipped."""
 
     def __init__(self, layout: Layout, index: GraphIndex) -> None:
         self.layout = layout
         self.index = index
-        self._placed: dict[bool, _PlacedLabels] = {}  # by whether node names are shown
-        self._first_of_tensor: np.ndarray | None = None  # per edge: shows its tensor's label
-        self._spots: dict[int, Candidate] = {}  # huge layouts: labels' spots found so far
+        self._placed: dict[bool, Placement] = {}  # by whether node names are shown
+        self._tensors: Tensors | None = None
         self._caption_shifts: dict[str, float] | None = None
-
-    @property
-    def checked(self) -> bool:
-        return len(self.layout.edges) <= MAX_LABEL_COLLISION_EDGES
+        self._lock = threading.Lock()
 
     def paint(self, s: Surface, theme: Theme, rect: Rect | None, related: frozenset[int],
               names: bool = False) -> None:
-        if not self.checked:
-            self._paint_unchecked(s, theme, rect, related)
-            return
-        placed = self.placed(names)
+        placed = self.placed_in(rect, names).labels
         if rect is None:
             chosen = np.arange(len(placed.edge))
         else:
@@ -76,128 +79,156 @@ class EdgeLabels:
 
         s.begin_item(f"label{i}", "edge-label", e.value, "")
         if s.keeps_looks:
-            # the backdrop is placed from the text (_label_rect): label and colours decide
+            # the backdrop is placed from the text (_label_rects): label and colours decide
             s.stamp((id(t), "edge-label", e.label, color), (x, base), draw)
         else:
             draw()
         s.end_item()
 
-    def prepare(self) -> None:
-        """The once-per-layout work, for a worker to do before the first paint: where
-        every label goes, or for huge layouts which edge carries its tensor's label
-        (a pass over 150k edges froze the first paint of expanded dag100k for 0.2 s)."""
-        if self.checked:
-            self.placed()
-        else:
-            self._first_labels()
-
-    def _first_labels(self) -> np.ndarray:
-        """Each tensor's first edge: the one that shows its label."""
-        if self._first_of_tensor is None:
-            first: dict[tuple[str, str], int] = {}
-            for i, e in enumerate(self.layout.edges):
-                first.setdefault((e.source, e.value), i)
-            # a mask, not a set of indices: 6.7 MB less on expanded dag100k
-            mask = np.zeros(len(self.layout.edges), dtype=bool)
-            mask[np.fromiter(first.values(), dtype=np.int64, count=len(first))] = True
-            self._first_of_tensor = mask
-        return self._first_of_tensor
-
     def prepare_area(self, rect: Rect) -> None:
-        """The spots of the labels shown in ``rect`` (huge layouts), ahead of its paint."""
-        if not self.checked:
-            self._unchecked_spots(rect)
+        """The labels of the tiles ``rect`` meets, ahead of its first paint (a layout
+        task does it for the area a view will show, off the GUI thread)."""
+        self.placed_in(rect)
 
-    def _unchecked_spots(self, rect: Rect | None) -> list[tuple[int, Candidate]]:
-        """The labels a huge layout shows in ``rect``: each tensor's first edge, at its
-        first spot (the same in every strip); kept, so the next paint only looks up."""
-        first_of_tensor = self._first_labels()
-        edges, spots = self.layout.edges, self._spots
-        out = []
-        for i in self.index.edge_indices_in(rect, margin=LABEL_REACH).tolist():
-            spot = spots.get(i)
-            if spot is None:
-                if not edges[i].label or not first_of_tensor[i]:
-                    continue
-                spot = spots[i] = self.candidates(i)[0]
-            out.append((i, spot))
-        return out
+    def placed(self, names: bool = False) -> PlacedLabels:
+        """Every label's spot (see the module docstring), clear of the node names drawn
+        above boxes when ``names``."""
+        return self.placed_in(None, names).labels
 
-    def _paint_unchecked(self, s: Surface, t: Theme, rect: Rect | None,
-                         related: frozenset[int]) -> None:
-        """Huge layouts: deciding every label up front would stall the first zoom-in,
-        so each visible label goes to its first spot (still the same in every strip)."""
-        for i, (x, base, w, h) in self._unchecked_spots(rect):
-            self._draw(s, t, i, x, base, _label_rect(x, base, w, h), related)
+    def place_all(self, names: bool = False,
+                  cancelled: Callable[[], bool] = lambda: False) -> None:
+        """Place the tiles not placed yet, ``CHUNK`` tensors at a time (a worker's task
+        after the first paint: a paint meanwhile places what it shows itself)."""
+        placement = self.placement(names)
+        t = self.tensors()
+        homes = self._homes(np.arange(len(t.first)))
+        order = np.argsort(homes, kind="stable")
+        keys = homes[order]
+        cut = 0
+        while cut < len(order) and not cancelled():
+            end = min(cut + CHUNK, len(order))
+            while end < len(order) and keys[end] == keys[end - 1]:
+                end += 1  # a tile is placed whole
+            todo = [k for k in np.unique(keys[cut:end]).tolist() if k not in placement.done]
+            if todo:
+                chosen = order[cut:end][np.isin(keys[cut:end], todo)]
+                self._merge(placement, set(todo), *self._place(chosen, names))
+            cut = end
+        if not cancelled():
+            placement.complete = True
 
-    def placed(self, names: bool = False) -> _PlacedLabels:
-        """Every label's spot, decided once (see the module docstring), clear of the node
-        names drawn above boxes when ``names``. Whether a spot covers a box or a group's
-        title or straddles a frame does not depend on the order, so it is answered for
-        every spot at once (rect_join); only the labels placed before are asked spot by
-        spot."""
-        done = self._placed.get(names)
-        if done is not None:
-            return done
-        edges = self.layout.edges
-        labelled = [i for i, e in enumerate(edges) if e.label]
-        tries = [self.candidates(i) for i in labelled]
-        spots = [_label_rect(*c) for cs in tries for c in cs]
-        check = self.checked
-        blocked = self._blocked(spots, names).tolist() if check else [False] * len(spots)
-        placed = _RectGrid()
-        hits = placed.hits
-        shown: set[tuple[str, str]] = set()
-        rows: list[tuple[int, float, float, float, float, float, float]] = []
-        k = 0
-        for i, cs in zip(labelled, tries, strict=True):
-            first, k = k, k + len(cs)
-            e = edges[i]
-            key = (e.source, e.value)
-            if key in shown:
-                continue
-            for j, (x, base, _w, _h) in enumerate(cs, first):
-                rect = spots[j]
-                if blocked[j] or (check and hits(_spaced(rect))):
-                    continue
-                placed.add(rect)
-                shown.add(key)
-                rx, ry, rw, rh = rect
-                rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
-                break
-        if check:
-            rows += self._elsewhere(labelled, shown, placed, names)
-        done = self._placed[names] = _PlacedLabels(rows)
-        return done
+    def placed_in(self, rect: Rect | None, names: bool = False) -> Placement:
+        """The placement with (at least) the tiles ``rect`` meets placed (None: all)."""
+        placement = self.placement(names)
+        if placement.complete:
+            return placement
+        if rect is None:
+            self.place_all(names)
+            return placement
+        x, y, w, h = rect
+        cols = range(int(x // TILE), int((x + w) // TILE) + 1)
+        rows = range(int(y // TILE), int((y + h) // TILE) + 1)
+        wanted = {_tile_key(c, r) for c in cols for r in rows} - placement.done
+        if not wanted:
+            return placement
+        area = (cols[0] * TILE, rows[0] * TILE, len(cols) * TILE, len(rows) * TILE)
+        t = self.tensors()
+        edges = self.index.edge_indices_in(area)
+        edges = edges[t.tensor[edges] >= 0]
+        tensors = t.tensor[edges[t.first[t.tensor[edges]] == edges]]  # homed near
+        homes = self._homes(tensors)
+        chosen = tensors[np.isin(homes, list(wanted))]
+        self._merge(placement, wanted, *self._place(chosen, names))
+        return placement
 
-    def _elsewhere(self, labelled: list[int], shown: set[tuple[str, str]],
-                   placed: _RectGrid, names: bool) -> list[Row]:
-        """Spots further along for tensors whose halfway spots were all taken: an edge
-        entering a group crosses its frame halfway, so its label straddled the frame and
-        was dropped. Asked only for those edges, after every halfway label, their spots
-        checked against boxes and frames in one go as the halfway ones are."""
-        edges = self.layout.edges
-        missing = [i for i in labelled if (edges[i].source, edges[i].value) not in shown]
-        tries = [[c for share in ALONG for c in self.candidates(i, share)] for i in missing]
-        spots = [_label_rect(*c) for cs in tries for c in cs]
-        blocked = self._blocked(spots, names).tolist()
+    def placement(self, names: bool = False) -> Placement:
+        """The labels of that look placed so far (nothing is placed here)."""
+        placement = self._placed.get(names)
+        if placement is None:
+            with self._lock:
+                placement = self._placed.setdefault(names, Placement())
+        return placement
+
+    def _merge(self, placement: Placement, tiles: set[int], rows: list[Row],
+               homes: list[int]) -> None:
+        """Add the labels of ``tiles`` placed by one ``_place`` (those not added meanwhile
+        by another thread: a tile's labels are the same whoever places them)."""
+        with self._lock:
+            new = tiles - placement.done
+            if not new:
+                return
+            keep = [k for k, home in enumerate(homes) if home in new]
+            placement.labels = placement.labels.joined([rows[k] for k in keep],
+                                                       [homes[k] for k in keep])
+            placement.done = placement.done | new
+
+    def tensors(self) -> Tensors:
+        """Which tensor each edge carries, and each tensor's edges (one pass over the
+        edges, made by ``GraphPainter.prepare_first`` off the GUI thread)."""
+        if self._tensors is None:
+            with self._lock:  # one table: tiles' homes are written into it
+                if self._tensors is None:
+                    self._tensors = Tensors(self.layout)
+        return self._tensors
+
+    def _homes(self, tensors: np.ndarray) -> np.ndarray:
+        """The home tile of each of ``tensors``: where its first edge's halfway point is."""
+        t = self.tensors()
+        homes = t.home[tensors]
+        unknown = tensors[homes == UNKNOWN]
+        if len(unknown):
+            first = t.first[unknown]
+            mx, my, _, _ = self._anchors(first, self._ends(first), 0.5)
+            col = np.floor_divide(mx, TILE).astype(np.int64)
+            row = np.floor_divide(my, TILE).astype(np.int64)
+            t.home[unknown] = (col << 32) + row + 2**31  # as _tile_key
+            homes = t.home[tensors]
+        return homes
+
+    def _place(self, tensors: np.ndarray, names: bool) -> tuple[list[Row], list[int]]:
+        """The labels of ``tensors`` (their tiles' every tensor), greedy in edge order:
+        halfway first, then, for the tensors left without, further along; with each
+        label's home tile."""
+        t = self.tensors()
+        edges = np.sort(t.edges_of(tensors))
+        shown: set[int] = set()
+        grid = RectGrid()
         rows: list[Row] = []
-        k = 0
-        for i, cs in zip(missing, tries, strict=True):
-            first, k = k, k + len(cs)
-            key = (edges[i].source, edges[i].value)
+        homes: list[int] = []
+        self._greedy(edges, self.candidates(edges), names, shown, grid, rows, homes)
+        missing = edges[~np.isin(t.tensor[edges], list(shown))]
+        self._greedy(missing, self.candidates(missing, ALONG), names, shown, grid, rows,
+                     homes)
+        return rows, homes
+
+    def _greedy(self, edges: np.ndarray, tries: np.ndarray, names: bool, shown: set[int],
+                grid: RectGrid, rows: list[Row], homes: list[int]) -> None:
+        """Give each tensor of ``edges`` not ``shown`` yet the first of its edges' spots
+        (``tries``, ``candidates``) that is free: within its home tile, clear of boxes,
+        titles and frames (answered for every spot at once, rect_join) and of the labels
+        placed before (asked spot by spot)."""
+        t = self.tensors()
+        per = tries.shape[1]
+        at = _label_rects(tries.reshape(-1, 4))
+        spots, texts = at.tolist(), tries.reshape(-1, 4)[:, :2].tolist()
+        per_edge = t.home[t.tensor[edges]]
+        blocked = self._blocked(at, np.repeat(per_edge, per), names).tolist()
+        hits, add = grid.hits, grid.add
+        for k, (i, key, home) in enumerate(zip(edges.tolist(), t.tensor[edges].tolist(),
+                                               per_edge.tolist(), strict=True)):
             if key in shown:
                 continue
-            for j, (x, base, _w, _h) in enumerate(cs, first):
+            for j in range(k * per, k * per + per):
                 rect = spots[j]
-                if blocked[j] or placed.hits(_spaced(rect)):
+                if blocked[j] or hits(_spaced(rect)):
                     continue
-                placed.add(rect)
+                add(rect)
                 shown.add(key)
                 rx, ry, rw, rh = rect
+                x, base = texts[j]
                 rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
+                homes.append(home)
                 break
-        return rows
 
     def caption_shifts(self) -> dict[str, float]:
         """Per node box whose top an arrow enters where its name would be written above
@@ -218,39 +249,98 @@ class EdgeLabels:
                                     for key, x in tips.items()}
         return self._caption_shifts
 
-    def _blocked(self, spots: list[Rect], names: bool) -> np.ndarray:
-        """Per spot: whether it covers a box, a group's title (group names stay
-        readable) or, when ``names``, a node's name above its box, or straddles a group's
-        frame."""
-        if not spots:
+    def _blocked(self, at: np.ndarray, homes: np.ndarray, names: bool) -> np.ndarray:
+        """Per spot (rows of ``at``): whether it leaves its home tile (``homes``), covers a box,
+        a group's title (group names stay readable) or, when ``names``, a node's name
+        above its box, or straddles a group's frame. Only what lies near the spots is
+        asked about."""
+        if not len(at):
             return np.zeros(0, dtype=bool)
-        layout = self.layout
+        x0, y0 = at[:, 0], at[:, 1]
+        x1, y1 = x0 + at[:, 2], y0 + at[:, 3]
+        near = (float(x0.min()), float(y0.min()), float(x1.max() - x0.min()),
+                float(y1.max() - y0.min()))
+        layout, index = self.layout, self.index
+        groups = index.group_indices_in(near).tolist()
         title = [(g.x, g.y, min(g.width, tx.text_width(g.label, tx.GROUP_LABEL_FONT) + 90.0),
-                  GROUP_LABEL_HEIGHT) for g in layout.groups]
+                  GROUP_LABEL_HEIGHT) for g in (layout.groups[k] for k in groups)]
         if names:
             shift = self.caption_shifts()
-            title += [name_caption(b, shift.get(b.id, 0.0)) for b in layout.boxes
+            x, y, w, h = near
+            reach = (x - CAPTION_REACH, y, w + 2 * CAPTION_REACH, h + CAPTION_REACH)
+            title += [name_caption(b, shift.get(b.id, 0.0))
+                      for b in (layout.boxes[k] for k in index.box_indices_in(reach).tolist())
                       if b.kind == "node" and b.subtitle]
-        boxes = np.array([(b.x, b.y, b.width, b.height) for b in layout.boxes] + title,
-                         dtype=np.float64).reshape(-1, 4)
-        frames = np.array([(g.x, g.y, g.width, g.height) for g in layout.groups],
-                          dtype=np.float64).reshape(-1, 4)
-        at = np.array(spots, dtype=np.float64).reshape(-1, 4)
-        return covering(at, boxes) | straddling(at, frames)
+        boxes = np.concatenate((index.box_rects[index.box_indices_in(near)],
+                                np.array(title, dtype=np.float64).reshape(-1, 4)))
+        frames = index.group_rects[np.asarray(groups, dtype=np.int64)]
+        col = (homes >> 32).astype(np.float64)
+        row = ((homes & 0xFFFFFFFF) - 2**31).astype(np.float64)
+        half = LABEL_GAP / 2
+        outside = ((x0 < col * TILE + half) | (x1 > (col + 1) * TILE - half)
+                   | (y0 < row * TILE) | (y1 > (row + 1) * TILE))
+        return outside | covering(at, boxes) | straddling(at, frames)
 
-    def candidates(self, i: int, share: float = 0.5) -> list[Candidate]:
-        """Places to try for edge ``i``'s label ``share`` of the way along it: beside a
-        vertical run (right, then left), above or below a horizontal one."""
-        e = self.layout.edges[i]
+    def candidates(self, edges: np.ndarray, shares: tuple[float, ...] = (0.5,)
+                   ) -> np.ndarray:
+        """Places to try for the labels of ``edges``, at each of ``shares`` of the way
+        along: beside a vertical run (right, then left), above or below a horizontal
+        one. Rows of (x, baseline, width, height), two per share for each edge: shape
+        (edges, 2 × shares, 4). Straight edges (most) in numpy, the rest one by one."""
         font = tx.EDGE_LABEL_FONT
-        pts = e.points or self.index.centre_line(e)
-        (mx, my), (dx, dy) = label_anchor(pts, share)
-        w = tx.text_width(e.label, font)
-        h = font.size * (tx.ASCENT + tx.DESCENT)
-        if abs(dx) < abs(dy):
-            base = my + font.size * 0.35
-            return [(mx + 5.0, base, w, h), (mx - 5.0 - w, base, w, h)]
-        return [(mx - w / 2, my - 4.0, w, h), (mx - w / 2, my + 4.0 + font.size, w, h)]
+        size = font.size
+        widths = self._widths(edges)
+        out = np.empty((len(edges), 2 * len(shares), 4))
+        out[:, :, 2] = widths[:, None]
+        out[:, :, 3] = size * (tx.ASCENT + tx.DESCENT)
+        ends = self._ends(edges)
+        for k, share in enumerate(shares):
+            mx, my, dx, dy = self._anchors(edges, ends, share)
+            upright = np.abs(dx) < np.abs(dy)
+            base = np.where(upright, my + size * 0.35, my - 4.0)
+            out[:, 2 * k, 0] = np.where(upright, mx + 5.0, mx - widths / 2)
+            out[:, 2 * k, 1] = base
+            out[:, 2 * k + 1, 0] = np.where(upright, mx - 5.0 - widths, mx - widths / 2)
+            out[:, 2 * k + 1, 1] = np.where(upright, base, my + 4.0 + size)
+        return out
+
+    def _widths(self, edges: np.ndarray) -> np.ndarray:
+        """How wide each edge's label is (measured once per distinct label)."""
+        known: dict[str, float] = {}
+        layout_edges = self.layout.edges
+        font = tx.EDGE_LABEL_FONT
+        return np.fromiter(
+            (known.get(label) or known.setdefault(label, tx.text_width(label, font))
+             for label in (layout_edges[i].label for i in edges.tolist())),
+            dtype=np.float64, count=len(edges))
+
+    def _anchors(self, edges: np.ndarray, ends: tuple[np.ndarray, np.ndarray], share: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """x, y ``share`` of the way along each of ``edges`` and the direction there
+        (``label_anchor``'s numbers; ``ends``: ``_ends(edges)``)."""
+        points, straight = ends
+        (ax, ay), (bx, by) = points[:, 0:2].T, points[:, 2:4].T
+        mx, my = ax + (bx - ax) * share, ay + (by - ay) * share
+        dx, dy = bx - ax, by - ay  # its sign and ratio are what matter
+        for j in np.flatnonzero(~straight).tolist():
+            e = self.layout.edges[int(edges[j])]
+            (mx[j], my[j]), (dx[j], dy[j]) = label_anchor(
+                e.points or self.index.centre_line(e), share)
+        return mx, my, dx, dy
+
+    def _ends(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per edge: its two ends (ax, ay, bx, by) when its route is one straight segment
+        of some length, and whether it is."""
+        layout_edges = self.layout.edges
+        two = np.fromiter((layout_edges[i].point_count == 2 for i in edges.tolist()),
+                          dtype=bool, count=len(edges))
+        ends = np.zeros((len(edges), 4))
+        chosen = np.flatnonzero(two)
+        if len(chosen):
+            blob = b"".join(layout_edges[i].packed for i in edges[chosen].tolist())
+            ends[chosen] = np.frombuffer(blob, dtype=np.float64).reshape(-1, 4)
+        two &= (np.abs(ends[:, 2] - ends[:, 0]) > 1e-6) | (np.abs(ends[:, 3] - ends[:, 1]) > 1e-6)
+        return ends, two
 
 
 def caption_width(b: Box) -> float:
@@ -268,56 +358,20 @@ def name_caption(b: Box, shift: float = 0.0) -> Rect:
             height + 1.0)
 
 
+def _tile_key(col: int, row: int) -> int:
+    """One number per tile (``_blocked`` takes it apart again)."""
+    return (col << 32) + row + 2**31
+
+
 def _spaced(rect: Rect) -> Rect:
     """``rect`` with ``LABEL_GAP`` added at each side: where no earlier label may be."""
     x, y, w, h = rect
     return (x - LABEL_GAP, y, w + 2 * LABEL_GAP, h)
 
 
-def _label_rect(x: float, base: float, w: float, h: float) -> Rect:
-    """The backdrop of a label whose text starts at ``x`` on baseline ``base``."""
-    return (x - 2.0, base - tx.EDGE_LABEL_FONT.size * tx.ASCENT - 1.0, w + 4.0, h + 2.0)
-
-
-class _PlacedLabels:
-    """Decided label positions as flat arrays, for culling with one numpy mask."""
-
-    def __init__(self, rows: list[tuple[int, float, float, float, float, float, float]]) -> None:
-        a = np.array(rows, dtype=np.float64).reshape(-1, 7)
-        self.edge = a[:, 0].astype(np.int64)
-        self.text_x, self.base = a[:, 1], a[:, 2]
-        self.x0, self.y0, self.x1, self.y1 = a[:, 3], a[:, 4], a[:, 5], a[:, 6]
-
-
-class _RectGrid:
-    """The labels placed so far, bucketed in a coarse grid: fast "does this spot overlap
-    one". A query walks the cells the spot covers and stops at the first answer."""
-
-    CELL = 128.0  # a label spans 1-2 cells
-
-    def __init__(self) -> None:
-        self.cells: dict[tuple[int, int], list[Rect]] = {}
-
-    def add(self, r: Rect) -> None:
-        """File ``r`` under every cell it covers."""
-        x, y, w, h = r
-        c, cells = self.CELL, self.cells
-        for i in range(int(x // c), int((x + w) // c) + 1):
-            for j in range(int(y // c), int((y + h) // c) + 1):
-                cell = cells.get((i, j))
-                if cell is None:
-                    cells[(i, j)] = [r]
-                else:
-                    cell.append(r)
-
-    def hits(self, r: Rect) -> bool:
-        """Whether ``r`` overlaps a rectangle filed under the cells it covers."""
-        x, y, w, h = r
-        x1, y1 = x + w, y + h
-        c, cells = self.CELL, self.cells
-        for i in range(int(x // c), int(x1 // c) + 1):
-            for j in range(int(y // c), int(y1 // c) + 1):
-                for ox, oy, ow, oh in cells.get((i, j), ()):
-                    if x < ox + ow and ox < x1 and y < oy + oh and oy < y1:
-                        return True
-        return False
+def _label_rects(candidates: np.ndarray) -> np.ndarray:
+    """The backdrops (x, y, w, h) of labels whose text starts at x on the baseline
+    (rows of candidates)."""
+    x, base, w, h = candidates.T
+    return np.stack((x - 2.0, base - tx.EDGE_LABEL_FONT.size * tx.ASCENT - 1.0, w + 4.0,
+                     h + 2.0), axis=1).reshape(-1, 4)

@@ -11,6 +11,7 @@ drawn by :mod:`~onnxstudio.render.boxes`, edge labels placed by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -55,7 +56,7 @@ def lod(scale: float) -> tuple[bool, bool, bool, bool]:
 
 
 TRIM = ARROW_LENGTH - 1.0  # an edge's route stops this short of its arrowhead's tip
-LONG_ROUTE_POINTS = 12  # routes with this many bends are smoothed by ``prepare``
+LONG_ROUTE_POINTS = 12  # routes with this many bends are smoothed by ``prepare_rest``
 EDGE_MARGIN = 60.0  # edges this far outside the painted area are drawn (arrowheads, curves)
 
 
@@ -104,28 +105,38 @@ class GraphPainter:
     # -- public -------------------------------------------------------------------------
 
     def prepare(self, focus: Focus | None = None) -> GraphPainter:
-        """Do the once-per-layout work now: edge-label placement (150 ms on BERT-96; on
-        huge layouts, which edge shows each tensor's label) and the curves of long routes
-        (a skip connection bends at every layer it passes; the hundred such edges of
-        BERT-96's first view took 100 ms to smooth); with ``focus``, the routes and label
-        spots of the area a view will show first (a fifth of that first paint).
+        """Do the once-per-layout work now (``prepare_first``, then ``prepare_rest``):
+        what a test or benchmark paints at once."""
+        self.prepare_first(self.focus_area(focus) if focus is not None else None)
+        self.prepare_rest()
+        return self
 
-        Call it where the layout is built, off the GUI thread, so the first paint of a
-        big graph does not freeze the window.
-        """
-        self.labels.prepare()
+    def prepare_first(self, area: Rect | None = None) -> GraphPainter:
+        """What the first paint needs, where the layout is built, off the GUI thread:
+        which edge carries which tensor, each box's style, and with ``area`` (what a
+        view will show first) the routes and edge labels there (a fifth of the first
+        paint of expanded dag100k)."""
+        self.labels.tensors()
         self.box_categories()
-        for i, edge in enumerate(self.layout.edges):
-            if edge.point_count >= LONG_ROUTE_POINTS:
-                self.drawn(i)
-        area = self._focus_rect(focus) if focus is not None else None
         if area is not None:
             for i in self.index.edge_indices_in(area, margin=EDGE_MARGIN).tolist():
                 self.drawn(i)
             self.labels.prepare_area(area)
         return self
 
-    def _focus_rect(self, focus: Focus) -> Rect | None:
+    def prepare_rest(self, cancelled: Callable[[], bool] = lambda: False) -> None:
+        """The rest, for a task after the first paint: every edge label placed (7 s on
+        expanded dag100k, 0.15 on BERT-96) and the curves of long routes (a skip
+        connection bends at every layer it passes; the hundred such edges of BERT-96's
+        first view took 100 ms to smooth). A paint meanwhile places what it shows."""
+        for i, edge in enumerate(self.layout.edges):
+            if edge.point_count >= LONG_ROUTE_POINTS:
+                self.drawn(i)
+        if not cancelled():
+            self.labels.place_all(cancelled=cancelled)
+
+    def focus_area(self, focus: Focus) -> Rect | None:
+        """The area of this layout ``focus`` names (None when its box is not here)."""
         centre = self.index.centre(focus.box_id)
         if centre is None:
             return None
@@ -353,7 +364,7 @@ class GraphPainter:
 
     def box_categories(self) -> tuple[np.ndarray, list[str]]:
         """Each box's style category, as a code per box and the categories by code
-        (made once per layout: ``prepare`` does it off the GUI thread)."""
+        (made once per layout: ``prepare_first`` does it off the GUI thread)."""
         if self._categories is None:
             codes: dict[str, int] = {}
             per_box = np.fromiter(

@@ -133,18 +133,21 @@ def _quiet(window: Any) -> bool:
 
 
 class _FirstPaint:
-    """Done once the tab's view paints with a layout: the window's own first paint of
-    the graph (forcing a repaint here would add one to the stall being measured)."""
+    """Done once the tab's view paints with a layout (other than ``before``): the
+    window's own first paint of the graph (forcing a repaint here would add one to the
+    stall being measured); ``at``: when (perf_counter)."""
 
-    def __init__(self, tab: Any) -> None:
+    def __init__(self, tab: Any, before: Any = None) -> None:
         from PySide6.QtCore import QEvent, QObject
 
         self.done = False
+        self.at = 0.0
 
         class Filter(QObject):
             def eventFilter(self, _obj: Any, event: Any) -> bool:
-                if event.type() == QEvent.Type.Paint and tab.layout_data is not None:
-                    outer.done = True
+                if (event.type() == QEvent.Type.Paint and not outer.done
+                        and tab.layout_data is not None and tab.layout_data is not before):
+                    outer.done, outer.at = True, time.perf_counter()
                 return False
 
         outer = self
@@ -202,9 +205,12 @@ def measure_window(path: Path, extras: bool = True, expand: bool = True) -> dict
     row.update(action_stalls(ticker, window, tab, path))
     if expand:
         before = tab.layout_data
+        drawn = _FirstPaint(tab, before)  # the expanded view's first paint
+        started = time.perf_counter()
         row["expand_s"], row["expand_stall_ms"] = ticker.run(
             tab.expand_all, lambda: tab.layout_data is not before and not tab.busy,
             label="expand_stall")
+        row["expand_first_s"] = drawn.at - started if drawn.done else float("nan")
         row.update(frame_row(frame_times(tab.view)))
         row["expand_peak_mb"] = peak_mb()  # the peak after expanding and the tour
     row.update(_optimised_stall(ticker, window))

@@ -93,6 +93,7 @@ COLUMNS = [
     ("reopen_stall_ms", "reopen_stall", "{:.0f}"),
     ("target_s", "target", "{:.2f}"),
     *STALLS[1:-1],
+    ("expand_first_s", "expand_drawn", "{:.3f}"),  # the expanded view first painted
     ("expand_s", "expand_all", "{:.3f}"),
     STALLS[-1],
     ("frame_p95_ms", "frame_p95", "{:.0f}"),
@@ -119,7 +120,7 @@ QUALITY = [
 TIMES = {"parse_s", "graph_s", "shapes_s", "layout_s", "paint_s", "total_s", "window_s",
          "shaped_s", "window_no_fork_s", *(key for key, _, _ in STALLS[1:]),
          *(key.replace("_ms", "_cpu_ms") for key, _, _ in STALLS[1:]), "expand_s",
-         "expand_alone_s",
+         "expand_alone_s", "expand_first_s",
          "frame_p95_ms", "frame_cpu_p95_ms", "full_layout_s",
          "cli_export_s", "reopen_s", "reopen_stall_ms", "cli_reopen_s", "cli_no_fork_s"}
 CACHE_OFF = "ONNXSTUDIO_NO_LAYOUT_CACHE"  # onnxstudio/layout/cache.py

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtGui import QImage
 
+from onnxstudio.layout import viewport
 from onnxstudio.layout.build import build_layout
 from onnxstudio.layout.cache import layout_model
 from onnxstudio.layout.labels import model_dim_abbreviations
@@ -20,6 +21,7 @@ from onnxstudio.model import Graph, Model
 from onnxstudio.model.hiding import without_hidden
 from onnxstudio.model.open import PendingShapes
 from onnxstudio.model.operators import prepare_model_views
+from onnxstudio.render.hit_index import Rect
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.qt_surface import Paths, prebuilt_paths
 from onnxstudio.render.scene_painter import Focus, GraphPainter
@@ -74,10 +76,13 @@ def prepare_views(model: Model) -> None:
 
 def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
          context: TaskContext, overlay_data: OverlayData | None = None,
-         focus: Focus | None = None, hide: frozenset[str] = frozenset()) -> Drawing:
-    """Lay ``model`` out as ``state`` expands it and build everything a paint needs
-    (``focus``: what the view will show of it first, see ``GraphPainter.prepare``;
-    ``hide``: the kinds of node View → Hide Nodes leaves out, see model/hiding.py)."""
+         focus: Focus | None = None, hide: frozenset[str] = frozenset(),
+         view_size: tuple[int, int] | None = None) -> Drawing:
+    """Lay ``model`` out as ``state`` expands it and build what its first paint needs
+    (``focus``: what the view will show of it, see ``GraphPainter.prepare_first``; else
+    ``view_size``: the view's, which opens it as ``layout.viewport.first_view`` says;
+    ``hide``: the kinds of node View → Hide Nodes leaves out, see model/hiding.py).
+    ``finish`` does the rest once it is shown."""
     shown, hidden = without_hidden(model, hide)
 
     def progress(fraction: float) -> None:
@@ -92,18 +97,43 @@ def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     # LayoutCancelled is a Cancelled: the task stops quietly
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
-    painter = GraphPainter(layout, theme).prepare(focus)
+    painter = GraphPainter(layout, theme)
+    painter.prepare_first(first_area(painter, focus, view_size))
     return Drawing(layout, painter, overlay_data, overlay, Counter(b.kind for b in layout.boxes),
                    prebuilt_paths(painter.prepared_routes()), hidden)
 
 
-def relabel(drawing: Drawing, model: Model, theme: Theme) -> Drawing | None:
+def first_area(painter: GraphPainter, focus: Focus | None,
+               view_size: tuple[int, int] | None) -> Rect | None:
+    """The area of ``painter``'s layout a view shows first: ``focus``'s, or the one a
+    view of ``view_size`` opens on."""
+    if focus is not None:
+        return painter.focus_area(focus)
+    if view_size is None or min(view_size) <= 0:
+        return None
+    w, h = view_size
+    scale, (cx, cy) = viewport.first_view(painter.layout, w, h)
+    return (cx - w / scale / 2, cy - h / scale / 2, w / scale, h / scale)
+
+
+def finish(drawing: Drawing, context: TaskContext) -> Drawing:
+    """The rest of ``drawing``'s preparation, once it is shown (every edge label, the
+    long routes' curves; see ``GraphPainter.prepare_rest``)."""
+    drawing.painter.prepare_rest(context.cancelled)
+    context.check()
+    return drawing
+
+
+def relabel(drawing: Drawing, model: Model, theme: Theme,
+            focus: Focus | None = None) -> Drawing | None:
     """``drawing`` with the edge labels the inferred shapes give, its boxes, heatmap and
-    overview kept (see layout/relabel.py); None when it must be laid out again."""
+    overview kept (see layout/relabel.py), the labels of ``focus`` placed; None when it
+    must be laid out again."""
     layout = relabelled(drawing.layout, model.graph)
     if layout is None:
         return None
-    painter = GraphPainter.relabelled(drawing.painter, layout, theme).prepare()
+    painter = GraphPainter.relabelled(drawing.painter, layout, theme)
+    painter.prepare_first(painter.focus_area(focus) if focus is not None else None)
     return Drawing(layout, painter, drawing.overlay_data, drawing.overlay, drawing.kinds,
                    drawing.paths, drawing.hidden)
 

@@ -35,6 +35,7 @@ from onnxstudio.ui.canvas.drawing import (
     Drawing,
     Opened,
     draw,
+    finish,
     local_functions,
     prepare_views,
     relabel,
@@ -107,6 +108,10 @@ class ModelTab(QWidget):
         self._shaper.finished.connect(self._on_shapes)
         self._shaper.failed.connect(self._on_failed)
         self._shaper.busyChanged.connect(self._on_busy)
+        # the rest of a shown drawing's preparation (edge labels and curves outside the
+        # first view): the expanded dag100k is drawn seconds sooner than with it all
+        self._finisher = TaskRunner(self)
+        self._finisher.busyChanged.connect(self._on_busy)
         self._viewer = TaskRunner(self)  # the panels' views, once the graph is painted
         self._viewer.finished.connect(self._land)
         self._viewer.failed.connect(self._on_views_failed)
@@ -125,6 +130,7 @@ class ModelTab(QWidget):
         path, direction, theme = self.path, self.direction, self.view.theme()
         started = time.perf_counter()
         given, hide, data = model, self.hidden_kinds, self.overlay_data
+        size = self._view_size()
 
         def work(context: TaskContext) -> Opened:
             if given is not None:  # nothing left to infer: the caller's model is final
@@ -139,7 +145,8 @@ class ModelTab(QWidget):
                 state = default_state(model.graph)
                 # with the overlay set before (a diff's colours) folded in here, not
                 # on the GUI thread when the drawing lands
-                drawing = draw(model, state, direction, theme, context, data, hide=hide)
+                drawing = draw(model, state, direction, theme, context, data, hide=hide,
+                               view_size=size)
                 # what the status line shows with the graph (a pass over 100k nodes)
                 model.memo("node_count_total", model.graph.node_count_total)
             except BaseException:
@@ -168,7 +175,8 @@ class ModelTab(QWidget):
     def busy(self) -> bool:
         """Opening, laying out, or still inferring shapes."""
         return (self._landing or self._waiting is not None or self._opener.busy
-                or self._layouter.busy or self._viewer.busy or self._shaper.busy)
+                or self._layouter.busy or self._viewer.busy or self._shaper.busy
+                or self._finisher.busy)
 
     def _on_busy(self, _busy: bool) -> None:
         self.busyChanged.emit(self.busy)
@@ -196,7 +204,7 @@ class ModelTab(QWidget):
         # Show the view first: its initial zoom (fit, or readable at the top) needs the
         # viewport's real size, which a hidden page of the stack does not have yet.
         self._stack.setCurrentWidget(self.view)
-        self._show(opened.drawing, keep_view=False)
+        self._show(opened.drawing, keep_view=False, finish_later=False)  # relabelled soon
         self._pending_shapes = opened.shapes
         # The graph paints now. Two turns later (once the layout requests and updates the
         # paint posted are done) a worker computes what the panels show; then they fill
@@ -255,16 +263,19 @@ class ModelTab(QWidget):
         else:
             state, direction, theme = self.state.copy(), self.direction, self.view.theme()
             data, hide = self.overlay_data, self.hidden_kinds
+            focus = self.view.anchored_area()
             self._keep_view = True
+            self._finisher.cancel()
             self._layouter.start(
-                lambda context: relabel(drawing, model, theme)
-                or draw(model, state, direction, theme, context, data, hide=hide),
+                lambda context: relabel(drawing, model, theme, focus)
+                or draw(model, state, direction, theme, context, data, focus, hide),
                 quiet_gc=True)
         self.shapesReady.emit(self.model)
 
     def shutdown(self) -> None:
         """Stop all background work before the tab goes (a shape-inference child too)."""
         self.cancel()
+        self._finisher.cancel()
         self._drop_pending_shapes()
         if self._waiting is not None:  # drawn, its first paint a turn away: dropped
             self._waiting.shapes.cancel()
@@ -321,15 +332,25 @@ class ModelTab(QWidget):
         model, state, direction = self.model, self.state.copy(), self.direction
         theme, data, hide = self.view.theme(), self.overlay_data, self.hidden_kinds
         focus = self.view.anchored_area() if keep_view else None
+        size = self._view_size()
         self._keep_view = keep_view
+        self._finisher.cancel()  # for a drawing about to go
         self._layouter.start(
-            lambda context: draw(model, state, direction, theme, context, data, focus, hide),
+            lambda context: draw(model, state, direction, theme, context, data, focus, hide,
+                                 size),
             quiet_gc=True)
+
+    def _view_size(self) -> tuple[int, int]:
+        """The view's size for a layout task (the tab's while the view is not shown)."""
+        size = self.view.viewport().size() if self.view.isVisible() else self.size()
+        return size.width(), size.height()
 
     def _on_laid_out(self, drawing: Drawing) -> None:
         self._show(drawing, keep_view=self._keep_view)
 
-    def _show(self, drawing: Drawing, keep_view: bool) -> None:
+    def _show(self, drawing: Drawing, keep_view: bool, finish_later: bool = True) -> None:
+        """Show ``drawing`` (its first view prepared), then, unless ``finish_later`` is
+        False, prepare the rest of it in a task (``finish``)."""
         self._drawing = drawing
         self.layout_data = drawing.layout
         self.view.set_layout(drawing.layout, keep_view=keep_view, painter=drawing.painter,
@@ -340,6 +361,8 @@ class ModelTab(QWidget):
             self.set_overlay(self.overlay_data)
         self._center_pending(drawing.layout)
         self.layoutChanged.emit(drawing.layout)
+        if finish_later:
+            self._finisher.start(lambda context: finish(drawing, context), quiet_gc=True)
 
     def set_overlay(self, data: OverlayData | None, overlay: Overlay | None = None,
                     overview: QImage | None = None) -> None:
