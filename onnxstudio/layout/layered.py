@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from onnxstudio.layout import coords
-from onnxstudio.layout.ordering import LayoutCancelled, order_layers, port_slots
-from onnxstudio.layout.ranking import acyclic, add_dummies, assign_ranks
+from onnxstudio.layout.ordering import LayoutCancelled, Ports, order_layers, port_slots
+from onnxstudio.layout.ranking import Dag, acyclic, add_dummies, assign_ranks
 
 __all__ = ["DagResult", "LayoutCancelled", "layout_dag"]
 
@@ -61,22 +61,72 @@ def layout_dag(
     layer of a transformer is the same small graph, and re-laying out after a group is
     toggled repeats every group the toggle did not touch. Results are shared: treat
     them as read-only."""
-    key = (tuple(widths), tuple(heights), tuple(edges),
-           None if weights is None else tuple(weights), tuple(top), tuple(bottom),
-           None if src_off is None else tuple(src_off),
-           None if dst_off is None else tuple(dst_off))
+    key = dag_key(widths, heights, edges, weights, top, bottom, src_off, dst_off)
+    hit = remembered(key)
+    if hit is not None:
+        return hit
+    res = _layout_dag(widths, heights, edges, weights=weights, top=top, bottom=bottom,
+                      src_off=src_off, dst_off=dst_off, cancel=cancel)
+    remember(key, res)
+    return res
+
+
+def dag_key(widths: Sequence[float], heights: Sequence[float],
+            edges: Sequence[tuple[int, int]], weights: Sequence[float] | None,
+            top: Sequence[int], bottom: Sequence[int],
+            src_off: Sequence[float | None] | None,
+            dst_off: Sequence[float | None] | None) -> tuple[Any, ...]:
+    """The memo's key: every input of one layout."""
+    return (tuple(widths), tuple(heights), tuple(edges),
+            None if weights is None else tuple(weights), tuple(top), tuple(bottom),
+            None if src_off is None else tuple(src_off),
+            None if dst_off is None else tuple(dst_off))
+
+
+def remembered(key: tuple[Any, ...]) -> DagResult | None:
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
             _CACHE.move_to_end(key)
-            return hit
-    res = _layout_dag(widths, heights, edges, weights=weights, top=top, bottom=bottom,
-                      src_off=src_off, dst_off=dst_off, cancel=cancel)
+        return hit
+
+
+def remember(key: tuple[Any, ...], res: DagResult) -> None:
     with _CACHE_LOCK:
         _CACHE[key] = res
         if len(_CACHE) > CACHE_SIZE:
             _CACHE.popitem(last=False)
-    return res
+
+
+def ranked(widths: Sequence[float], edges: Sequence[tuple[int, int]],
+            weights: Sequence[float] | None, top: Sequence[int], bottom: Sequence[int],
+            src_off: Sequence[float | None] | None, dst_off: Sequence[float | None] | None
+            ) -> tuple[Dag, Ports]:
+    """The first phases: a DAG in layers with long-edge dummies, and its fixed ports."""
+    g = acyclic(len(widths), edges,
+                list(weights) if weights is not None else [1.0] * len(edges))
+    assign_ranks(g, top, bottom)
+    add_dummies(g, widths)
+    return g, port_slots(g, edges, widths, src_off, dst_off)
+
+
+def result(g: Dag, x: list[float], half: list[float], width: float,
+            heights: Sequence[float], edges: Sequence[tuple[int, int]],
+            src_off: Sequence[float | None] | None,
+            dst_off: Sequence[float | None] | None) -> DagResult:
+    """The last phases: y by layer bands, positions and the edge routes."""
+    n = g.n
+    widths = g.width
+    bands = coords.y_bands(g, heights)
+    rank = g.rank
+    ys = [bands.ytop[rank[v]] + (bands.band[rank[v]] - heights[v]) / 2.0 for v in range(n)]
+    xs = [x[v] - half[v] for v in range(n)]
+    routes, rev = coords.routes(g, x, xs, ys, bands, widths, heights, edges, src_off, dst_off)
+    return DagResult(xs, ys, width, bands.height, routes, rev, rank[:n])
+
+
+def empty(m: int) -> DagResult:
+    return DagResult([], [], 0.0, 0.0, [[] for _ in range(m)], [False] * m, [])
 
 
 def _layout_dag(
@@ -98,18 +148,9 @@ def _layout_dag(
     left of the source/target box where edge e leaves/enters (an expanded group's exit or
     entry for that tensor), or None to spread edges along the box side.
     """
-    n = len(widths)
-    m = len(edges)
-    if n == 0:
-        return DagResult([], [], 0.0, 0.0, [[] for _ in edges], [False] * m, [])
-    g = acyclic(n, edges, list(weights) if weights is not None else [1.0] * m)
-    assign_ranks(g, top, bottom)
-    add_dummies(g, widths)
-    layers = order_layers(g, port_slots(g, edges, widths, src_off, dst_off), cancel)
+    if not widths:
+        return empty(len(edges))
+    g, ports = ranked(widths, edges, weights, top, bottom, src_off, dst_off)
+    layers = order_layers(g, ports, cancel)
     x, half, width = coords.x_coords(g, layers, edges, src_off, dst_off)
-    bands = coords.y_bands(g, heights)
-    rank = g.rank
-    ys = [bands.ytop[rank[v]] + (bands.band[rank[v]] - heights[v]) / 2.0 for v in range(n)]
-    xs = [x[v] - half[v] for v in range(n)]
-    routes, rev = coords.routes(g, x, xs, ys, bands, widths, heights, edges, src_off, dst_off)
-    return DagResult(xs, ys, width, bands.height, routes, rev, rank[:n])
+    return result(g, x, half, width, heights, edges, src_off, dst_off)
