@@ -21,7 +21,7 @@ import numpy as np
 from onnxstudio.layout.ordering import ORDER_SWEEPS, LayoutCancelled, Ports
 from onnxstudio.layout.ranking import Dag
 
-TRANSPOSE_ROUNDS = 3  # odd-even rounds after each sweep (each moves an item one slot)
+TRANSPOSE_ROUNDS = 2  # odd-even rounds after each sweep (a third: 0.3 % fewer crossings)
 
 Ints = np.ndarray
 
@@ -132,8 +132,9 @@ class BatchOrdering:
         self._place_all()
         self.up = _Csr(f.dst, n)  # links by target: the links above an item
         self.down = _Csr(f.src, n)
-        self.up_w = f.w[self.up.perm]
-        self.down_w = f.w[self.down.perm]
+        # per link, in each grouping: the neighbour, its port offset and the weight
+        self.up_ends = (f.src[self.up.perm], f.fa[self.up.perm], f.w[self.up.perm])
+        self.down_ends = (f.dst[self.down.perm], f.fb[self.down.perm], f.w[self.down.perm])
         layer_of_src = f.layer[f.src]
         self.sweep_down: list[_Median | None] = [None]
         self.sweep_up: list[_Median | None] = []
@@ -207,32 +208,32 @@ class BatchOrdering:
             pos[items] = new
         self._place_all()
 
-    @staticmethod
-    def _delta(a: Ints, b: Ints, csr: _Csr, keys: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """Per pair: crossings with a left of b less those with b left of a."""
+    def _delta(self, a: Ints, b: Ints, csr: _Csr,
+               ends: tuple[Ints, np.ndarray, np.ndarray]) -> np.ndarray:
+        """Per pair: crossings with a left of b less those with b left of a, over the
+        links ``csr`` groups (above or below); every pair of their links at once."""
+        other, off, w = ends
+        pos = self.f.pos
         na = csr.count[a]
         nb = csr.count[b]
         pair, k = _ranges(np.zeros(len(a), dtype=np.intp), na * nb)
         nbp = nb[pair]
         ia = csr.start[a][pair] + k // nbp
         ib = csr.start[b][pair] + k % nbp
-        return np.bincount(pair, w[ia] * w[ib] * np.sign(keys[ia] - keys[ib]),
-                           minlength=len(a))
+        side = np.sign(pos[other[ia]] + off[ia] - (pos[other[ib]] + off[ib]))
+        return np.bincount(pair, w[ia] * w[ib] * side, minlength=len(a))
 
     def transpose(self, rounds: int = TRANSPOSE_ROUNDS) -> None:
-        f = self.f
-        pos, at = f.pos, self.at
+        pos, at = self.f.pos, self.at
         for _ in range(rounds):
             moved = False
             for slots in self.slots:
                 if not len(slots):
                     continue
-                up_keys = pos[f.src[self.up.perm]] + f.fa[self.up.perm]
-                down_keys = pos[f.dst[self.down.perm]] + f.fb[self.down.perm]
                 a = at[slots]
                 b = at[slots + 1]
-                d = (self._delta(a, b, self.up, up_keys, self.up_w)
-                     + self._delta(a, b, self.down, down_keys, self.down_w))
+                d = (self._delta(a, b, self.up, self.up_ends)
+                     + self._delta(a, b, self.down, self.down_ends))
                 swap = d > 0
                 if swap.any():
                     moved = True
