@@ -15,8 +15,10 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from itertools import chain
 from typing import Any
+
+import numpy as np
 
 from onnxstudio.layout import coords
 from onnxstudio.layout.ordering import LayoutCancelled, Ports, order_layers, port_slots
@@ -27,17 +29,41 @@ __all__ = ["DagResult", "LayoutCancelled", "layout_dag"]
 Point = tuple[float, float]
 
 
-@dataclass
 class DagResult:
-    """Positions (top-left), per-edge routes in input edge order, and which were reversed."""
+    """Positions (top-left), per-edge routes in input edge order, and which were reversed.
 
-    x: list[float]
-    y: list[float]
-    width: float
-    height: float
-    routes: list[list[Point]]
-    reversed: list[bool]
-    rank: list[int]
+    The routes are kept packed (every point in one float64 array, ``ends`` where each
+    route stops): results stay in the memo for the whole session, and expanded dag100k's
+    510k route points as lists of tuples took 65 MB there; ``routes`` unpacks them."""
+
+    __slots__ = ("ends", "height", "points", "rank", "reversed", "width", "x", "y")
+
+    def __init__(self, x: list[float], y: list[float], width: float, height: float,
+                 routes: list[list[Point]], reversed: list[bool], rank: list[int]) -> None:
+        self.x = x
+        self.y = y
+        self.width = width
+        self.height = height
+        self.points = np.fromiter(chain.from_iterable(chain.from_iterable(routes)),
+                                  dtype=float).reshape(-1, 2)
+        self.ends = np.cumsum([len(r) for r in routes], dtype=np.intp)
+        self.reversed = reversed
+        self.rank = rank
+
+    @property
+    def routes(self) -> list[list[Point]]:
+        pts = list(zip(*self.points.T.tolist(), strict=True)) if len(self.points) else []
+        ends = self.ends.tolist()
+        return [pts[a:b] for a, b in zip([0, *ends], ends, strict=False)]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DagResult):
+            return NotImplemented
+        return (self.x, self.y, self.width, self.height, self.routes, self.reversed,
+                self.rank) == (other.x, other.y, other.width, other.height, other.routes,
+                               other.reversed, other.rank)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 _CACHE: OrderedDict[tuple[Any, ...], DagResult] = OrderedDict()
