@@ -173,3 +173,19 @@ def test_a_model_of_many_groups_is_laid_out_in_a_batch(
     frames = {f.id: f for f in layout.groups}
     ys = [frames[f"/g{g}"].y for g in range(batch.BATCH_MIN + 8)]
     assert ys == sorted(ys)
+
+
+def test_remembered_results_keep_their_routes_packed() -> None:
+    """The memo holds every result for the session: its routes are one float64 array
+    (16 bytes a point), not lists of tuples, and read back as the very same points."""
+    a = _unit(7)
+    res = layered.layout_dag(a.widths, a.heights, a.edges, weights=a.weights, top=a.top,
+                             bottom=a.bottom, src_off=a.src_off, dst_off=a.dst_off)
+    assert res.points.dtype == float and res.points.shape == (int(res.ends[-1]), 2)
+    assert not hasattr(res, "__dict__")  # nothing else to hold lists
+    routes = res.routes
+    assert [len(r) for r in routes] == [int(b - a) for a, b in
+                                        zip([0, *res.ends[:-1]], res.ends, strict=True)]
+    flat = [p for r in routes for p in r]
+    assert flat == [tuple(p) for p in res.points.tolist()]
+    assert all(len(r) >= 2 for (u, v), r in zip(a.edges, routes, strict=True) if u != v)
