@@ -104,11 +104,17 @@ def test_batched_units_are_valid_layouts() -> None:
 
 def test_a_unit_is_laid_out_alike_in_any_batch() -> None:
     """A unit's result depends on it alone, not on the units batched with it (the memo
-    hands one result to every identical unit)."""
-    units = [_unit(seed) for seed in range(2 * batch.BATCH_MIN)]
+    hands one result to every identical unit): not on their number, nor on a deeper
+    unit making the batch step through more layers."""
+    units = [_unit(seed, ports=seed % 2 == 0) for seed in range(2 * batch.BATCH_MIN)]
+    depth = max(layered.ranked(a.widths, a.edges, a.weights, a.top, a.bottom, a.src_off,
+                               a.dst_off)[0].nranks for a in units[10:batch.BATCH_MIN + 10])
+    n = depth + 6  # a chain a few layers deeper than any of them
+    deeper = DagInputs([50.0] * n, [20.0] * n, [(i, i + 1) for i in range(n - 1)],
+                       [1.0] * (n - 1), [], [], [None] * (n - 1), [None] * (n - 1))
     first = batch.layout_dags(units[:batch.BATCH_MIN + 10])
     layered._CACHE.clear()
-    second = batch.layout_dags(units[10:])
+    second = batch.layout_dags([*units[10:], deeper])
     assert first[10:] == second[:batch.BATCH_MIN]
 
 

@@ -22,25 +22,30 @@ def pava_segments(target: np.ndarray, weight: np.ndarray, seg: Ints) -> np.ndarr
     n = len(target)
     if n < 2:
         return target
-    starts = np.arange(n)
+    first = np.ones(n, dtype=bool)  # where a block starts
     wt = weight * target
     same = seg[1:] == seg[:-1]
     while True:
-        mean = np.add.reduceat(wt, starts) / np.add.reduceat(weight, starts)
+        block = np.cumsum(first) - 1
+        # bincount sums each block in order (reduceat's pairwise sums would make a
+        # unit's numbers depend on where its blocks sit in the batch)
+        mean = np.bincount(block, wt) / np.bincount(block, weight)
+        starts = np.flatnonzero(first)
         viol = mean[:-1] > mean[1:]
         viol &= same[starts[1:] - 1]
         if not viol.any():
-            break
-        starts = starts[np.concatenate(([True], ~viol))]
-    return np.repeat(mean, np.diff(np.append(starts, n)))
+            return mean[block]
+        first[starts[1:][viol]] = False
 
 
 class _Layer:
     """One layer index of every unit: its items left to right, links above and below."""
 
-    def __init__(self, f: Flat, items: Ints, index: Ints, up: Ints, down: Ints) -> None:
+    def __init__(self, f: Flat, items: Ints, index: Ints, up: Ints, down: Ints,
+                 last: np.ndarray) -> None:
         self.items = items
         self.unit = f.unit[items]
+        self.last = last[items]  # in its unit's last layer: no upward sweep moves it
         self.up = up
         self.up_to = index[f.dst[up]]
         self.down = down
@@ -74,12 +79,15 @@ def place_batch(f: Flat, pos: Ints, widths: np.ndarray, dummy: np.ndarray,
     index = np.empty(f.size, dtype=np.intp)
     layer_of = f.layer[order]
     src_layer = f.layer[f.src]
+    deepest = np.zeros(len(f.base) - 1, dtype=np.intp)
+    np.maximum.at(deepest, f.unit, f.layer)
+    last = f.layer == deepest[f.unit]
     layers: list[_Layer] = []
     for li in range(f.nlayers):
         items = order[layer_of == li]
         index[items] = np.arange(len(items))
         layers.append(_Layer(f, items, index, np.flatnonzero(src_layer == li - 1),
-                             np.flatnonzero(src_layer == li)))
+                             np.flatnonzero(src_layer == li), last))
     src_out = oport[f.src]  # where a link leaves its source, from its centre
     dst_in = iport[f.dst]
 
@@ -103,8 +111,13 @@ def place_batch(f: Flat, pos: Ints, widths: np.ndarray, dummy: np.ndarray,
         s = sep[lay.items]
         has = den > 0
         target = np.where(has, num / np.where(has, den, 1.0), x[lay.items]) - s
-        fit = pava_segments(target, np.where(has, den, 0.05), lay.unit)
-        x[lay.items] = fit + s
+        weight = np.where(has, den, 0.05)
+        if use_up:
+            x[lay.items] = pava_segments(target, weight, lay.unit) + s
+        else:  # coords sweeps up from each unit's last layer but one
+            keep = ~lay.last
+            x[lay.items[keep]] = pava_segments(target[keep], weight[keep],
+                                               lay.unit[keep]) + s[keep]
 
     for _ in range(SWEEPS):
         for lay in layers[1:]:
