@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import join_routes, make_edges, place_items, transpose
+from onnxstudio.layout.batch import layout_dags
 from onnxstudio.layout.edge_collect import EdgeCollector
-from onnxstudio.layout.layered import LayoutCancelled, layout_dag
+from onnxstudio.layout.layered import DagResult, LayoutCancelled
 from onnxstudio.layout.per_graph import PerGraph
 from onnxstudio.layout.scopes import CACHE_GROUP, ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import apply_side_moves, move_route_ends, side_moves
@@ -275,21 +276,29 @@ class _Builder(EdgeCollector):
 
     def layout_units(self, cancel: Callable[[], bool] | None,
                      progress: Callable[[float], None] | None) -> None:
-        order = sorted(self.units.values(), key=lambda u: -u.depth)
+        """Deepest units first; the units of one depth are independent of each other (a
+        unit needs only its sub-units' sizes and ports), so they are laid out together
+        (``batch.layout_dags``: many new ones at once as numpy steps)."""
+        by_depth: dict[int, list[Unit]] = {}
+        for unit in self.units.values():
+            by_depth.setdefault(unit.depth, []).append(unit)
         pad_l, pad_t = (FRAME_LABEL_PAD, FRAME_PAD) if self.swap else (FRAME_PAD, FRAME_LABEL_PAD)
-        for done, unit in enumerate(order):
+        done = 0
+        for depth in sorted(by_depth, reverse=True):
             if cancel is not None and cancel():
                 raise LayoutCancelled
-            self._layout_unit(unit, cancel, pad_l if unit.parent else 0.0,
-                              pad_t if unit.parent else 0.0)
-            if progress is not None and done % 16 == 0:
-                progress(done / max(1, len(order)))
+            group = by_depth[depth]
+            inputs = [unit_place.dag_inputs(unit, self.units, self.boxes) for unit in group]
+            results = layout_dags([a for _, _, a in inputs], cancel)
+            for unit, (keys, ports, _), res in zip(group, inputs, results, strict=True):
+                self._place_unit(unit, res, keys, ports, pad_l if unit.parent else 0.0,
+                                 pad_t if unit.parent else 0.0)
+            done += len(group)
+            if progress is not None:
+                progress(done / max(1, len(self.units)))
 
-    def _layout_unit(self, unit: Unit, cancel: Callable[[], bool] | None,
-                     pad_l: float, pad_t: float) -> None:
-        keys, ports, a = unit_place.dag_inputs(unit, self.units, self.boxes)
-        res = layout_dag(a.widths, a.heights, a.edges, weights=a.weights, top=a.top,
-                         bottom=a.bottom, src_off=a.src_off, dst_off=a.dst_off, cancel=cancel)
+    def _place_unit(self, unit: Unit, res: DagResult, keys: list[unit_place.Key],
+                    ports: unit_place.Ports, pad_l: float, pad_t: float) -> None:
         pad_r = FRAME_PAD if unit.parent else 0.0
         unit.width = res.width + pad_l + pad_r
         unit.height = res.height + pad_t + pad_r

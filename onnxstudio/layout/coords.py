@@ -145,7 +145,7 @@ class _Placer:
             x[v] = tx
 
 
-def _port_offsets(g: Dag, edges: Sequence[tuple[int, int]], half: list[float],
+def port_offsets(g: Dag, edges: Sequence[tuple[int, int]], half: list[float],
                   src_off: Sequence[float | None] | None,
                   dst_off: Sequence[float | None] | None) -> tuple[list[float], list[float]]:
     """Mean offset (from the centre) of each box's fixed exits and entries."""
@@ -169,7 +169,7 @@ def x_coords(g: Dag, layers: list[list[int]], edges: Sequence[tuple[int, int]],
              ) -> tuple[list[float], list[float], float]:
     """Centre x of every item (left edge at 0), half widths, and the layout's width."""
     half = [w / 2.0 for w in g.width]
-    oport, iport = _port_offsets(g, edges, half, src_off, dst_off)
+    oport, iport = port_offsets(g, edges, half, src_off, dst_off)
     placer = _Placer(g, layers, half, oport, iport, [0.0] * g.size, [],
                      not any(oport) and not any(iport))
     x = placer.x
@@ -191,12 +191,25 @@ def x_coords(g: Dag, layers: list[list[int]], edges: Sequence[tuple[int, int]],
             placer.place(li, False, True)
     for li in range(nranks):
         placer.place(li, True, True)
-    for li in range(1, nranks):
+    return snapped(placer)
+
+
+def snapped(placer: _Placer) -> tuple[list[float], list[float], float]:
+    """Chains snapped straight, then x shifted so the leftmost box starts at 0."""
+    for li in range(1, placer.g.nranks):
         placer.snap(li)
-    size = g.size
+    x, half = placer.x, placer.half
+    size = placer.g.size
     xmin = min(x[v] - half[v] for v in range(size))
     x = [xi - xmin for xi in x]
     return x, half, max(x[v] + half[v] for v in range(size))
+
+
+def snapped_x(g: Dag, layers: list[list[int]], x: list[float], oport: list[float],
+              iport: list[float]) -> tuple[list[float], list[float], float]:
+    """``snapped`` for x placed elsewhere (the batched engine, ``batch_place``)."""
+    half = [w / 2.0 for w in g.width]
+    return snapped(_Placer(g, layers, half, oport, iport, x, []))
 
 
 @dataclass

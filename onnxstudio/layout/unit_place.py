@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from onnxstudio.layout.layered import DagResult
 from onnxstudio.layout.types import Box, Point
 from onnxstudio.layout.units import Unit
@@ -111,13 +113,17 @@ def _offset(res: DagResult, keys: list[Key], pad_l: float, pad_t: float, height:
     if hit is not None:
         return hit[1], hit[2]
     pos = [(x + pad_l, y + pad_t) for x, y in zip(res.x, res.y, strict=True)]
-    routes: list[list[Point]] = []
-    for (a, b, _s), route in zip(keys, res.routes, strict=False):
-        pts = [(px + pad_l, py + pad_t) for px, py in route]
-        if a.startswith(IN) and pts:
-            pts[0] = (pts[0][0], 0.0)
-        if b.startswith(OUT) and pts:
-            pts[-1] = (pts[-1][0], height)
-        routes.append(pts)
+    pts = res.points + np.array([pad_l, pad_t])
+    ends = res.ends
+    starts = np.concatenate(([0], ends[:-1]))
+    solid = ends > starts  # routes with points (a self-loop has none)
+    into = np.fromiter((a.startswith(IN) for a, _b, _s in keys), dtype=bool, count=len(keys))
+    out_of = np.fromiter((b.startswith(OUT) for _a, b, _s in keys), dtype=bool,
+                         count=len(keys))
+    pts[starts[into & solid], 1] = 0.0  # from the top of the frame
+    pts[ends[out_of & solid] - 1, 1] = height  # to its bottom
+    flat = list(zip(*pts.T.tolist(), strict=True)) if len(pts) else []
+    bounds = ends.tolist()
+    routes = [flat[a:b] for a, b in zip([0, *bounds], bounds, strict=False)]
     memo[key] = (res, pos, routes)  # holds res: its id stays unique
     return pos, routes

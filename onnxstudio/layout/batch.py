@@ -1,0 +1,139 @@
+"""Lay out many independent units at once (the units of one depth of a compound layout).
+
+Each unit is ranked on its own (``layered.ranked``: plain Python, cheap), then the
+ordering (``batch_order``) and x placement (``batch_place``) of every unit run together
+as numpy steps whose count depends on the number of layers, not of items; snapping,
+y and routes are per unit again. Only for batches of at least ``BATCH_MIN`` units that
+the memo does not hold: smaller ones (every transformer, whose layers are laid out once
+and remembered) go through ``layered.layout_dag`` one by one, unchanged. A unit too wide
+for the batched crossing count (``ordering.PAIRS_MAX``) or for transpositions
+(``ordering.TRANSPOSE_MAX``) is laid out alone too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from onnxstudio.layout import coords, layered
+from onnxstudio.layout.batch_order import flatten, order_batch
+from onnxstudio.layout.batch_place import place_batch, unit_slices
+from onnxstudio.layout.layered import (
+    DagResult,
+    LayoutCancelled,
+    dag_key,
+    empty,
+    ranked,
+    remember,
+    remembered,
+    result,
+)
+from onnxstudio.layout.ordering import PAIRS_MAX, TRANSPOSE_MAX, Ports, initial_layers
+from onnxstudio.layout.ranking import Dag
+from onnxstudio.layout.unit_place import DagInputs
+
+BATCH_MIN = 64  # units to lay out at which one batch beats laying them out one by one
+# units per batch: a batch holds every unit's working state at once (all of expanded
+# dag100k's: 194 MB more peak than one by one, 33 MB); numpy steps cost per batch
+BATCH_MAX = 256
+
+__all__ = ["layout_dags"]
+
+
+def layout_dags(inputs: Sequence[DagInputs], cancel: Callable[[], bool] | None = None
+                ) -> list[DagResult]:
+    """``layout_dag`` of each input (memoised alike), batched when enough are new."""
+    keys = [dag_key(*a) for a in inputs]
+    found = [remembered(k) for k in keys]
+    todo: dict[tuple[object, ...], DagInputs] = {}
+    for k, a, hit in zip(keys, inputs, found, strict=True):
+        if hit is None:
+            todo.setdefault(k, a)
+    if len(todo) >= BATCH_MIN:
+        new = list(todo.values())
+        made = [res for i in range(0, len(new), BATCH_MAX)
+                for res in _batched(new[i:i + BATCH_MAX], cancel)]
+    else:
+        made = []
+        for a in todo.values():
+            if cancel is not None and cancel():
+                raise LayoutCancelled
+            made.append(_alone(a, cancel))
+    fresh = dict(zip(todo, made, strict=True))
+    for k, res in fresh.items():
+        remember(k, res)
+    return [hit if hit is not None else fresh[k] for k, hit in zip(keys, found, strict=True)]
+
+
+def _alone(a: DagInputs, cancel: Callable[[], bool] | None) -> DagResult:
+    return layered._layout_dag(a.widths, a.heights, a.edges, weights=a.weights, top=a.top,
+                       bottom=a.bottom, src_off=a.src_off, dst_off=a.dst_off, cancel=cancel)
+
+
+def _fits(g: Dag) -> bool:
+    """Whether the batched ordering takes this unit (as ``order_layers`` would transpose
+    it and count its crossings on all pairs of links at once)."""
+    if g.size > TRANSPOSE_MAX:
+        return False
+    per_layer = [0] * g.nranks
+    rank = g.rank
+    for v, links in enumerate(g.down):
+        per_layer[rank[v]] += len(links)
+    return sum(k * (k - 1) // 2 for k in per_layer) <= PAIRS_MAX
+
+
+def _batched(inputs: list[DagInputs], cancel: Callable[[], bool] | None) -> list[DagResult]:
+    out: list[DagResult | None] = [None] * len(inputs)
+    batch: list[int] = []
+    dags: list[Dag] = []
+    ports: list[Ports] = []
+    for i, a in enumerate(inputs):
+        if not a.widths:
+            out[i] = empty(len(a.edges))
+            continue
+        g, pt = ranked(a.widths, a.edges, a.weights, a.top, a.bottom, a.src_off, a.dst_off)
+        if _fits(g):
+            batch.append(i)
+            dags.append(g)
+            ports.append(pt)
+        else:
+            out[i] = _alone(a, cancel)
+    # the batch steps through as many layers as its deepest unit has: one far deeper
+    # than the rest (a long chain) is laid out alone
+    deep = 2 * sorted(g.nranks for g in dags)[len(dags) // 2] + 8 if dags else 0
+    for j in [j for j, g in enumerate(dags) if g.nranks > deep][::-1]:
+        out[batch[j]] = _alone(inputs[batch[j]], cancel)
+        del batch[j], dags[j], ports[j]
+    if batch:
+        for i, res in zip(batch, _engine(dags, ports, [inputs[i] for i in batch], cancel),
+                          strict=True):
+            out[i] = res
+    return [res for res in out if res is not None]
+
+
+def _engine(dags: list[Dag], ports: list[Ports], inputs: list[DagInputs],
+            cancel: Callable[[], bool] | None) -> list[DagResult]:
+    """Order and place every unit of the batch together, then finish each alone."""
+    f = flatten(dags, [initial_layers(g) for g in dags], ports)
+    pos = order_batch(f, cancel)
+    offsets = [coords.port_offsets(g, a.edges, [w / 2.0 for w in g.width], a.src_off,
+                                   a.dst_off) for g, a in zip(dags, inputs, strict=True)]
+    widths = np.array([w for g in dags for w in g.width])
+    dummy = np.array([d for g in dags for d in g.is_dummy], dtype=bool)
+    oport = np.array([o for op, _ in offsets for o in op])
+    iport = np.array([o for _, ip in offsets for o in ip])
+    x = unit_slices(f, place_batch(f, pos, widths, dummy, oport, iport))
+    order = f.order(pos)
+    local = (order - f.base[f.unit[order]]).tolist()
+    seg_start = f.seg_start.tolist()
+    seg_len = f.seg_len.tolist()
+    out = []
+    seg = 0
+    for g, a, xs, (op, ip) in zip(dags, inputs, x, offsets, strict=True):
+        layers = [local[seg_start[s]:seg_start[s] + seg_len[s]]
+                  for s in range(seg, seg + g.nranks)]
+        seg += g.nranks
+        xf, half, width = coords.snapped_x(g, layers, xs, op, ip)
+        out.append(result(g, xf, half, width, a.heights, a.edges, a.src_off, a.dst_off))
+    return out
