@@ -26,10 +26,15 @@ def rename(model: onnx.ModelProto, edit: Edit) -> dict[str, Any]:
         raise EditError(f"rename: 'kind' must be one of {', '.join(RENAME_KINDS)}")
     if kind == "node":
         index = nm.find_node(graph, old)
-        if any(n.name == new for n in graph.node):
+        if nm.has_node(graph, new):
             raise EditError(f"rename: a node named '{new}' already exists")
+        was = graph.node[index].name
+        # An unnamed node ("#3") has no name a rename could give back: undone by snapshot.
+        undo = {"op": "rename", "kind": "node", "from": new, "to": was} if was else (
+            _snapshot(graph))
         graph.node[index].name = new
-        return {"op": "rename", "kind": "node", "from": new, "to": old}
+        nm.node_renamed(graph, was, new, index)
+        return undo
     initializers = {t.name for t in graph.initializer}
     if kind == "input" and old not in {vi.name for vi in graph.input} - initializers:
         raise EditError(f"rename: '{old}' is not an input of the model")

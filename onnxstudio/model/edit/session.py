@@ -15,10 +15,16 @@ import onnx
 
 from onnxstudio.errors import EditError
 from onnxstudio.model.edit.check import CheckReport, check_edited
+from onnxstudio.model.edit.names import NodeIndex, indexed
 from onnxstudio.model.edit.ops import apply_edit, describe
 from onnxstudio.model.edit.save import SavedModel, save_edited
 from onnxstudio.model.edit.script import script_text
 from onnxstudio.model.load import read_model_proto
+
+# Edits that leave the node list as it was (a node rename keeps the index true itself).
+_NODES_KEPT = frozenset({"rename", "set_dim", "set_attribute", "set_metadata",
+                         "set_initializer", "add_output", "remove_output",
+                         "_restore_initializer"})
 
 
 @dataclass(frozen=True)
@@ -42,11 +48,23 @@ class EditSession:
         self._steps: list[Step] = []
         self._position = 0  # steps before it are applied
         self._saved_position = 0
+        self._nodes = NodeIndex(self.current.graph)
 
     @classmethod
     def open(cls, path: str | Path) -> EditSession:
+        """The file's session, its node index built here (a worker, in the window)."""
         proto, _external = read_model_proto(path)
-        return cls(proto, path)
+        session = cls(proto, path)
+        session._nodes.prepare()
+        return session
+
+    def _apply(self, edit: Mapping[str, Any]) -> dict[str, Any]:
+        with indexed(self._nodes):
+            try:
+                return apply_edit(self.current, edit)
+            finally:
+                if edit.get("op") not in _NODES_KEPT:
+                    self._nodes.drop()
 
     # ---------------------------------------------------------------- history
     @property
@@ -69,7 +87,7 @@ class EditSession:
     def apply(self, edit: Mapping[str, Any]) -> Step:
         """Apply ``edit`` (the redo tail is dropped); a refused edit changes nothing."""
         edit = dict(edit)
-        undo = apply_edit(self.current, edit)
+        undo = self._apply(edit)
         del self._steps[self._position:]
         if self._saved_position > self._position:
             self._saved_position = -1  # the saved state can no longer be reached
@@ -96,14 +114,14 @@ class EditSession:
             return None
         self._position -= 1
         step = self._steps[self._position]
-        apply_edit(self.current, step.undo)
+        self._apply(step.undo)
         return step
 
     def redo(self) -> Step | None:
         if self._position >= len(self._steps):
             return None
         step = self._steps[self._position]
-        step = Step(step.edit, apply_edit(self.current, step.edit))
+        step = Step(step.edit, self._apply(step.edit))
         self._steps[self._position] = step
         self._position += 1
         return step
