@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
 from onnxstudio.layout.layered import DagResult
 from onnxstudio.layout.types import Box, Point
 from onnxstudio.layout.units import Unit
@@ -113,17 +111,19 @@ def _offset(res: DagResult, keys: list[Key], pad_l: float, pad_t: float, height:
     if hit is not None:
         return hit[1], hit[2]
     pos = [(x + pad_l, y + pad_t) for x, y in zip(res.x, res.y, strict=True)]
-    pts = res.points + np.array([pad_l, pad_t])
-    ends = res.ends
-    starts = np.concatenate(([0], ends[:-1]))
-    solid = ends > starts  # routes with points (a self-loop has none)
-    into = np.fromiter((a.startswith(IN) for a, _b, _s in keys), dtype=bool, count=len(keys))
-    out_of = np.fromiter((b.startswith(OUT) for _a, b, _s in keys), dtype=bool,
-                         count=len(keys))
-    pts[starts[into & solid], 1] = 0.0  # from the top of the frame
-    pts[ends[out_of & solid] - 1, 1] = height  # to its bottom
-    flat = list(zip(*pts.T.tolist(), strict=True)) if len(pts) else []
-    bounds = ends.tolist()
-    routes = [flat[a:b] for a, b in zip([0, *bounds], bounds, strict=False)]
+    # Python, not numpy: a small numpy step per unit lets the GIL go and takes it back
+    # at once, which starved the window's thread of it for a whole depth of units
+    # (dag100k's Expand All froze the window 190-220 ms).
+    flat = res.points.tolist()
+    routes: list[list[Point]] = []
+    start = 0
+    for (a, b, _s), end in zip(keys, res.ends.tolist(), strict=False):
+        pts = [(px + pad_l, py + pad_t) for px, py in flat[start:end]]
+        start = end
+        if a.startswith(IN) and pts:
+            pts[0] = (pts[0][0], 0.0)  # from the top of the frame
+        if b.startswith(OUT) and pts:
+            pts[-1] = (pts[-1][0], height)  # to its bottom
+        routes.append(pts)
     memo[key] = (res, pos, routes)  # holds res: its id stays unique
     return pos, routes
