@@ -22,7 +22,7 @@ from pathlib import Path
 
 import onnx
 
-from onnxstudio.concurrency.child import CHECK_EDIT, Child
+from onnxstudio.concurrency.child import CHECK_EDIT, Child, below_window
 from onnxstudio.errors import EditError, describe_failure
 from onnxstudio.model.edit import CheckReport, check_edited
 from onnxstudio.runner.cancel import CancelToken
@@ -111,6 +111,7 @@ def child_main(argv: list[str]) -> int:
     from onnxstudio.model.inference import infer_shapes
     from onnxstudio.model.load import read_model_proto
 
+    below_window()
     job, path, out = Path(argv[0]), Path(argv[1]), Path(argv[2])
     try:
         edited = onnx.ModelProto()

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from onnxstudio.concurrency.child import OPTIMISE, Child
+from onnxstudio.concurrency.child import OPTIMISE, Child, below_window
 from onnxstudio.errors import Cancelled, RunError, describe_failure
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.session import SessionConfig
@@ -121,6 +121,7 @@ def _problem(out: str, err: str, code: int | None) -> str | None:
 
 def child_main(argv: list[str]) -> int:
     """Entry point of the child: write the optimised graph, print one JSON line."""
+    below_window()
     path, target = Path(argv[0]), Path(argv[1])
     try:
         _write(path, SessionConfig(argv[2], argv[3], int(argv[4])), target)
