@@ -95,3 +95,23 @@ def shown_view(qtbot: Any) -> Any:
     view.show()
     qtbot.waitExposed(view)
     return view
+
+
+@pytest.fixture
+def created(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every model counts as big (runs in a session host child); the onnxruntime
+    sessions this process creates."""
+    import onnxruntime
+
+    from onnxstudio.runner import session_host
+
+    made: list[Any] = []
+    real = onnxruntime.InferenceSession
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(session_host, "HOST_BYTES", 0)
+    monkeypatch.setattr(onnxruntime, "InferenceSession", counted)
+    return made

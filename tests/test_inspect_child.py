@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime
 import pytest
 
 from onnxstudio.errors import RunError
@@ -36,20 +35,6 @@ from tests.test_split import skip_mlp
 
 SAMPLE = resource("sample", "digits_cnn.onnx")
 
-
-@pytest.fixture
-def created(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every model counts as big; the onnxruntime sessions this process creates."""
-    made: list[Any] = []
-    real = onnxruntime.InferenceSession
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        made.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(session_host, "HOST_BYTES", 0)
-    monkeypatch.setattr(onnxruntime, "InferenceSession", counted)
-    return made
 
 
 def test_the_windows_compare_of_a_big_model_is_the_in_process_table_from_a_child(

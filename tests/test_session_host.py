@@ -12,7 +12,6 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import onnxruntime
 import pytest
 
 from onnxstudio.resources import resource
@@ -25,20 +24,6 @@ TIMEOUT = 60_000
 SAMPLE = resource("sample", "digits_cnn.onnx")
 DIGIT = resource("sample", "digit_7.png")
 
-
-@pytest.fixture
-def created(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every model counts as big; the onnxruntime sessions this process creates."""
-    made: list[Any] = []
-    real = onnxruntime.InferenceSession
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        made.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(session_host, "HOST_BYTES", 0)
-    monkeypatch.setattr(onnxruntime, "InferenceSession", counted)
-    return made
 
 
 @pytest.fixture(scope="module")
