@@ -1,7 +1,10 @@
 """Expand All shows the expanded graph as soon as it is laid out: the layout task
 prepares what the view shows (its routes, its edge labels), the tab swaps the drawing
-in, and a later task prepares the rest (every other label, the long curves) while the
-expanded view is already drawn; nothing on screen changes when that finishes."""
+in, and a later task prepares the rest (the long curves, each tensor's home tile)
+while the expanded view is already drawn; nothing on screen changes when that
+finishes. The other labels are placed as they are needed: the tiles around the view
+between paints, a tile scrolled to by the paint that shows it first, all by an export;
+each the same labels as an export of the whole drawing places."""
 
 from __future__ import annotations
 
@@ -9,10 +12,15 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from onnxstudio.render.edge_labels import TILE, _tile_key
+from PySide6.QtCore import QPointF
+
+from onnxstudio.render.edge_labels import TILE
+from onnxstudio.render.label_tiles import tile_key
 from onnxstudio.render.scene_painter import GraphPainter, lod
+from onnxstudio.render.theme import LIGHT
 from tests.builders import save
 from tests.conftest import opened_tab, shown_window
+from tests.render_support import RecordingSurface
 
 
 def test_expand_all_draws_the_view_before_the_rest_is_prepared(qtbot, tmp_path: Path,
@@ -46,7 +54,7 @@ def test_expand_all_draws_the_view_before_the_rest_is_prepared(qtbot, tmp_path: 
     assert first != collapsed
     painter = view.painter()
     qtbot.waitUntil(lambda: not tab.busy, timeout=120_000)
-    assert painter.labels.placement().complete
+    assert not painter.labels.placement().complete  # only what was needed
     assert view.painter() is painter
     view.viewport().repaint()
     assert view.viewport().grab().toImage() == first  # nothing redrawn otherwise
@@ -67,8 +75,62 @@ def _first_view(qtbot, tab, before, held: threading.Event):
     area = view.mapToScene(view.viewport().rect()).boundingRect()
     placement = painter.labels.placement()
     assert not placement.complete
-    shown = {_tile_key(int(x // TILE), int(y // TILE))
+    shown = {tile_key(int(x // TILE), int(y // TILE))
              for x in (area.left(), area.right()) for y in (area.top(), area.bottom())}
     assert shown <= placement.done
     assert len(placement.labels.edge) > 0
     return first
+
+
+def _labels_drawn(painter: GraphPainter, area: tuple[float, float, float, float]
+                  ) -> set[tuple[str, str, float, float]]:
+    """(edge item, text, x, baseline) of every edge label ``painter`` draws in ``area``."""
+    rec = RecordingSurface()
+    painter.paint(rec, area, 1.0)
+    out, item = set(), ("", "")
+    for name, args in rec.calls:
+        if name == "begin_item":
+            item = (args[0], args[1])
+        elif name == "text" and item[1] == "edge-label":
+            out.add((item[0], args[2], args[0], args[1]))
+    return out
+
+
+def _tile_at(x: float, y: float) -> int:
+    return tile_key(int(x // TILE), int(y // TILE))
+
+
+def test_expanded_labels_are_placed_around_the_view_and_where_it_goes(qtbot, tmp_path: Path
+                                                                       ) -> None:
+    """After Expand All only the labels near the view are placed; the tiles around it
+    are placed between paints without being shown, and a tile far away, never placed,
+    gets its labels when the view is scrolled there: the very labels an export places."""
+    from tests.benchmarks.ladder import dag
+
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, save(dag(12_000), tmp_path / "dag12k.onnx"))
+    view = tab.view
+    before = tab.layout_data
+    tab.expand_all()
+    qtbot.waitUntil(lambda: tab.layout_data is not before and not tab.busy, timeout=120_000)
+    view.reset_zoom()  # 1:1, edge labels shown
+    view.viewport().repaint()
+    painter, layout = view.painter(), tab.layout_data
+    placement = painter.labels.placement()
+    seen = view.visible_scene_rect()
+    below = (seen.center().x(), seen.bottom() + TILE / 2)  # within a view of it
+    qtbot.waitUntil(lambda: _tile_at(*below) in placement.done, timeout=10_000)
+
+    far = (layout.width / 2, layout.height * 0.6)  # dozens of tiles down
+    assert _tile_at(*far) not in placement.done and not placement.complete
+    view.centerOn(QPointF(*far))
+    view.viewport().repaint()
+    assert _tile_at(*far) in placement.done
+    r = view.visible_scene_rect()
+    area = (r.x(), r.y(), r.width(), r.height())
+    shown = _labels_drawn(painter, area)
+    assert len(shown) > 10
+    everything = GraphPainter(layout, LIGHT)
+    everything.labels.placed()  # every tile at once, as an export does
+    assert shown == _labels_drawn(everything, area)
+    assert not placement.complete

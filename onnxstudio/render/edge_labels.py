@@ -23,11 +23,20 @@ import numpy as np
 
 from onnxstudio.layout.types import Box, Layout
 from onnxstudio.render import text as tx
+from onnxstudio.render.anchors import polyline_anchors
 from onnxstudio.render.boxes import NAME_CAPTION_WIDTH
 from onnxstudio.render.drawing import Surface
 from onnxstudio.render.geometry import label_anchor
 from onnxstudio.render.hit_index import GROUP_LABEL_HEIGHT, GraphIndex, Rect
-from onnxstudio.render.label_tiles import UNKNOWN, PlacedLabels, Placement, RectGrid, Row, Tensors
+from onnxstudio.render.label_choice import first_free
+from onnxstudio.render.label_tiles import (
+    UNKNOWN,
+    PlacedLabels,
+    Placement,
+    Tensors,
+    tile_key,
+    tile_keys,
+)
 from onnxstudio.render.rect_join import covering, straddling
 from onnxstudio.render.theme import Theme
 
@@ -36,6 +45,7 @@ ARROW_CLEAR = 5.0  # a node's name above its box starts this far right of an arr
 LABEL_GAP = 8.0  # side by side, two labels keep this apart (4 px read as one long label)
 TILE = 2048.0  # the side of a tile; a viewport at a zoom showing labels meets 2-6
 CHUNK = 4096  # tensors placed at a time by ``place_all`` (a worker, between paints)
+FEW_BENT = 100  # fewer bent routes are walked one by one (a numpy walk's steps cost more)
 CAPTION_REACH = 400.0  # how far a node's name above its box reaches past the box
 
 
@@ -50,14 +60,17 @@ class EdgeLabels:
         self._placed: dict[bool, Placement] = {}  # by whether node names are shown
         self._tensors: Tensors | None = None
         self._caption_shifts: dict[str, float] | None = None
+        self._by_tile: tuple[np.ndarray, np.ndarray] | None = None  # see by_tile
         self._lock = threading.Lock()
 
     def paint(self, s: Surface, theme: Theme, rect: Rect | None, related: frozenset[int],
               names: bool = False) -> None:
-        placed = self.placed_in(rect, names).labels
+        placement = self.placed_in(rect, names)
         if rect is None:
+            placed = placement.labels
             chosen = np.arange(len(placed.edge))
         else:
+            placed = placement.within(tile_keys(rect, TILE))  # a label stays in its tile
             x, y, w, h = rect
             chosen = np.flatnonzero(
                 (placed.x1 >= x) & (placed.x0 <= x + w) & (placed.y1 >= y) & (placed.y0 <= y + h)
@@ -97,13 +110,10 @@ class EdgeLabels:
 
     def place_all(self, names: bool = False,
                   cancelled: Callable[[], bool] = lambda: False) -> None:
-        """Place the tiles not placed yet, ``CHUNK`` tensors at a time (a worker's task
-        after the first paint: a paint meanwhile places what it shows itself)."""
+        """Place the tiles not placed yet, ``CHUNK`` tensors at a time (an export, or a
+        worker: a paint meanwhile places what it shows itself)."""
         placement = self.placement(names)
-        t = self.tensors()
-        homes = self._homes(np.arange(len(t.first)))
-        order = np.argsort(homes, kind="stable")
-        keys = homes[order]
+        keys, order = self.by_tile()
         cut = 0
         while cut < len(order) and not cancelled():
             end = min(cut + CHUNK, len(order))
@@ -112,10 +122,21 @@ class EdgeLabels:
             todo = [k for k in np.unique(keys[cut:end]).tolist() if k not in placement.done]
             if todo:
                 chosen = order[cut:end][np.isin(keys[cut:end], todo)]
-                self._merge(placement, set(todo), *self._place(chosen, names))
+                self._merge(placement, set(todo), self._place(chosen, names))
             cut = end
         if not cancelled():
             placement.complete = True
+
+    def by_tile(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every tensor's home tile, sorted, and the tensors in that order: worked out
+        once (``GraphPainter.prepare_rest``, off the GUI thread), after which a tile a
+        paint places finds its tensors without a pass over every edge."""
+        table = self._by_tile
+        if table is None:
+            homes = self._homes(np.arange(len(self.tensors().first)))
+            order = np.argsort(homes, kind="stable")
+            table = self._by_tile = (homes[order], order)
+        return table
 
     def placed_in(self, rect: Rect | None, names: bool = False) -> Placement:
         """The placement with (at least) the tiles ``rect`` meets placed (None: all)."""
@@ -125,21 +146,45 @@ class EdgeLabels:
         if rect is None:
             self.place_all(names)
             return placement
-        x, y, w, h = rect
-        cols = range(int(x // TILE), int((x + w) // TILE) + 1)
-        rows = range(int(y // TILE), int((y + h) // TILE) + 1)
-        wanted = {_tile_key(c, r) for c in cols for r in rows} - placement.done
+        wanted = set(tile_keys(rect, TILE)) - placement.done
         if not wanted:
             return placement
-        area = (cols[0] * TILE, rows[0] * TILE, len(cols) * TILE, len(rows) * TILE)
-        t = self.tensors()
-        edges = self.index.edge_indices_in(area)
-        edges = edges[t.tensor[edges] >= 0]
-        tensors = t.tensor[edges[t.first[t.tensor[edges]] == edges]]  # homed near
-        homes = self._homes(tensors)
-        chosen = tensors[np.isin(homes, list(wanted))]
-        self._merge(placement, wanted, *self._place(chosen, names))
+        table = self._by_tile
+        if table is not None:
+            keys, order = table
+            ask = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
+            lo, hi = np.searchsorted(keys, ask, "left"), np.searchsorted(keys, ask, "right")
+            tensors = np.concatenate([order[a:b] for a, b in zip(lo.tolist(), hi.tolist(),
+                                                                 strict=True)])
+        else:  # the tensors whose first edge meets the tiles, homed in them
+            x, y, w, h = rect
+            x0, y0 = x // TILE * TILE, y // TILE * TILE
+            area = (x0, y0, ((x + w) // TILE + 1) * TILE - x0, ((y + h) // TILE + 1) * TILE - y0)
+            t = self.tensors()
+            edges = self.index.edge_indices_in(area)
+            edges = edges[t.tensor[edges] >= 0]
+            near = t.tensor[edges[t.first[t.tensor[edges]] == edges]]
+            tensors = near[np.isin(self._homes(near), list(wanted))]
+        self._merge(placement, wanted, self._place(tensors, names))
         return placement
+
+    def unplaced_near(self, rect: Rect, names: bool = False) -> Rect | None:
+        """A tile ``rect`` meets that is not placed yet, the one nearest its centre (the
+        canvas places it between paints, so a pan finds its labels ready)."""
+        placement = self.placement(names)
+        if placement.complete:
+            return None
+        x, y, w, h = rect
+        cx, cy = x + w / 2, y + h / 2
+        best: tuple[float, Rect] | None = None
+        for c in range(int(x // TILE), int((x + w) // TILE) + 1):
+            for r in range(int(y // TILE), int((y + h) // TILE) + 1):
+                if tile_key(c, r) in placement.done:
+                    continue
+                d = abs((c + 0.5) * TILE - cx) + abs((r + 0.5) * TILE - cy)
+                if best is None or d < best[0]:
+                    best = (d, (c * TILE + 1.0, r * TILE + 1.0, TILE - 2.0, TILE - 2.0))
+        return best[1] if best is not None else None
 
     def placement(self, names: bool = False) -> Placement:
         """The labels of that look placed so far (nothing is placed here)."""
@@ -149,18 +194,16 @@ class EdgeLabels:
                 placement = self._placed.setdefault(names, Placement())
         return placement
 
-    def _merge(self, placement: Placement, tiles: set[int], rows: list[Row],
-               homes: list[int]) -> None:
+    def _merge(self, placement: Placement, tiles: set[int], chosen: PlacedLabels) -> None:
         """Add the labels of ``tiles`` placed by one ``_place`` (those not added meanwhile
         by another thread: a tile's labels are the same whoever places them)."""
         with self._lock:
             new = tiles - placement.done
             if not new:
                 return
-            keep = [k for k, home in enumerate(homes) if home in new]
-            placement.labels = placement.labels.joined([rows[k] for k in keep],
-                                                       [homes[k] for k in keep])
-            placement.done = placement.done | new
+            if new != tiles:
+                chosen = chosen.only(np.isin(chosen.tile, list(new)))
+            placement.add(chosen, new)
 
     def tensors(self) -> Tensors:
         """Which tensor each edge carries, and each tensor's edges (one pass over the
@@ -181,54 +224,38 @@ class EdgeLabels:
             mx, my, _, _ = self._anchors(first, self._ends(first), 0.5)
             col = np.floor_divide(mx, TILE).astype(np.int64)
             row = np.floor_divide(my, TILE).astype(np.int64)
-            t.home[unknown] = (col << 32) + row + 2**31  # as _tile_key
+            t.home[unknown] = (col << 32) + row + 2**31  # as tile_key
             homes = t.home[tensors]
         return homes
 
-    def _place(self, tensors: np.ndarray, names: bool) -> tuple[list[Row], list[int]]:
+    def _place(self, tensors: np.ndarray, names: bool) -> PlacedLabels:
         """The labels of ``tensors`` (their tiles' every tensor), greedy in edge order:
         halfway first, then, for the tensors left without, further along; with each
         label's home tile."""
         t = self.tensors()
         edges = np.sort(t.edges_of(tensors))
-        shown: set[int] = set()
-        grid = RectGrid()
-        rows: list[Row] = []
-        homes: list[int] = []
-        self._greedy(edges, self.candidates(edges), names, shown, grid, rows, homes)
-        missing = edges[~np.isin(t.tensor[edges], list(shown))]
-        self._greedy(missing, self.candidates(missing, ALONG), names, shown, grid, rows,
-                     homes)
-        return rows, homes
+        first, rects = self._choose(edges, self.candidates(edges), names, np.zeros((0, 4)))
+        missing = edges[~np.isin(t.tensor[edges], t.tensor[first.edge])]
+        later, _ = self._choose(missing, self.candidates(missing, ALONG), names, rects)
+        return PlacedLabels.gathered([first, later])
 
-    def _greedy(self, edges: np.ndarray, tries: np.ndarray, names: bool, shown: set[int],
-                grid: RectGrid, rows: list[Row], homes: list[int]) -> None:
-        """Give each tensor of ``edges`` not ``shown`` yet the first of its edges' spots
-        (``tries``, ``candidates``) that is free: within its home tile, clear of boxes,
-        titles and frames (answered for every spot at once, rect_join) and of the labels
-        placed before (asked spot by spot)."""
+    def _choose(self, edges: np.ndarray, tries: np.ndarray, names: bool, before: np.ndarray
+                ) -> tuple[PlacedLabels, np.ndarray]:
+        """Give each tensor of ``edges`` the first of its edges' spots (``tries``,
+        ``candidates``) that is free: within its home tile, clear of boxes, titles and
+        frames (rect_join) and of the labels placed before it, in this call or
+        ``before`` (label_choice, for all spots at once); and their backdrops."""
         t = self.tensors()
         per = tries.shape[1]
-        at = _label_rects(tries.reshape(-1, 4))
-        spots, texts = at.tolist(), tries.reshape(-1, 4)[:, :2].tolist()
-        per_edge = t.home[t.tensor[edges]]
-        blocked = self._blocked(at, np.repeat(per_edge, per), names).tolist()
-        hits, add = grid.hits, grid.add
-        for k, (i, key, home) in enumerate(zip(edges.tolist(), t.tensor[edges].tolist(),
-                                               per_edge.tolist(), strict=True)):
-            if key in shown:
-                continue
-            for j in range(k * per, k * per + per):
-                rect = spots[j]
-                if blocked[j] or hits(_spaced(rect)):
-                    continue
-                add(rect)
-                shown.add(key)
-                rx, ry, rw, rh = rect
-                x, base = texts[j]
-                rows.append((i, x, base, rx, ry, rx + rw, ry + rh))
-                homes.append(home)
-                break
+        flat = tries.reshape(-1, 4)
+        at = _label_rects(flat)
+        homes = t.home[t.tensor[edges]]
+        free = ~self._blocked(at, np.repeat(homes, per), names)
+        taken = first_free(at, free, np.repeat(t.tensor[edges], per), before, LABEL_GAP)
+        spot, x0, y0 = at[taken], at[taken, 0], at[taken, 1]
+        values = np.stack((flat[taken, 0], flat[taken, 1], x0, y0, x0 + spot[:, 2],
+                           y0 + spot[:, 3]), axis=1)
+        return PlacedLabels(edges[taken // per], values, homes[taken // per]), spot
 
     def caption_shifts(self) -> dict[str, float]:
         """Per node box whose top an arrow enters where its name would be written above
@@ -322,8 +349,19 @@ class EdgeLabels:
         (ax, ay), (bx, by) = points[:, 0:2].T, points[:, 2:4].T
         mx, my = ax + (bx - ax) * share, ay + (by - ay) * share
         dx, dy = bx - ax, by - ay  # its sign and ratio are what matter
-        for j in np.flatnonzero(~straight).tolist():
-            e = self.layout.edges[int(edges[j])]
+        bent = np.flatnonzero(~straight)
+        if not len(bent):
+            return mx, my, dx, dy
+        layout_edges = self.layout.edges
+        routed = np.fromiter((layout_edges[i].point_count > 0 for i in edges[bent].tolist()),
+                             dtype=bool, count=len(bent))
+        chosen = bent[routed]
+        if len(chosen) >= FEW_BENT:  # all at once, the same numbers as label_anchor's
+            mx[chosen], my[chosen], dx[chosen], dy[chosen] = polyline_anchors(
+                [layout_edges[i].packed for i in edges[chosen].tolist()], share)
+            bent = bent[~routed]
+        for j in bent.tolist():  # a few (a tile's), or without a route (centre to centre)
+            e = layout_edges[int(edges[j])]
             (mx[j], my[j]), (dx[j], dy[j]) = label_anchor(
                 e.points or self.index.centre_line(e), share)
         return mx, my, dx, dy
@@ -331,16 +369,7 @@ class EdgeLabels:
     def _ends(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per edge: its two ends (ax, ay, bx, by) when its route is one straight segment
         of some length, and whether it is."""
-        layout_edges = self.layout.edges
-        two = np.fromiter((layout_edges[i].point_count == 2 for i in edges.tolist()),
-                          dtype=bool, count=len(edges))
-        ends = np.zeros((len(edges), 4))
-        chosen = np.flatnonzero(two)
-        if len(chosen):
-            blob = b"".join(layout_edges[i].packed for i in edges[chosen].tolist())
-            ends[chosen] = np.frombuffer(blob, dtype=np.float64).reshape(-1, 4)
-        two &= (np.abs(ends[:, 2] - ends[:, 0]) > 1e-6) | (np.abs(ends[:, 3] - ends[:, 1]) > 1e-6)
-        return ends, two
+        return self.index.straight_ends(edges)
 
 
 def caption_width(b: Box) -> float:
@@ -356,17 +385,6 @@ def name_caption(b: Box, shift: float = 0.0) -> Rect:
     height = font.size * (tx.ASCENT + tx.DESCENT)
     return (b.x + shift, b.y - 3.0 - font.size * tx.ASCENT - 1.0, caption_width(b) + 2.0,
             height + 1.0)
-
-
-def _tile_key(col: int, row: int) -> int:
-    """One number per tile (``_blocked`` takes it apart again)."""
-    return (col << 32) + row + 2**31
-
-
-def _spaced(rect: Rect) -> Rect:
-    """``rect`` with ``LABEL_GAP`` added at each side: where no earlier label may be."""
-    x, y, w, h = rect
-    return (x - LABEL_GAP, y, w + 2 * LABEL_GAP, h)
 
 
 def _label_rects(candidates: np.ndarray) -> np.ndarray:

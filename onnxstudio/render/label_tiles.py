@@ -1,16 +1,13 @@
 """The bookkeeping of edge-label placement (render/edge_labels.py): which tensor each
-edge carries and its home tile, the labels placed so far as flat arrays, and the grid
-that answers "does this spot overlap a label placed before"."""
+edge carries and its home tile, and the labels placed so far as flat arrays."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from onnxstudio.layout.types import Layout
-from onnxstudio.render.hit_index import Rect
 
 UNKNOWN = np.iinfo(np.int64).min  # a tensor's home tile not worked out yet
-Row = tuple[int, float, float, float, float, float, float]  # edge, x, baseline, x0, y0, x1, y1
 
 
 class Tensors:
@@ -39,66 +36,77 @@ class Tensors:
 
 class PlacedLabels:
     """Decided label positions as flat arrays in edge order, for culling with one numpy
-    mask; ``tile``: each label's home tile."""
+    mask: per label its edge, (text x, baseline, x0, y0, x1, y1) and its home tile."""
 
-    def __init__(self, rows: list[Row], tiles: list[int]) -> None:
-        a = np.array(rows, dtype=np.float64).reshape(-1, 7)
-        self._set(a[:, 0].astype(np.int64), a[:, 1:], np.array(tiles, dtype=np.int64))
-
-    def _set(self, edge: np.ndarray, values: np.ndarray, tile: np.ndarray) -> None:
+    def __init__(self, edge: np.ndarray, values: np.ndarray, tile: np.ndarray) -> None:
         self.edge, self.values, self.tile = edge, values, tile
         self.text_x, self.base = values[:, 0], values[:, 1]
         self.x0, self.y0, self.x1, self.y1 = values[:, 2], values[:, 3], values[:, 4], values[:, 5]
 
-    def joined(self, rows: list[Row], tiles: list[int]) -> PlacedLabels:
-        """These labels and ``rows``, a new object (a paint may be reading this one)."""
-        more = PlacedLabels(rows, tiles)
-        edge = np.concatenate((self.edge, more.edge))
+    @classmethod
+    def gathered(cls, parts: list[PlacedLabels]) -> PlacedLabels:
+        """The labels of ``parts`` in one set, in edge order."""
+        if len(parts) == 1:
+            return parts[0]
+        if not parts:
+            return cls(np.zeros(0, dtype=np.int64), np.zeros((0, 6)), np.zeros(0, dtype=np.int64))
+        edge = np.concatenate([p.edge for p in parts])
         order = np.argsort(edge, kind="stable")
-        out = PlacedLabels([], [])
-        out._set(edge[order], np.concatenate((self.values, more.values))[order],
-                 np.concatenate((self.tile, more.tile))[order])
-        return out
+        return cls(edge[order], np.concatenate([p.values for p in parts])[order],
+                   np.concatenate([p.tile for p in parts])[order])
+
+    def only(self, mask: np.ndarray) -> PlacedLabels:
+        """The labels ``mask`` keeps."""
+        return PlacedLabels(self.edge[mask], self.values[mask], self.tile[mask])
+
+    def by_tile(self) -> dict[int, PlacedLabels]:
+        """These labels split by home tile (each part in edge order)."""
+        order = np.argsort(self.tile, kind="stable")
+        keys = self.tile[order]
+        cuts = (np.flatnonzero(keys[1:] != keys[:-1]) + 1).tolist()
+        return {int(keys[a]): PlacedLabels(self.edge[part], self.values[part], keys[a:b])
+                for a, b in zip([0, *cuts], [*cuts, len(keys)], strict=True)
+                for part in (order[a:b],) if b > a}
 
 
 class Placement:
-    """The labels of one look (node names shown or not) placed so far, and their tiles."""
+    """The labels of one look (node names shown or not) placed so far, by home tile
+    (a paint gathers the few tiles it shows, not every label placed: those grow with
+    every tile scrolled to). ``done``: the tiles placed, with or without labels.
+    Replaced, not changed, when a tile is added: a paint may be reading them."""
 
     def __init__(self) -> None:
-        self.labels = PlacedLabels([], [])
-        self.done: set[int] = set()
+        self.tiles: dict[int, PlacedLabels] = {}
+        self.done: frozenset[int] = frozenset()
         self.complete = False
+        self._whole: tuple[dict[int, PlacedLabels], PlacedLabels] | None = None
+
+    def add(self, labels: PlacedLabels, tiles: set[int]) -> None:
+        """The labels of ``tiles`` (placed together; the caller holds the lock)."""
+        self.tiles = {**self.tiles, **labels.by_tile()}
+        self.done = self.done | tiles
+
+    @property
+    def labels(self) -> PlacedLabels:
+        """Every label placed so far, in edge order."""
+        tiles, whole = self.tiles, self._whole
+        if whole is None or whole[0] is not tiles:
+            whole = self._whole = (tiles, PlacedLabels.gathered(list(tiles.values())))
+        return whole[1]
+
+    def within(self, keys: list[int]) -> PlacedLabels:
+        """The labels of the tiles ``keys``, in edge order."""
+        tiles = self.tiles
+        return PlacedLabels.gathered([part for k in keys if (part := tiles.get(k)) is not None])
 
 
-class RectGrid:
-    """The labels placed so far, bucketed in a coarse grid: fast "does this spot overlap
-    one". A query walks the cells the spot covers and stops at the first answer."""
+def tile_keys(rect: tuple[float, float, float, float], tile: float) -> list[int]:
+    """The tiles (side ``tile``) ``rect`` meets, as keys (``tile_key``)."""
+    x, y, w, h = rect
+    return [tile_key(c, r) for c in range(int(x // tile), int((x + w) // tile) + 1)
+            for r in range(int(y // tile), int((y + h) // tile) + 1)]
 
-    CELL = 128.0  # a label spans 1-2 cells
 
-    def __init__(self) -> None:
-        self.cells: dict[tuple[int, int], list[Rect]] = {}
-
-    def add(self, r: Rect) -> None:
-        """File ``r`` under every cell it covers."""
-        x, y, w, h = r
-        c, cells = self.CELL, self.cells
-        for i in range(int(x // c), int((x + w) // c) + 1):
-            for j in range(int(y // c), int((y + h) // c) + 1):
-                cell = cells.get((i, j))
-                if cell is None:
-                    cells[(i, j)] = [r]
-                else:
-                    cell.append(r)
-
-    def hits(self, r: Rect) -> bool:
-        """Whether ``r`` overlaps a rectangle filed under the cells it covers."""
-        x, y, w, h = r
-        x1, y1 = x + w, y + h
-        c, cells = self.CELL, self.cells
-        for i in range(int(x // c), int(x1 // c) + 1):
-            for j in range(int(y // c), int(y1 // c) + 1):
-                for ox, oy, ow, oh in cells.get((i, j), ()):
-                    if x < ox + ow and ox < x1 and y < oy + oh and oy < y1:
-                        return True
-        return False
+def tile_key(col: int, row: int) -> int:
+    """One number per tile (``EdgeLabels._blocked`` takes it apart again)."""
+    return (col << 32) + row + 2**31

@@ -133,6 +133,11 @@ class QtSurface(Surface):
         self._arrows: dict[int, tuple[Sequence[Point], QPolygonF]] = {}
         self.bind(painter)
 
+    def add_paths(self, paths: Paths) -> None:
+        """More long routes' paths built ahead (``prebuilt_paths``, by a later task)."""
+        room = MAX_CACHED_PATHS - len(self._paths)
+        self._paths.update(list(paths.items())[:max(0, room)])
+
     def bind(self, painter: QPainter) -> None:
         """Draw on another (active) painter, keeping the pen and brush caches."""
         self.p = painter

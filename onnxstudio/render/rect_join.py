@@ -16,11 +16,11 @@ CELL = 128.0
 
 def covering(spots: np.ndarray, boxes: np.ndarray) -> np.ndarray:
     """Per spot: whether some box overlaps it (strictly: touching is not overlapping)."""
-    a, b = _pairs(spots, boxes)
+    a, b = pairs(spots, boxes)
     s, o = spots[a], boxes[b]
     hit = ((s[:, 0] < o[:, 0] + o[:, 2]) & (o[:, 0] < s[:, 0] + s[:, 2])
            & (s[:, 1] < o[:, 1] + o[:, 3]) & (o[:, 1] < s[:, 1] + s[:, 3]))
-    return _any_per(a[hit], len(spots))
+    return any_per(a[hit], len(spots))
 
 
 def straddling(spots: np.ndarray, frames: np.ndarray) -> np.ndarray:
@@ -30,16 +30,16 @@ def straddling(spots: np.ndarray, frames: np.ndarray) -> np.ndarray:
     zero = np.zeros_like(x)
     outline = np.concatenate([np.stack(side, axis=1) for side in (
         (x, y, w, zero), (x, y + h, w, zero), (x, y, zero, h), (x + w, y, zero, h))])
-    a, b = _pairs(spots, outline)
+    a, b = pairs(spots, outline)
     s, f = spots[a], frames[b % max(1, len(frames))]  # outline rows: four per frame
     sx1, sy1 = s[:, 0] + s[:, 2], s[:, 1] + s[:, 3]
     fx1, fy1 = f[:, 0] + f[:, 2], f[:, 1] + f[:, 3]
     overlaps = (s[:, 0] < fx1) & (f[:, 0] < sx1) & (s[:, 1] < fy1) & (f[:, 1] < sy1)
     inside = (f[:, 0] <= s[:, 0]) & (sx1 <= fx1) & (f[:, 1] <= s[:, 1]) & (sy1 <= fy1)
-    return _any_per(a[overlaps & ~inside], len(spots))
+    return any_per(a[overlaps & ~inside], len(spots))
 
 
-def _any_per(rows: np.ndarray, count: int) -> np.ndarray:
+def any_per(rows: np.ndarray, count: int) -> np.ndarray:
     out = np.zeros(count, dtype=bool)
     out[rows] = True
     return out
@@ -60,7 +60,7 @@ def _cells(rects: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (cx << 32) + cy, rows  # cells stay within ±2**31 for any drawable layout
 
 
-def _pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row pairs (i in a, j in b) that share a grid cell (a pair may repeat)."""
     if not len(a) or not len(b):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)

@@ -125,15 +125,17 @@ class GraphPainter:
         return self
 
     def prepare_rest(self, cancelled: Callable[[], bool] = lambda: False) -> None:
-        """The rest, for a task after the first paint: every edge label placed (7 s on
-        expanded dag100k, 0.15 on BERT-96) and the curves of long routes (a skip
+        """The rest, for a task after the first paint: the curves of long routes (a skip
         connection bends at every layer it passes; the hundred such edges of BERT-96's
-        first view took 100 ms to smooth). A paint meanwhile places what it shows."""
+        first view took 100 ms to smooth) and every tensor's home tile (``by_tile``).
+        Not every edge label (1.5-2 s of expanded dag100k): a paint places the tiles it
+        shows (a few ms each), the canvas those around the view between paints, an
+        export all of them."""
         for i, edge in enumerate(self.layout.edges):
             if edge.point_count >= LONG_ROUTE_POINTS:
                 self.drawn(i)
         if not cancelled():
-            self.labels.place_all(cancelled=cancelled)
+            self.labels.by_tile()
 
     def focus_area(self, focus: Focus) -> Rect | None:
         """The area of this layout ``focus`` names (None when its box is not here)."""

@@ -116,12 +116,16 @@ def first_area(painter: GraphPainter, focus: Focus | None,
     return (cx - w / scale / 2, cy - h / scale / 2, w / scale, h / scale)
 
 
-def finish(drawing: Drawing, context: TaskContext) -> Drawing:
-    """The rest of ``drawing``'s preparation, once it is shown (every edge label, the
-    long routes' curves; see ``GraphPainter.prepare_rest``)."""
-    drawing.painter.prepare_rest(context.cancelled)
+def finish(drawing: Drawing, context: TaskContext) -> tuple[Drawing, Paths]:
+    """The rest of ``drawing``'s preparation, once it is shown (the long routes' curves,
+    each tensor's home tile; see ``GraphPainter.prepare_rest``), and the QPainterPaths
+    of the long routes it smoothed, for the view (built here, off the GUI thread)."""
+    painter = drawing.painter
+    painter.prepare_rest(context.cancelled)
     context.check()
-    return drawing
+    known = drawing.paths
+    return drawing, prebuilt_paths([route for route in painter.prepared_routes()
+                                    if id(route[1]) not in known])
 
 
 def relabel(drawing: Drawing, model: Model, theme: Theme,

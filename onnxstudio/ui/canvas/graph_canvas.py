@@ -33,6 +33,7 @@ from onnxstudio.render.theme import LIGHT, Theme
 from onnxstudio.ui.canvas.band_select import RubberBand
 from onnxstudio.ui.canvas.far_view import FarView
 from onnxstudio.ui.canvas.minimap import Minimap
+from onnxstudio.ui.canvas.near_labels import NearLabels
 from onnxstudio.ui.canvas.overlay_legend import OverlayLegend
 from onnxstudio.ui.canvas.screen_surface import STAMP_MIN_BOXES, ScreenSurface
 
@@ -80,7 +81,6 @@ class GraphCanvas(QGraphicsView):
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._clear_flash)
-
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
@@ -101,6 +101,8 @@ class GraphCanvas(QGraphicsView):
         self.legend.closed.connect(self.overlayClosed)
         self.far = FarView(self, self.painter, self.overlay, self._min_scale)
         self.far.arrived.connect(self.viewport().update)
+        self.near_labels = NearLabels(self, self.painter, self._state, self.visible_scene_rect,
+                                      self.current_scale)
         # False when the owner shows the overlay's key itself (a diff tab's two narrow
         # canvases share one key in its header)
         self.show_legend = True
@@ -170,6 +172,16 @@ class GraphCanvas(QGraphicsView):
         self._on_view_changed()
         if selection_changed:
             self.selectionChanged.emit(list(self._selected))
+
+    def add_paths(self, painter: GraphPainter, paths: Paths) -> None:
+        """QPainterPaths built off the GUI thread for ``painter``'s long routes (the
+        finisher smooths those not shown first), for the paints to come."""
+        if painter is not self._graph:
+            return
+        if self._surface is not None:
+            self._surface.add_paths(paths)
+        else:
+            self._paths = {**(self._paths or {}), **paths}
 
     def set_theme(self, theme: Theme) -> None:
         self._theme = theme
@@ -433,4 +445,4 @@ class GraphCanvas(QGraphicsView):
         self._graph.paint(
             self._surface, (rect.x(), rect.y(), rect.width(), rect.height()), scale, self._state
         )
-
+        self.near_labels.painted(scale)

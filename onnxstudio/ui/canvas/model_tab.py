@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from onnxstudio.model import Model
 from onnxstudio.model.index import node_by_id
 from onnxstudio.model.open import PendingShapes, open_model
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
+from onnxstudio.render.qt_surface import Paths
 from onnxstudio.render.theme import theme_named
 from onnxstudio.ui.canvas.drawing import (
     Drawing,
@@ -93,34 +95,30 @@ class ModelTab(QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self._stack)
 
-        self._opener = TaskRunner(self)
-        self._opener.progress.connect(self._on_progress)
-        self._opener.finished.connect(self._on_opened)
-        self._opener.failed.connect(self._on_failed)
-        self._opener.busyChanged.connect(self._on_busy)
-        self._layouter = TaskRunner(self)
-        self._layouter.progress.connect(self.progress)
-        self._layouter.finished.connect(self._on_laid_out)
-        self._layouter.failed.connect(self._on_failed)
-        self._layouter.busyChanged.connect(self._on_busy)
-        self._shaper = TaskRunner(self)
-        self._shaper.progress.connect(self.progress)
-        self._shaper.finished.connect(self._on_shapes)
-        self._shaper.failed.connect(self._on_failed)
-        self._shaper.busyChanged.connect(self._on_busy)
-        # the rest of a shown drawing's preparation (edge labels and curves outside the
-        # first view): the expanded dag100k is drawn seconds sooner than with it all
-        self._finisher = TaskRunner(self)
-        self._finisher.busyChanged.connect(self._on_busy)
-        self._viewer = TaskRunner(self)  # the panels' views, once the graph is painted
-        self._viewer.finished.connect(self._land)
-        self._viewer.failed.connect(self._on_views_failed)
-        self._viewer.busyChanged.connect(self._on_busy)
+        self._opener = self._runner(self._on_opened, self._on_failed, self._on_progress)
+        self._layouter = self._runner(self._on_laid_out, self._on_failed, self.progress.emit)
+        self._shaper = self._runner(self._on_shapes, self._on_failed, self.progress.emit)
+        # the rest of a shown drawing's preparation (long curves, labels' tiles): the
+        # expanded dag100k is drawn seconds sooner than with it all
+        self._finisher = self._runner(self._on_finished)
+        self._viewer = self._runner(self._land, self._on_views_failed)  # the panels' views
         self._pending_shapes: PendingShapes | None = None
         self._waiting: Opened | None = None  # drawn, landing next turn (_take_first_paint)
         self._landing = False  # shown, the panels and shape inference a turn away
         self.view.minimap.defer_while = lambda: self._landing
         self.view.far.defer_while = lambda: self._landing
+
+    def _runner(self, finished: Callable[[Any], None],
+                failed: Callable[[str], None] | None = None,
+                progress: Callable[[str, float], None] | None = None) -> TaskRunner:
+        runner = TaskRunner(self)
+        runner.finished.connect(finished)
+        runner.busyChanged.connect(self._on_busy)
+        if failed is not None:
+            runner.failed.connect(failed)
+        if progress is not None:
+            runner.progress.connect(progress)
+        return runner
 
     # -- opening --------------------------------------------------------------------
     def start(self, model: Model | None = None) -> None:
@@ -363,6 +361,11 @@ class ModelTab(QWidget):
         self.layoutChanged.emit(drawing.layout)
         if finish_later:
             self._finisher.start(lambda context: finish(drawing, context), quiet_gc=True)
+
+    def _on_finished(self, finished: tuple[Drawing, Paths]) -> None:
+        """The long routes' paths the finisher built, for the view's next paints."""
+        drawing, paths = finished
+        self.view.add_paths(drawing.painter, paths)  # unless another is shown by now
 
     def set_overlay(self, data: OverlayData | None, overlay: Overlay | None = None,
                     overview: QImage | None = None) -> None:
