@@ -127,7 +127,8 @@ class GraphPainter:
     def prepare_rest(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         """The rest, for a task after the first paint: the curves of long routes (a skip
         connection bends at every layer it passes; the hundred such edges of BERT-96's
-        first view took 100 ms to smooth) and every tensor's home tile (``by_tile``).
+        first view took 100 ms to smooth), every tensor's home tile (``by_tile``) and each
+        box's edges (``GraphIndex.adjacency``).
         Not every edge label (1.5-2 s of expanded dag100k): a paint places the tiles it
         shows (a few ms each), the canvas those around the view between paints, an
         export all of them."""
@@ -136,6 +137,7 @@ class GraphPainter:
                 self.drawn(i)
         if not cancelled():
             self.labels.by_tile()
+            self.index.adjacency()  # what hovering and selecting ask
 
     def focus_area(self, focus: Focus) -> Rect | None:
         """The area of this layout ``focus`` names (None when its box is not here)."""

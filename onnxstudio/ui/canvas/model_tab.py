@@ -223,6 +223,7 @@ class ModelTab(QWidget):
     @staticmethod
     def _views(opened: Opened) -> Opened:
         prepare_views(opened.model)
+        opened.drawing.painter.index.adjacency()  # what a hover asks, as a finisher does
         return opened
 
     def _land(self, opened: Opened) -> None:
