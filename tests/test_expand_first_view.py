@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from PySide6.QtCore import QPointF
 
 from onnxstudio.render.edge_labels import TILE
@@ -134,3 +135,34 @@ def test_expanded_labels_are_placed_around_the_view_and_where_it_goes(qtbot, tmp
     everything.labels.placed()  # every tile at once, as an export does
     assert shown == _labels_drawn(everything, area)
     assert not placement.complete
+
+
+def test_long_routes_smoothed_after_the_first_paint_come_with_their_paths(
+        qtbot, tmp_path: Path, monkeypatch) -> None:
+    """The finisher smooths the long routes outside the first view and builds their
+    QPainterPaths off the GUI thread: a paint that shows them builds none itself (the
+    GUI thread built them in paint before)."""
+    from onnxstudio.render import qt_surface
+    from onnxstudio.render.scene_painter import LONG_ROUTE_POINTS
+    from tests.benchmarks.ladder import bert
+
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, save(bert(48), tmp_path / "bert48.onnx"))
+    view = tab.view
+    before = tab.layout_data
+    tab.expand_all()
+    qtbot.waitUntil(lambda: tab.layout_data is not before and not tab.busy, timeout=120_000)
+    layout = tab.layout_data
+    view.reset_zoom()
+    long = [k for k, e in enumerate(layout.edges) if e.point_count >= LONG_ROUTE_POINTS]
+    assert len(long) > 20
+    built: list[int] = []  # the routes whose path a paint built, by identity
+    real = qt_surface.qpath
+    monkeypatch.setattr(qt_surface, "qpath", lambda start, segs: built.append(id(segs))
+                        or real(start, segs))
+    painter = view.painter()
+    for y in np.linspace(0.0, layout.height, 12):  # down the whole drawing, at 1:1
+        view.centerOn(QPointF(layout.width / 2, float(y)))
+        view.viewport().repaint()
+    smoothed = {id(painter.drawn(k)[1]) for k in long}
+    assert len(smoothed) == len(long) and not smoothed & set(built)
