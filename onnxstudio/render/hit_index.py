@@ -65,6 +65,12 @@ class GraphIndex:
         self.by0 = coords[:, 1]
         self.bx1 = coords[:, 0] + coords[:, 2]
         self.by1 = coords[:, 1] + coords[:, 3]
+        # the boxes by their top, for box_indices_in to look at a band of them only (a
+        # mask over expanded dag100k's 100k boxes was 0.6 ms a query, a paint or a tile
+        # of edge labels); the tallest box says how far above the band a box may start
+        self._by_top = np.argsort(self.by0, kind="stable")
+        self._tops = self.by0[self._by_top]
+        self._tallest = float(coords[:, 3].max()) + 1.0 if len(boxes) else 0.0
 
         groups = layout.groups
         g = _floats(((f.x, f.y, f.width, f.height, f.depth) for f in groups), 5 * len(groups))
@@ -216,8 +222,11 @@ class GraphIndex:
         if rect is None:
             return np.arange(len(self.ids))
         x, y, w, h = rect
-        mask = (self.bx1 >= x) & (self.bx0 <= x + w) & (self.by1 >= y) & (self.by0 <= y + h)
-        return np.flatnonzero(mask)
+        band = self._by_top[np.searchsorted(self._tops, y - self._tallest, "left"):
+                            np.searchsorted(self._tops, y + h, "right")]
+        mask = ((self.bx1[band] >= x) & (self.bx0[band] <= x + w) & (self.by1[band] >= y)
+                & (self.by0[band] <= y + h))
+        return np.sort(band[mask])
 
     def boxes_in(self, rect: Rect | None) -> list[str]:
         return [self.ids[i] for i in self.box_indices_in(rect)]
