@@ -110,9 +110,10 @@ class GraphIndex:
         routes = [e.packed if e.point_count else self._fallback_route(e, fallbacks)
                   for e in edges]
         counts = np.fromiter(map(len, routes), dtype=np.int64, count=len(routes)) >> 4
-        self._two_points = counts == 2  # a route of one segment, to label in numpy
+        self._point_counts = counts.copy()  # per edge its route's points (0: no route)
         if fallbacks:
-            self._two_points[[k for k, e in enumerate(edges) if not e.point_count]] = False
+            self._point_counts[[k for k, e in enumerate(edges) if not e.point_count]] = 0
+        self._two_points = self._point_counts == 2  # one segment, to label in numpy
         flat = np.frombuffer(b"".join(routes), dtype=np.float64).reshape(-1, 2)
         starts = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
         if len(routes):
@@ -141,6 +142,12 @@ class GraphIndex:
         self.seg_edge = owner[:-1][same] if len(owner) > 1 else np.zeros(0, dtype=np.int64)
         self._first_segment = starts - np.arange(len(routes))  # each route has a point
         return self._edge_bounds
+
+    def route_points(self) -> np.ndarray:
+        """Per edge the points of its route (0: it has none of its own)."""
+        if self._edge_bounds is None:
+            self._build_edges(segments=False)
+        return self._point_counts
 
     def _fallback_route(self, e: Edge, fallbacks: list[int]) -> bytes:
         fallbacks.append(1)

@@ -132,9 +132,8 @@ class GraphPainter:
         Not every edge label (1.5-2 s of expanded dag100k): a paint places the tiles it
         shows (a few ms each), the canvas those around the view between paints, an
         export all of them."""
-        for i, edge in enumerate(self.layout.edges):
-            if edge.point_count >= LONG_ROUTE_POINTS:
-                self.drawn(i)
+        for i in np.flatnonzero(self.index.route_points() >= LONG_ROUTE_POINTS).tolist():
+            self.drawn(i)
         if not cancelled():
             self.labels.by_tile()
             self.index.adjacency()  # what hovering and selecting ask

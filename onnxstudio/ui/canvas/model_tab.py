@@ -105,8 +105,8 @@ class ModelTab(QWidget):
         self._pending_shapes: PendingShapes | None = None
         self._waiting: Opened | None = None  # drawn, landing next turn (_take_first_paint)
         self._landing = False  # shown, the panels and shape inference a turn away
-        self.view.minimap.defer_while = lambda: self._landing
-        self.view.far.defer_while = lambda: self._landing
+        self.view.minimap.defer_while = self.view.far.defer_while = lambda: self._landing
+        self.view.near_labels.defer_while = lambda: self.busy
 
     def _runner(self, finished: Callable[[Any], None],
                 failed: Callable[[str], None] | None = None,
