@@ -45,6 +45,7 @@ from onnxstudio.ui.canvas.drawing import (
 from onnxstudio.ui.canvas.graph_view import GraphView
 from onnxstudio.ui.canvas.tab_pages import ErrorPage, ProgressPage
 from onnxstudio.ui.tasks import TaskContext, TaskRunner, next_turn
+from onnxstudio.ui.widgets.release import release_later
 
 
 class ModelTab(QWidget):
@@ -320,7 +321,8 @@ class ModelTab(QWidget):
         (boxes that survive the edit anchor it). Its shapes are inferred already."""
         self._drop_pending_shapes()
         self.model, self.model_bytes = model, model_bytes
-        self.run_results.clear()  # measured on the model as it was
+        release_later(*self.run_results.values())  # measured on the model as it was
+        self.run_results.clear()
         self.overlay_data = None
         self.relayout(keep_view=True)
 

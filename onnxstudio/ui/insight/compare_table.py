@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from onnxstudio.model.formatting import format_number, shape_text
 from onnxstudio.runner.compare import Difference
 from onnxstudio.ui.widgets.path_delegate import PathDelegate
+from onnxstudio.ui.widgets.release import release_later
 from onnxstudio.ui.widgets.tables import CENTER, RIGHT, SORT_ROLE, Column, RecordTableModel
 
 NODE_ID_ROLE = Qt.ItemDataRole.UserRole + 2  # "n12", or None for a value no node produces
@@ -89,6 +90,7 @@ class DifferenceTableModel(RecordTableModel[Difference]):
 
     def set_rows(self, rows: list[Difference], nodes: dict[int, tuple[str, str]],
                  first: str | None = None) -> None:
+        release_later(self.nodes, self._given, self._position)
         self.nodes, self.first = nodes, first
         self._given, self._position = rows, None
         self.reset(rows, (0, Qt.SortOrder.AscendingOrder))  # they come in graph order

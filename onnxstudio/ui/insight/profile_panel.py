@@ -56,6 +56,7 @@ from onnxstudio.ui.insight.profile_tables import (
 )
 from onnxstudio.ui.settings import app_settings, store
 from onnxstudio.ui.widgets.path_delegate import PathDelegate
+from onnxstudio.ui.widgets.release import release_later
 
 NO_MODEL_TEXT = "Open a model, then Profile run to see where the time goes"
 EMPTY_TEXT = ("Profile run to see where the time goes: it times the Run panel's last "
@@ -127,6 +128,7 @@ class ProfilePanel(JobPanel):
 
     def set_result(self, result: ProfileResult | None) -> None:
         """Show a profile (slowest first), or clear the tables with None."""
+        release_later(self._result)  # 100k kernel times: a slice a turn
         self._result = result
         if result is None:
             self.node_model.reset([])
