@@ -66,6 +66,21 @@ class Child:
         self._lifeline, self.process.stdin = self.process.stdin, None
         self._sending = threading.Lock()  # whole lines, whichever thread sends
 
+    @classmethod
+    def start(cls, command: str, *args: str, folder: Path, failed: Callable[[OSError], Exception],
+              kill_on: Callable[[Callable[[], None]], object] | None = None,
+              stderr: int | IO[str] = subprocess.PIPE) -> Child:
+        """A job's child: a start that fails raises ``failed(error)`` (the caller's one
+        line, and its clean-up), and ``kill_on`` (a cancel token's ``watch``) is handed
+        the child's kill."""
+        try:
+            child = cls(command, *args, folder=folder, stderr=stderr)
+        except OSError as exc:
+            raise failed(exc) from exc
+        if kill_on is not None:
+            kill_on(child.process.kill)
+        return child
+
     def send(self, line: str) -> None:
         """Hand ``line`` (no newline in it) to the child's :data:`INCOMING`; OSError when
         the child has ended."""

@@ -65,13 +65,11 @@ def checks_isolated(edited: bytes, path: Path, cancel: CancelToken | None = None
     job, out = folder / "edited.onnx", folder / "types.pb"
     try:
         job.write_bytes(edited)
-        try:
-            child = Child(CHECK_EDIT, str(job), str(path), str(out), folder=folder)
-        except OSError as exc:
-            raise EditError(f"{path.name}: the edited model could not be checked ({exc})"
-                            ) from exc
-        if cancel is not None:
-            cancel.watch(child.process.kill)
+        child = Child.start(
+            CHECK_EDIT, str(job), str(path), str(out), folder=folder,
+            kill_on=cancel.watch if cancel is not None else None,
+            failed=lambda exc: EditError(
+                f"{path.name}: the edited model could not be checked ({exc})"))
         try:
             stdout, stderr = child.communicate(timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:

@@ -131,16 +131,12 @@ def isolated(job: str, *args: Any, model: Path, cancel: CancelToken | None = Non
     task, out = folder / "job.pickle", folder / "answer.pickle"
     try:
         task.write_bytes(pickle.dumps((job, args), 5))
-        errors = (folder / "stderr.txt").open("w+")  # a file: never a full pipe
-        try:
-            child = Child(INSPECT, str(task), str(out), folder=folder, stderr=errors)
-        except OSError as exc:
-            errors.close()
-            raise RunError(f"{model.name}: onnxruntime's process could not start ({exc})"
-                           ) from exc
-        if cancel is not None:
-            cancel.watch(child.process.kill)
-        with errors:
+        with (folder / "stderr.txt").open("w+") as errors:  # a file: never a full pipe
+            child = Child.start(
+                INSPECT, str(task), str(out), folder=folder, stderr=errors,
+                kill_on=cancel.watch if cancel is not None else None,
+                failed=lambda exc: RunError(
+                    f"{model.name}: onnxruntime's process could not start ({exc})"))
             try:
                 child.follow(lambda _line: None, timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired as exc:

@@ -48,15 +48,14 @@ def save_optimised_isolated(path: str | Path, config: SessionConfig | None = Non
     path = Path(path)
     config = config or SessionConfig()
     target = _target(path, config)
-    try:
-        child = Child(OPTIMISE, str(path), str(target), config.provider, config.optimization,
-                      str(config.threads), folder=target.parent)
-    except OSError as exc:
+
+    def failed(exc: OSError) -> RunError:
         discard(target)
-        raise RunError(f"{path.name}: onnxruntime's optimiser could not start ({exc})"
-                       ) from exc
-    if cancel is not None:
-        cancel.watch(child.process.kill)
+        return RunError(f"{path.name}: onnxruntime's optimiser could not start ({exc})")
+
+    child = Child.start(OPTIMISE, str(path), str(target), config.provider,
+                        config.optimization, str(config.threads), folder=target.parent,
+                        failed=failed, kill_on=cancel.watch if cancel is not None else None)
     try:
         out, err = child.communicate(timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired as exc:  # the child is killed, its folder removed

@@ -41,22 +41,17 @@ def profile_isolated(request: RunRequest, runs: int = 1, warmup: int = 1,
     job, out = folder / "job.pickle", folder / "result.pickle"
     try:
         job.write_bytes(pickle.dumps((request, runs, warmup)))
-        errors = (folder / "stderr.txt").open("w+")  # a file: never a full pipe
-        try:
-            child = Child(PROFILE, str(job), str(out), folder=folder, stderr=errors)
-        except OSError as exc:
-            errors.close()
-            raise RunError(f"{request.model.name}: the profiler could not start ({exc})"
-                           ) from exc
-        if cancel is not None:
-            cancel.watch(child.process.kill)
-
         def on_line(line: str) -> None:
             done, _, total = line.partition(" ")
             if progress is not None and done.isdigit() and total.strip().isdigit():
                 progress(int(done), int(total))
 
-        with errors:
+        with (folder / "stderr.txt").open("w+") as errors:  # a file: never a full pipe
+            child = Child.start(
+                PROFILE, str(job), str(out), folder=folder, stderr=errors,
+                kill_on=cancel.watch if cancel is not None else None,
+                failed=lambda exc: RunError(
+                    f"{request.model.name}: the profiler could not start ({exc})"))
             try:
                 child.follow(on_line, timeout=TIMEOUT_S)
             except subprocess.TimeoutExpired as exc:
