@@ -3,23 +3,36 @@ loop is late, to find the work a stall column charges to an action.
 
 ``ONNXSTUDIO_TRACE_STALLS=MS python -m tests.benchmarks.run bert12`` (any MS > 0) makes
 every ``_Ticker.run`` of the benchmark trace: while no tick came for MS milliseconds the
-thread takes the GUI thread's stack from ``sys._current_frames()`` every millisecond,
-and once the loop runs again prints the stall's length and its most sampled stacks to
-stderr. A stack innermost in a Qt call means C++ work under that Python line (PySide
-drops the GIL for it, so the sample is taken); a stall with no samples at all is C++
-work holding the GIL, or another thread holding it.
+thread takes every thread's stack every millisecond, and once the loop runs again prints
+the stall's length and its most sampled stacks to stderr. A stack innermost in a Qt call
+means C++ work under that Python line (PySide drops the GIL for it, so the sample is
+taken); a stall with no samples at all is C++ work holding the GIL, or another thread
+holding it.
+
+Stacks are read with ``faulthandler.dump_traceback``, which walks the interpreter's
+frames in C without making frame objects. ``sys._current_frames()`` made one for every
+frame of every thread, and while the sampler walked them (letting the GIL go between
+lines) a returning frame handed its locals to that object: a paint event's ``QPainter``
+outlived the event ("QBackingStore::endPaint() called with active painter") and was
+freed later on the sampling thread, and the benchmark crashed (SIGSEGV in a collection,
+"Cannot destroy paint device that is being painted").
 """
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
+import io
+import linecache
 import os
+import re
 import sys
+import tempfile
 import threading
 import time
-import traceback
 from collections import Counter
 from collections.abc import Callable
-from types import FrameType
+from typing import IO
 
 ENV = "ONNXSTUDIO_TRACE_STALLS"
 FRAMES = 14  # innermost frames kept per sample
@@ -27,9 +40,28 @@ TOP = 3  # stacks printed per stall
 OTHER_FRAMES = 4  # innermost frames kept of the other threads
 
 
-def _lines(frame: FrameType, count: int) -> tuple[str, ...]:
-    return tuple(f"{os.path.relpath(f.filename)}:{f.lineno} {f.name}: {f.line or ''}"
-                 for f in traceback.extract_stack(frame)[-count:])
+_THREAD = re.compile(r"^(?:Current thread|Thread) (0x[0-9a-f]+)")
+_FRAME = re.compile(r'^  File "(.*)", line (\d+) in (.*)$')
+
+Frame = tuple[str, int, str]  # file, line, function
+
+
+def parse_dump(text: str) -> dict[int, list[Frame]]:
+    """Each thread's frames, outermost first, from ``faulthandler.dump_traceback``'s text."""
+    threads: dict[int, list[Frame]] = {}
+    frames: list[Frame] = []
+    for line in text.splitlines():
+        if head := _THREAD.match(line):
+            frames = threads.setdefault(int(head.group(1), 16), [])
+        elif frame := _FRAME.match(line):
+            frames.insert(0, (frame.group(1), int(frame.group(2)), frame.group(3)))
+    return threads
+
+
+def _lines(frames: list[Frame], count: int) -> tuple[str, ...]:
+    return tuple(f"{os.path.relpath(name)}:{line} {function}: "
+                 f"{linecache.getline(name, line).strip()}"
+                 for name, line, function in frames[-count:])
 
 
 def threshold_ms() -> float:
@@ -51,26 +83,34 @@ class StallTracer:
         self._task = f"/proc/self/task/{threading.main_thread().native_id}"
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="stall-trace", daemon=True)
+        self._files = contextlib.ExitStack()
+        self._dump: IO[bytes] = io.BytesIO()  # a file from __enter__ on
 
     def __enter__(self) -> StallTracer:
+        self._dump = self._files.enter_context(tempfile.TemporaryFile())
         self._thread.start()
         return self
 
     def __exit__(self, *_exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self._files.close()
 
     def _sample(self, others: Counter[tuple[str, ...]]) -> tuple[str, ...] | None:
         """The main thread's stack; each other thread's innermost frames go to ``others``
         (a worker inside one C call all along, holding the GIL, stalls the loop too)."""
-        frames = sys._current_frames()
+        self._dump.seek(0)
+        self._dump.truncate()
+        faulthandler.dump_traceback(self._dump, all_threads=True)  # in C, GIL held
+        self._dump.seek(0)
+        threads = parse_dump(self._dump.read().decode(errors="replace"))
         me = threading.get_ident()
-        for ident, frame in frames.items():
-            if ident not in (me, self._main) and not frame.f_code.co_filename.endswith(
+        for ident, frames in threads.items():
+            if ident not in (me, self._main) and frames and not frames[-1][0].endswith(
                     "threading.py"):  # idle threads wait there
-                others[_lines(frame, OTHER_FRAMES)] += 1
-        frame = frames.get(self._main or 0)
-        return None if frame is None else (*_lines(frame, FRAMES), self._state())
+                others[_lines(frames, OTHER_FRAMES)] += 1
+        main = threads.get(self._main or 0)
+        return None if main is None else (*_lines(main, FRAMES), self._state())
 
     def _state(self) -> str:
         """What the kernel says the GUI thread does: R running or waiting for a core, S
