@@ -77,6 +77,8 @@ class GraphCanvas(QGraphicsView):
         self._selected: list[str] = []
         self._surface: ScreenSurface | None = None
         self._paths: Paths | None = None  # prebuilt for the surface the next paint makes
+        # a new graph opens whole (a diff's sides), not as ``viewport.first_view`` says
+        self.open_fitted = False
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._clear_flash)
@@ -352,6 +354,9 @@ class GraphCanvas(QGraphicsView):
         """The whole graph when its titles are readable so (>= 9 px), else readable at
         its inputs (layout/viewport.py)."""
         if self._layout is None:
+            return
+        if self.open_fitted:
+            self.fit()
             return
         vp = self.viewport().rect()
         scale, centre = viewport.first_view(self._layout, vp.width(), vp.height())
