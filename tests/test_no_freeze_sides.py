@@ -3,6 +3,7 @@ whole, and a far paint of a coloured graph picks its colours by numpy."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,50 @@ def test_a_far_paint_of_a_coloured_graph_picks_its_colours_once(monkeypatch,
     assert frames[0][DIFF_FILLS[1]] == changed
     assert len(asked) == len(layout.boxes) - sum(
         b.kind in ("input", "output") for b in layout.boxes)  # once, not per frame
+
+
+def _relu_identity_chain(count: int) -> object:
+    """x -> (Relu, Identity) × count -> y: every other box goes with View → Hide
+    Nodes → Identity."""
+    from onnx import TensorProto, helper
+
+    from tests.builders import make_model
+
+    nodes = []
+    for i in range(count):
+        nodes.append(helper.make_node("Relu", [f"v{2 * i}"], [f"v{2 * i + 1}"], name=f"relu{i}"))
+        nodes.append(helper.make_node("Identity", [f"v{2 * i + 1}"], [f"v{2 * i + 2}"],
+                                      name=f"same{i}"))
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info(f"v{2 * count}", TensorProto.FLOAT, [2, 8])])
+    return make_model(graph)
+
+
+def test_hiding_the_box_the_view_is_on_still_prepares_what_it_shows(monkeypatch, qtbot,
+                                                                    tmp_path: Path) -> None:
+    """View → Hide Nodes hid the box nearest the view's centre, so the layout task,
+    looking for it, prepared nothing and the first paint placed every edge label it
+    showed on the GUI thread (BERT-96: 32 ms of CPU, 57-107 ms frozen). The task now
+    prepares the area around the centre the view keeps."""
+    from onnxstudio.render.edge_labels import EdgeLabels
+    from onnxstudio.ui.canvas import model_tab
+
+    monkeypatch.setattr(model_tab, "finish", lambda drawing, _context: drawing)  # no rest
+    window = shown_window(qtbot)
+    from tests.conftest import opened_tab
+
+    tab = opened_tab(qtbot, window, save(_relu_identity_chain(40), tmp_path / "c.onnx"))
+    identity = next(n.id for n in tab.model.graph.nodes if n.name == "same20")
+    tab.view.centerOn(identity)
+    qtbot.wait(20)
+    placing: list[bool] = []
+    place = EdgeLabels._place
+    monkeypatch.setattr(EdgeLabels, "_place", lambda self, *args: placing.append(
+        threading.current_thread() is threading.main_thread()) or place(self, *args))
+    before = tab.layout_data
+    window.canvas_choices.set_hidden(frozenset({"identity"}), [tab])
+    qtbot.waitUntil(lambda: tab.layout_data is not before and not tab.busy, timeout=60000)
+    tab.view.viewport().repaint()
+    assert tab.layout_data.box(identity) is None and len(tab.view.visible_box_ids()) > 3
+    assert placing and not any(placing)  # placed, by the layout task only

@@ -65,13 +65,16 @@ EDGE_MARGIN = 60.0  # edges this far outside the painted area are drawn (arrowhe
 
 class Focus(NamedTuple):
     """The area a view will show of the next layout: ``box_id``'s centre (a box or a
-    group frame) minus (dx, dy) in its middle, width × height in layout units."""
+    group frame) minus (dx, dy) in its middle, width × height in layout units; where
+    the next layout has no ``box_id`` (View → Hide Nodes hid it), ``centre``, as the
+    view stays there."""
 
     box_id: str
     dx: float
     dy: float
     width: float
     height: float
+    centre: tuple[float, float] | None = None
 
 
 class GraphPainter:
@@ -142,9 +145,13 @@ class GraphPainter:
     def focus_area(self, focus: Focus) -> Rect | None:
         """The area of this layout ``focus`` names (None when its box is not here)."""
         centre = self.index.centre(focus.box_id)
-        if centre is None:
+        if centre is not None:
+            centre = (centre[0] - focus.dx, centre[1] - focus.dy)
+        elif focus.centre is not None:  # hidden anchor: the view keeps its centre
+            centre = focus.centre
+        else:
             return None
-        x, y = centre[0] - focus.dx - focus.width / 2, centre[1] - focus.dy - focus.height / 2
+        x, y = centre[0] - focus.width / 2, centre[1] - focus.height / 2
         return (x, y, focus.width, focus.height)
 
     def prepared_routes(self) -> list[tuple[Point, list[Cubic]]]:

@@ -371,8 +371,9 @@ class GraphCanvas(QGraphicsView):
             return None
         scale = self.current_scale() or 1.0
         size = self.viewport().size()
+        centre = anchor[3]
         return Focus(anchor[0], anchor[1], anchor[2], size.width() / scale,
-                     size.height() / scale)
+                     size.height() / scale, (centre.x(), centre.y()))
 
     def _view_anchor(self) -> tuple[str, float, float, QPointF] | None:
         """(box id nearest the view centre, its offset from the centre, centre point)."""
