@@ -141,7 +141,7 @@ def test_the_diff_changes_list_fits_its_width_at_1280(window: MainWindow, qtbot,
                     timeout=60000)
     qtbot.wait(50)
     assert window.width() == 1280 and tree.viewport().width() < 400
-    header = tree.header()
+    header = tree.horizontalHeader()
     columns = tab.changes.model.columnCount()
     last = max(range(columns), key=header.sectionPosition)
     assert header.sectionPosition(last) + header.sectionSize(last) <= tree.viewport().width()

@@ -20,6 +20,7 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
     QCheckBox,
     QGridLayout,
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
-    QTreeView,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -201,21 +202,30 @@ class ChangesList(QWidget):
             self.boxes[status] = box
             row.addWidget(box, i // 2, i % 2)
         self.model = ChangeRows(self)
-        self.tree = QTreeView()
+        # A table, not a tree: a QTreeView lays out every row, asking the model of each
+        # whether it has children (9,700 Python calls, 35 ms, on BERT-96's optimised graph)
+        self.tree = QTableView()
         self.tree.setModel(self.model)
         # Two lines a row, the node's name over what changed, in columns that fit the
         # list's width: with A, B and What changed side by side, a 1280-wide window
         # showed the list's first names cut at its edge, and what changed off-screen.
-        self.tree.setRootIsDecorated(False)
-        self.tree.setUniformRowHeights(True)  # every row two lines
+        self.tree.setShowGrid(False)
+        self.tree.setWordWrap(False)
         self.tree.setAlternatingRowColors(True)
+        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setItemDelegateForColumn(2, _NameOverChange(self.tree))
         self.tree.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        header = self.tree.header()
+        rows = self.tree.verticalHeader()
+        rows.hide()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(2 * self.tree.fontMetrics().height() + 6)  # every row two lines
+        header = self.tree.horizontalHeader()
         header.setStretchLastSection(True)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setResizeContentsPrecision(0)  # the rows shown: not a thousand read per fill
+        header.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft)
         self.tree.setColumnWidth(0, 28)
         self.tree.setMinimumWidth(200)
         self.tree.activated.connect(self._on_index)
