@@ -124,7 +124,7 @@ def test_a_diff_tab_counts_and_lists_its_changes_off_the_gui_thread(monkeypatch,
     tab = diffing.open_diff(window, a, b)
     qtbot.waitUntil(lambda: tab.result is not None and all(
         side.layout_data is not None and not side.busy for side in tab.tabs()), timeout=60000)
-    qtbot.waitUntil(lambda: tab.changes.tree.topLevelItemCount() == 2)
+    qtbot.waitUntil(lambda: tab.changes.model.rowCount() == 2)
     assert sorted(e.op_type for e in tab.changes.rows()) == ["Relu", "Softmax"]
     shown = " ".join(re.sub(r"<[^>]+>|&nbsp;|■", " ", tab.summary.text()).split())
     assert "1 changed" in shown and "1 removed" in shown

@@ -137,19 +137,20 @@ def test_the_diff_changes_list_fits_its_width_at_1280(window: MainWindow, qtbot,
     b = save(edited, tmp_path / "b_classifier_exported_from_the_training_run.onnx")
     tab = diffing.open_diff(window, a, b)
     tree = tab.changes.tree
-    qtbot.waitUntil(lambda: tab.result is not None and tree.topLevelItemCount() > 0,
+    qtbot.waitUntil(lambda: tab.result is not None and tab.changes.model.rowCount() > 0,
                     timeout=60000)
     qtbot.wait(50)
     assert window.width() == 1280 and tree.viewport().width() < 400
-    header = tree.header()
-    last = max(range(tree.columnCount()), key=header.sectionPosition)
+    header = tree.horizontalHeader()
+    columns = tab.changes.model.columnCount()
+    last = max(range(columns), key=header.sectionPosition)
     assert header.sectionPosition(last) + header.sectionSize(last) <= tree.viewport().width()
     assert not tree.horizontalScrollBar().isVisible()
-    item = tree.topLevelItem(0)
+    item = tab.changes.model.index(0, columns - 1)
     entry = tab.changes.rows()[0]
-    name, what = item.text(tree.columnCount() - 1).splitlines()
+    name, what = item.data().splitlines()
     assert name == entry.a.label and what == "attribute axis"
-    rect = tree.visualItemRect(item)
+    rect = tree.visualRect(item)
     assert rect.height() >= 2 * tree.fontMetrics().height()  # both lines shown
     assert header.sectionSize(1) >= tree.fontMetrics().horizontalAdvance(entry.op_type)
 
@@ -296,7 +297,7 @@ def test_the_pair_details_show_both_sides_at_1280(window: MainWindow, qtbot,
     # and in the list, the two pools' names read apart ("/featur…MaxPool" twice before)
     tree = tab.changes.tree
     delegate = tree.itemDelegateForColumn(2)
-    names = [delegate.shown(tree.topLevelItem(row).text(2), tree.fontMetrics(),
+    names = [delegate.shown(tab.changes.model.index(row, 2).data(), tree.fontMetrics(),
                             tree.columnWidth(2) - 8)[0]
              for row, e in enumerate(tab.changes.rows()) if e.op_type == "MaxPool"]
     assert len(names) == 2 and names[0] != names[1], names

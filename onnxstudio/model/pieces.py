@@ -17,6 +17,9 @@ merge is the whole parse.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from google.protobuf.message import Message
 
 from onnxstudio.model.wire import _varint
@@ -122,3 +125,55 @@ def merge_pieces(model: Message, data: bytes, pieces: Pieces) -> None:
     graph = model.graph
     for in_graph, start, end in pieces:
         (graph if in_graph else model).MergeFromString(view[start:end])
+
+
+SERIALISE_RUN_BYTES = 256 * 1024  # records serialised between two calls of ``between``
+_GRAPH_RUNS = ("node", "initializer", "value_info")  # GraphProto's long repeated fields
+
+
+def serialise_in_pieces(model: Message, between: Callable[[], None]) -> bytes:
+    """Bytes that parse as ``model`` (``model.SerializeToString()`` in another field
+    order), made record by record with ``between()`` called every ~256 KB: one call
+    held the GIL for all of a model (BERT-96: 11-27 ms, on the GUI thread when an edit
+    was checked). A record changed meanwhile may or may not be in it: the caller takes
+    it when nothing changes the model, or drops it."""
+    graph = model.graph
+    head, rest = type(model)(), type(graph)()
+    for field, value in model.ListFields():
+        if field.name != "graph":
+            _copy_field(head, field, value)
+    for field, value in graph.ListFields():
+        if field.name not in _GRAPH_RUNS:
+            _copy_field(rest, field, value)
+    parts, size = [rest.SerializeToString()], 0
+    for name in _GRAPH_RUNS:
+        key = bytes([graph.DESCRIPTOR.fields_by_name[name].number << 3 | 2])
+        for record in getattr(graph, name):
+            data = record.SerializeToString()
+            parts += (key, _encode_varint(len(data)), data)
+            size += len(data)
+            if size >= SERIALISE_RUN_BYTES:
+                size = 0
+                between()
+    body = b"".join(parts)
+    return b"".join((head.SerializeToString(), bytes([GRAPH_FIELD << 3 | 2]),
+                     _encode_varint(len(body)), body))
+
+
+def _copy_field(target: Message, field: Any, value: Any) -> None:
+    repeated = getattr(field, "is_repeated", None)  # protobuf 6; ``label`` before
+    if field.label == field.LABEL_REPEATED if repeated is None else repeated:
+        getattr(target, field.name).extend(value)
+    elif field.message_type is not None:
+        getattr(target, field.name).CopyFrom(value)
+    else:
+        setattr(target, field.name, value)
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)

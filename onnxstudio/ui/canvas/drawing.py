@@ -24,7 +24,7 @@ from onnxstudio.model.operators import prepare_model_views
 from onnxstudio.render.hit_index import Rect
 from onnxstudio.render.overlay import Overlay, OverlayData, build_overlay
 from onnxstudio.render.qt_surface import Paths, prebuilt_paths
-from onnxstudio.render.scene_painter import Focus, GraphPainter
+from onnxstudio.render.scene_painter import COARSE_SCALE, Focus, GraphPainter
 from onnxstudio.render.theme import Theme
 from onnxstudio.runner.choices import model_key
 from onnxstudio.ui.canvas.minimap import overview_size, render_overview
@@ -77,12 +77,12 @@ def prepare_views(model: Model) -> None:
 def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
          context: TaskContext, overlay_data: OverlayData | None = None,
          focus: Focus | None = None, hide: frozenset[str] = frozenset(),
-         view_size: tuple[int, int] | None = None) -> Drawing:
+         view_size: tuple[int, int] | None = None, fitted: bool = False) -> Drawing:
     """Lay ``model`` out as ``state`` expands it and build what its first paint needs
     (``focus``: what the view will show of it, see ``GraphPainter.prepare_first``; else
-    ``view_size``: the view's, which opens it as ``layout.viewport.first_view`` says;
-    ``hide``: the kinds of node View → Hide Nodes leaves out, see model/hiding.py).
-    ``finish`` does the rest once it is shown."""
+    ``view_size``: the view's, which opens it as ``layout.viewport.first_view`` says,
+    or whole with ``fitted``; ``hide``: the kinds of node View → Hide Nodes leaves
+    out, see model/hiding.py). ``finish`` does the rest once it is shown."""
     shown, hidden = without_hidden(model, hide)
 
     def progress(fraction: float) -> None:
@@ -98,20 +98,26 @@ def draw(model: Model, state: ExpandState, direction: Direction, theme: Theme,
     context.check()
     overlay = build_overlay(layout, model.graph, overlay_data) if overlay_data else None
     painter = GraphPainter(layout, theme)
-    painter.prepare_first(first_area(painter, focus, view_size))
+    painter.prepare_first(first_area(painter, focus, view_size, fitted))
+    if overlay is not None:
+        painter.overlay_fills(overlay)  # what a far paint colours its boxes by
     return Drawing(layout, painter, overlay_data, overlay, Counter(b.kind for b in layout.boxes),
                    prebuilt_paths(painter.prepared_routes()), hidden)
 
 
 def first_area(painter: GraphPainter, focus: Focus | None,
-               view_size: tuple[int, int] | None) -> Rect | None:
+               view_size: tuple[int, int] | None, fitted: bool = False) -> Rect | None:
     """The area of ``painter``'s layout a view shows first: ``focus``'s, or the one a
-    view of ``view_size`` opens on."""
+    view of ``view_size`` opens on (the whole layout when ``fitted``; nothing to prepare
+    when that is so far out that only plain boxes and lines are drawn)."""
     if focus is not None:
         return painter.focus_area(focus)
     if view_size is None or min(view_size) <= 0:
         return None
     w, h = view_size
+    if fitted:
+        far = viewport.fit_scale(painter.layout, w, h) < COARSE_SCALE
+        return None if far else painter.bounds()
     scale, (cx, cy) = viewport.first_view(painter.layout, w, h)
     return (cx - w / scale / 2, cy - h / scale / 2, w / scale, h / scale)
 

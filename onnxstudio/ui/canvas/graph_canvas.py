@@ -78,6 +78,8 @@ class GraphCanvas(QGraphicsView):
         self._selected: list[str] = []
         self._surface: ScreenSurface | None = None
         self._paths: Paths | None = None  # prebuilt for the surface the next paint makes
+        # a new graph opens whole (a diff's sides), not as ``viewport.first_view`` says
+        self.open_fitted = False
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._clear_flash)
@@ -365,6 +367,9 @@ class GraphCanvas(QGraphicsView):
         its inputs (layout/viewport.py)."""
         if self._layout is None:
             return
+        if self.open_fitted:
+            self.fit()
+            return
         vp = self.viewport().rect()
         scale, centre = viewport.first_view(self._layout, vp.width(), vp.height())
         self._set_scale(scale)
@@ -378,8 +383,9 @@ class GraphCanvas(QGraphicsView):
             return None
         scale = self.current_scale() or 1.0
         size = self.viewport().size()
+        centre = anchor[3]
         return Focus(anchor[0], anchor[1], anchor[2], size.width() / scale,
-                     size.height() / scale)
+                     size.height() / scale, (centre.x(), centre.y()))
 
     def _view_anchor(self) -> tuple[str, float, float, QPointF] | None:
         """(box id nearest the view centre, its offset from the centre, centre point)."""

@@ -129,7 +129,7 @@ class ModelTab(QWidget):
         path, direction, theme = self.path, self.direction, self.view.theme()
         started = time.perf_counter()
         given, hide, data = model, self.hidden_kinds, self.overlay_data
-        size = self._view_size()
+        size, fitted = self._view_size(), self.view.open_fitted
 
         def work(context: TaskContext) -> Opened:
             if given is not None:  # nothing left to infer: the caller's model is final
@@ -145,7 +145,7 @@ class ModelTab(QWidget):
                 # with the overlay set before (a diff's colours) folded in here, not
                 # on the GUI thread when the drawing lands
                 drawing = draw(model, state, direction, theme, context, data, hide=hide,
-                               view_size=size)
+                               view_size=size, fitted=fitted)
                 # what the status line shows with the graph (a pass over 100k nodes)
                 model.memo("node_count_total", model.graph.node_count_total)
             except BaseException:
@@ -253,13 +253,17 @@ class ModelTab(QWidget):
 
         self._shaper.start(infer)
 
-    def _on_shapes(self, _changed: int) -> None:
+    def _on_shapes(self, changed: int) -> None:
         """The edges' shape labels: swapped into the drawing shown when nothing else is
-        being laid out and nothing can move (a fraction of a new layout's time)."""
+        being laid out and nothing can move (a fraction of a new layout's time); with
+        no value changed (a diff's sides come with their shapes), the drawing shown is
+        finished instead of relabelled and painted again."""
         self._pending_shapes = None
         drawing, model = self._drawing, self.model
         if drawing is None or model is None or self._layouter.busy:
             self.relayout()
+        elif not changed:
+            self._finisher.start(lambda context: finish(drawing, context), quiet_gc=True)
         else:
             state, direction, theme = self.state.copy(), self.direction, self.view.theme()
             data, hide = self.overlay_data, self.hidden_kinds

@@ -148,6 +148,10 @@ class DiffTab(QWidget):
             side.setMinimumWidth(160)  # two canvases share the width; never widen the window
             side.view.show_legend = False  # the header's counts are the key
             side.view.minimap.allowed = False  # it covered a third of a narrow pane
+            # each side's first paint shows it whole: opened as a single tab opens, a
+            # long model's first paint drew its inputs' curves on the GUI thread (BERT-96
+            # optimised: 45-130 ms), and the fit that followed painted it all again
+            side.view.open_fitted = True
             side.loaded.connect(lambda _m: self._fit_sides())  # whole, never cut
 
         box = QVBoxLayout(self)
@@ -275,9 +279,9 @@ class DiffTab(QWidget):
         # layout there too: on the GUI thread they took 25-50 ms of BERT-96's diff.
         self.side_a.set_overlay(computed.overlays[0])
         self.side_b.set_overlay(computed.overlays[1])
+        self.canvas.setCurrentWidget(self.sides)  # the sides' tasks lay out for their size
         self.side_a.start(result.a)
         self.side_b.start(result.b)
-        self.canvas.setCurrentWidget(self.sides)
         self.changes.set_result(result, computed.described, computed.counts, computed.rows)
         counts = computed.counts
         same = " — identical" if computed.identical else ""
@@ -292,16 +296,14 @@ class DiffTab(QWidget):
 
     def _fit_sides(self) -> None:
         """Once both sides are drawn, each fits its pane (the synchronisation, which
-        would move one to match the other's fit, waits)."""
+        would move one to match the other's fit, waits until then)."""
         sides = (self.side_a, self.side_b)
         if any(side.layout_data is None for side in sides):
             return
-        syncing, self.sync.enabled = self.sync.enabled, False
-        try:
-            for side in sides:
-                side.view.fit()
-        finally:
-            self.sync.enabled = syncing
+        self.sync.waiting = True
+        for side in sides:
+            side.view.fit()  # opened fitted: only a pane resized since then moves
+        self.sync.waiting = False
 
     # -- sides and selection ----------------------------------------------------------
     def tabs(self) -> list[ModelTab]:
@@ -377,6 +379,7 @@ class DiffTab(QWidget):
             tab = self.merged = ModelTab(self.path_a, self.direction, self.theme)
             tab.setMinimumWidth(160)
             tab.view.show_legend = False
+            tab.view.open_fitted = True
             tab.view.show_names = self.side_a.view.show_names
             tab.set_overlay(diff_overlay(f"Diff {self.path_a.name} + {self.path_b.name}",
                                          self._computed.merged_status))

@@ -26,6 +26,9 @@ class ViewSync(QObject):
         self.a, self.b = a, b
         self.maps = {id(a): (b, to_b), id(b): (a, to_a)}
         self.enabled = True
+        # until both sides are drawn and fitted (``start``): each side's opening fit,
+        # followed by the other, repainted both sides again and again as they landed
+        self.waiting = True
         self._busy = False
         a.viewportChanged.connect(lambda: self.follow(a))
         b.viewportChanged.connect(lambda: self.follow(b))
@@ -33,7 +36,7 @@ class ViewSync(QObject):
         b.selectionChanged.connect(lambda ids: self.select(b, ids))
 
     def follow(self, leader: GraphView) -> None:
-        if not self.enabled or self._busy:
+        if not self.enabled or self._busy or self.waiting:
             return
         follower, across = self.maps[id(leader)]
         anchor = self._anchor(leader, follower, across)
@@ -80,7 +83,7 @@ class ViewSync(QObject):
         return None
 
     def select(self, leader: GraphView, ids: list[str]) -> None:
-        if not self.enabled or self._busy:
+        if not self.enabled or self._busy or self.waiting:
             return
         follower, across = self.maps[id(leader)]
         mapped = [m for m in (across(i) for i in ids) if m is not None]

@@ -17,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from onnxstudio.concurrency.gil_runs import let_others_run
 from onnxstudio.errors import EditError
 from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.model import Model
@@ -24,6 +25,7 @@ from onnxstudio.model.edit import CheckReport, EditSession, SavedModel, describe
 from onnxstudio.model.load import parse_binary
 from onnxstudio.model.open import model_from_proto
 from onnxstudio.model.operators import prepare_model_views
+from onnxstudio.model.pieces import serialise_in_pieces
 from onnxstudio.runner.edit_check import CHILD_NODES, checks, checks_isolated
 from onnxstudio.runner.trial import run_problem
 from onnxstudio.ui.tasks import TaskContext, TaskRunner, next_turn
@@ -78,14 +80,20 @@ class EditController(QObject):
         self._builder = TaskRunner(self)
         self._snapshot_due = False  # a rebuild starts next turn
         self._builder.finished.connect(self._built)
-        self._builder.failed.connect(self.failed)
+        self._builder.failed.connect(self._build_failed)
 
     def _clean_changed(self, clean: bool) -> None:
         self.modifiedChanged.emit(self.owner, not clean)
 
     def _built(self, rebuilt: Rebuilt) -> None:
+        if self._snapshot_due:  # edited while its snapshot was taken: the next one shows
+            return
         self.report = rebuilt.report
         self.modelChanged.emit(self.owner, rebuilt)
+
+    def _build_failed(self, message: str) -> None:
+        if not self._snapshot_due:
+            self.failed.emit(message)
 
     @property
     def session(self) -> EditSession:
@@ -163,9 +171,7 @@ class EditController(QObject):
         self._rebuild()
 
     def _rebuild(self) -> None:
-        """Rebuild the edited model from a snapshot taken next turn: its serialisation
-        (dag100k: 15-25 ms holding the GIL; the copy it replaced, 30-50) gets a turn of
-        its own, not the edit's, and edits made meanwhile are in it."""
+        """Rebuild the edited model next turn, so that edits made meanwhile are in it."""
         if not self._snapshot_due:
             self._snapshot_due = True
             next_turn(self, self._start_rebuild)
@@ -173,10 +179,18 @@ class EditController(QObject):
     def _start_rebuild(self) -> None:
         self._snapshot_due = False
         session = self.session
-        data = session.current.SerializeToString()  # the worker's own: edits mutate current
         original, path = session.original, self.path
 
         def work(context: TaskContext) -> Rebuilt:
+            # The snapshot is serialised here, record by record with the GIL handed over
+            # between runs: one SerializeToString on the GUI thread froze it (BERT-96:
+            # 11-27 ms, dag100k 15-25). An edit made meanwhile starts a newer rebuild,
+            # which cancels this one, so a snapshot it touched is never shown.
+            def between() -> None:
+                context.check()
+                let_others_run()
+
+            data = serialise_in_pieces(session.current, between)
             context.progress("Checking the edited model", 0.2)
             proto = parse_binary(path, data)[0]  # in pieces: the window gets turns
             # The exporter's intermediate shapes are stale after an edit (a stride changed
@@ -193,7 +207,7 @@ class EditController(QObject):
             model = model_from_proto(proto, path, inferred)
             prepare_model_views(model)
             model_dim_abbreviations(model)  # the Model panel's; dag100k: 40 ms of GUI thread
-            return Rebuilt(model, proto.SerializeToString(), report)
+            return Rebuilt(model, serialise_in_pieces(proto, let_others_run), report)
 
         self._builder.start(work, quiet_gc=True)
 
