@@ -109,7 +109,6 @@ class _Builder(EdgeCollector):
         self._sizes: dict[tuple[str, tuple[str, ...], bool],
                           tuple[float, float, tuple[str, ...]]] = {}
         self._chains: dict[str, list[tuple[Unit, str]]] = {}
-        self._offset: unit_place.Offsets = {}  # shared offset results (unit_place)
 
     # -- structure -------------------------------------------------------------------
 
@@ -121,7 +120,8 @@ class _Builder(EdgeCollector):
         self.parent[box.id] = unit
 
     def _unit(self, uid: str, label: str, kind: str, count: int, parent: Unit | None) -> Unit:
-        unit = Unit(uid, label, kind, count, parent, 0 if parent is None else parent.depth + 1)
+        unit = Unit(uid, label, kind, count, parent, 0 if parent is None else parent.depth + 1,
+                    len(self.units))
         self.units[uid] = unit
         if parent is not None:
             parent.items.append(uid)
@@ -310,7 +310,7 @@ class _Builder(EdgeCollector):
             unit.height = max(unit.height, need)
         elif need > unit.width:
             ox, unit.width = (need - unit.width) / 2, need
-        unit_place.place(unit, res, keys, ports, pad_l + ox, pad_t, self._offset)
+        unit_place.place(unit, res, keys, ports, pad_l + ox, pad_t)
 
 
 def build_layout(
@@ -345,7 +345,7 @@ def build_layout(
     boxes, frames, origin = place_items(builder.units, builder.boxes, root)
     moves = side_moves(boxes, frames, pieces.sources, pieces.targets, set(root.items)) \
         if SIDE_SOURCES else None
-    routes = join_routes(pieces, origin)
+    routes = join_routes(pieces, list(builder.units.values()), origin)
     move_route_ends(routes.xy, routes.starts, pieces.sources, pieces.targets, boxes, moves)
     edges = make_edges(pieces, routes, swap=direction == "LR")
     layout = Layout("TB", root.width, root.height, boxes, frames, edges)
