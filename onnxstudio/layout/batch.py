@@ -19,6 +19,7 @@ import numpy as np
 from onnxstudio.layout import coords, layered
 from onnxstudio.layout.batch_order import flatten, order_batch
 from onnxstudio.layout.batch_place import place_batch, unit_slices
+from onnxstudio.layout.batch_routes import batch_results
 from onnxstudio.layout.layered import (
     DagResult,
     LayoutCancelled,
@@ -27,7 +28,6 @@ from onnxstudio.layout.layered import (
     ranked,
     remember,
     remembered,
-    result,
 )
 from onnxstudio.layout.ordering import PAIRS_MAX, TRANSPOSE_MAX, Ports, initial_layers
 from onnxstudio.layout.ranking import Dag
@@ -128,12 +128,11 @@ def _engine(dags: list[Dag], ports: list[Ports], inputs: list[DagInputs],
     local = (order - f.base[f.unit[order]]).tolist()
     seg_start = f.seg_start.tolist()
     seg_len = f.seg_len.tolist()
-    out = []
+    placed = []
     seg = 0
-    for g, a, xs, (op, ip) in zip(dags, inputs, x, offsets, strict=True):
+    for g, xs, (op, ip) in zip(dags, x, offsets, strict=True):
         layers = [local[seg_start[s]:seg_start[s] + seg_len[s]]
                   for s in range(seg, seg + g.nranks)]
         seg += g.nranks
-        xf, half, width = coords.snapped_x(g, layers, xs, op, ip)
-        out.append(result(g, xf, half, width, a.heights, a.edges, a.src_off, a.dst_off))
-    return out
+        placed.append(coords.snapped_x(g, layers, xs, op, ip))
+    return batch_results(dags, placed, inputs)
