@@ -237,3 +237,28 @@ def test_batched_routes_are_each_units_own(monkeypatch: pytest.MonkeyPatch,
         assert res.ends.tolist() == want.ends.tolist()
         assert res.points.shape == want.points.shape
     assert alone == together[::7]
+
+
+def test_flattened_batch_numbers_every_item_and_link_unit_after_unit() -> None:
+    """``flatten``'s arrays, built by joining each unit's lists, hold what a walk over
+    each unit's items and links gives (global ids, layer slots, port offsets)."""
+    units = [_unit(seed, ports=seed % 2 == 0) for seed in range(40, 52)]
+    ranked = [layered.ranked(a.widths, a.edges, a.weights, a.top, a.bottom, a.src_off,
+                             a.dst_off) for a in units]
+    dags = [g for g, _ in ranked]
+    layers = [ordering.initial_layers(g) for g in dags]
+    f = batch_order.flatten(dags, layers, [pt for _, pt in ranked])
+    assert any(pt for _, pt in ranked)
+    off = 0
+    links: list[tuple[int, int, float, float, float]] = []
+    for (g, pt), lay in zip(ranked, layers, strict=True):
+        for row in lay:
+            for i, v in enumerate(row):
+                assert f.pos[v + off] == i
+                assert f.layer[v + off] == g.rank[v]
+        links += [(v + off, t + off, x, *pt.get((v, t), (0.0, 0.0)))
+                  for v, row in enumerate(g.down) for t, x in row]
+        off += g.size
+    assert off == f.size
+    assert list(zip(f.src.tolist(), f.dst.tolist(), f.w.tolist(), f.fa.tolist(),
+                    f.fb.tolist(), strict=True)) == links
