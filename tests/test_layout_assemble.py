@@ -134,12 +134,18 @@ def test_a_relayout_reuses_the_node_boxes_lines(
     first = build_layout(model, state)
     calls: list[str] = []
     real = labels.folded_input_lines
+    real_attributes = labels.attribute_lines
 
     def counted(node: Any, graph: Any, constants: dict[str, str]) -> list[str]:
         calls.append(node.id)
         return real(node, graph, constants)
 
+    def counted_attributes(node: Any) -> list[str]:
+        calls.append(node.id)
+        return real_attributes(node)
+
     monkeypatch.setattr(labels, "folded_input_lines", counted)
+    monkeypatch.setattr(labels, "attribute_lines", counted_attributes)
     state.toggle("/g3/inner")
     toggled = build_layout(model, state)
     assert calls == []  # every node's lines were kept from the first layout
