@@ -13,9 +13,9 @@ for the batched crossing count (``ordering.PAIRS_MAX``) or for transpositions
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 
-import numpy as np
-
+from onnxstudio.concurrency.gil_runs import fromiter_in_runs
 from onnxstudio.layout import coords, layered
 from onnxstudio.layout.batch_order import flatten, order_batch
 from onnxstudio.layout.batch_place import place_batch, unit_slices
@@ -119,10 +119,11 @@ def _engine(dags: list[Dag], ports: list[Ports], inputs: list[DagInputs],
     pos = order_batch(f, cancel)
     offsets = [coords.port_offsets(g, a.edges, [w / 2.0 for w in g.width], a.src_off,
                                    a.dst_off) for g, a in zip(dags, inputs, strict=True)]
-    widths = np.array([w for g in dags for w in g.width])
-    dummy = np.array([d for g in dags for d in g.is_dummy], dtype=bool)
-    oport = np.array([o for op, _ in offsets for o in op])
-    iport = np.array([o for _, ip in offsets for o in ip])
+    size = f.size
+    widths = fromiter_in_runs(chain.from_iterable(g.width for g in dags), float, size)
+    dummy = fromiter_in_runs(chain.from_iterable(g.is_dummy for g in dags), bool, size)
+    oport = fromiter_in_runs(chain.from_iterable(op for op, _ in offsets), float, size)
+    iport = fromiter_in_runs(chain.from_iterable(ip for _, ip in offsets), float, size)
     x = unit_slices(f, place_batch(f, pos, widths, dummy, oport, iport))
     order = f.order(pos)
     local = (order - f.base[f.unit[order]]).tolist()

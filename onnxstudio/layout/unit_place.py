@@ -10,7 +10,8 @@ cost, so it is kept to plain loops.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from operator import itemgetter
+from typing import NamedTuple, cast
 
 from onnxstudio.layout.layered import DagResult
 from onnxstudio.layout.types import Box, Point
@@ -41,21 +42,19 @@ def dag_inputs(unit: Unit, units: dict[str, Unit], boxes: dict[str, Box]
     """The unit's edge keys, its ports (id, index) and layout_dag's arguments."""
     items = unit.items
     index = dict(zip(items, range(len(items)), strict=True))
-    widths: list[float] = []
-    heights: list[float] = []
-    nested = False
-    for item in items:
-        box: Box | Unit | None = units.get(item)
-        if box is None:
-            box = boxes[item]
-        else:
-            nested = True
-        widths.append(box.width)
-        heights.append(box.height)
+    get = units.get
+    found = list(map(get, items))  # a laid-out sub-unit, or None: a box
+    nested = found.count(None) < len(found)
+    if nested:
+        sized: list[Box | Unit] = [boxes[i] if u is None else u
+                                   for i, u in zip(items, found, strict=True)]
+    else:
+        sized = list(map(boxes.__getitem__, items))
+    widths = [b.width for b in sized]
+    heights = [b.height for b in sized]
     top: list[int] = []
     bottom: list[int] = []
     ports: Ports = []
-    edges: list[tuple[int, int]] = []
 
     def port(name: str, side: list[int]) -> int:
         i = index[name] = len(widths)
@@ -66,12 +65,19 @@ def dag_inputs(unit: Unit, units: dict[str, Unit], boxes: dict[str, Box]
         return i
 
     at = index.get
-    for a, b, _s in unit.edges:  # an end that is no item is a port (starts with NUL)
-        ia = at(a)
-        ib = at(b)
-        edges.append((port(a, top) if ia is None else ia,
-                      port(b, bottom) if ib is None else ib))
     keys = list(unit.edges)
+    src = list(map(at, map(itemgetter(0), keys)))
+    dst = list(map(at, map(itemgetter(1), keys)))
+    # an end that is no item is a port (starts with NUL): numbered in edge order
+    for e in [e for e, (i, j) in enumerate(zip(src, dst, strict=True)) if i is None or j is None]:
+        a, b, _s = keys[e]
+        if src[e] is None:
+            i = at(a)
+            src[e] = port(a, top) if i is None else i
+        if dst[e] is None:
+            j = at(b)
+            dst[e] = port(b, bottom) if j is None else j
+    edges = cast(list[tuple[int, int]], list(zip(src, dst, strict=True)))  # no None left
     src_off: list[float | None] = [None] * len(keys)
     dst_off: list[float | None] = [None] * len(keys)
     for e, (a, b, s) in enumerate(keys) if nested else ():
