@@ -124,16 +124,25 @@ class _Csr:
 
 
 class _Median:
-    """One layer's items and the links to the layer a sweep just fixed."""
+    """One layer's items and the links to the layer a sweep just fixed; what each sweep
+    step reads of them (the movable items, their segments, the links' far ends and port
+    offsets) is taken once here."""
 
-    def __init__(self, items: Ints, links: Ints, mine: Ints) -> None:
-        self.items = items
+    def __init__(self, items: Ints, links: Ints, mine: Ints, far: Ints, off: np.ndarray
+                 ) -> None:
         order = np.argsort(mine, kind="stable")
-        self.links = links[order]
+        links = links[order]
         self.local = np.searchsorted(items, mine[order])
-        self.count = np.bincount(self.local, minlength=len(items))
-        self.start = np.cumsum(self.count) - self.count
-        self.movable = self.count > 0
+        count = np.bincount(self.local, minlength=len(items))
+        start = np.cumsum(count) - count
+        movable = count > 0
+        self.any = bool(movable.any())
+        self.far = far[links]  # the neighbour in the fixed layer
+        self.off = off[links]  # its port offset there
+        self.count = count[movable]
+        self.start = start[movable]
+        self.items = items[movable]
+        self.seg: Ints = np.empty(0, dtype=np.intp)  # set by BatchOrdering
 
 
 class BatchOrdering:
@@ -156,9 +165,12 @@ class BatchOrdering:
             items = np.flatnonzero(f.layer == li)
             if li:
                 into = np.flatnonzero(layer_of_src == li - 1)
-                self.sweep_down.append(_Median(items, into, f.dst[into]))
+                self.sweep_down.append(_Median(items, into, f.dst[into], f.src, f.fa))
             out = np.flatnonzero(layer_of_src == li)
-            self.sweep_up.append(_Median(items, out, f.src[out]))
+            self.sweep_up.append(_Median(items, out, f.src[out], f.dst, f.fb))
+        for m in (*self.sweep_down, *self.sweep_up):
+            if m is not None:
+                m.seg = f.seg[m.items]
         slot_seg = np.repeat(np.arange(len(f.seg_len)), f.seg_len)
         slot_pos = np.arange(n) - f.seg_start[slot_seg]
         slot_layer = np.zeros(n, dtype=np.intp)
@@ -207,18 +219,16 @@ class BatchOrdering:
         seq = range(1, f.nlayers) if downward else range(f.nlayers - 2, -1, -1)
         for li in seq:
             m = self.sweep_down[li] if downward else self.sweep_up[li]
-            if m is None or not m.movable.any():
+            if m is None or not m.any:
                 continue
-            links = m.links
-            keys = (pos[f.src[links]] + f.fa[links] if downward
-                    else pos[f.dst[links]] + f.fb[links])
+            keys = pos[m.far] + m.off
             ks = keys[np.lexsort((keys, m.local))]
-            c = m.count[m.movable]
-            st = m.start[m.movable]
+            c = m.count
+            st = m.start
             med = (ks[st + (c - 1) // 2] + ks[st + c // 2]) / 2.0
-            items = m.items[m.movable]
+            items = m.items
             cur = pos[items]
-            seg = f.seg[items]
+            seg = m.seg
             by_key = np.lexsort((cur, med, seg))
             by_pos = np.lexsort((cur, seg))
             new = np.empty_like(cur)
