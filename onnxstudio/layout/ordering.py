@@ -267,7 +267,13 @@ def initial_layers(g: Dag) -> list[list[int]]:
                 continue
             seen[v] = True
             layers[rank[v]].append(v)
-            stack.extend([w for w, _ in reversed(down[v]) if not seen[w]])
+            links = down[v]
+            if len(links) == 1:  # most items: no list to make
+                w = links[0][0]
+                if not seen[w]:
+                    stack.append(w)
+            elif links:
+                stack.extend([w for w, _ in reversed(links) if not seen[w]])
     return layers
 
 
