@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from onnxstudio.layout import ExpandState, build, build_layout, labels
+from onnxstudio.layout import ExpandState, build, build_layout, labels, unit_place
 from onnxstudio.layout.assemble import Routes, _kept
 from onnxstudio.layout.types import Point
-from onnxstudio.layout.units import Pieces
+from onnxstudio.layout.units import Pieces, Unit
 from onnxstudio.model import Model, load_model
 from tests.builders import make_model, save
 from tests.conftest import ladder_model
@@ -50,9 +50,12 @@ def _walk(pieces: Pieces, origin: dict[str, Point]) -> list[tuple[list[Point], b
         for i in range(pieces.starts[e], pieces.starts[e + 1]):
             unit, key = pieces.units[i], pieces.keys[i]
             ox, oy = origin[unit.id]
-            if unit.reversed.get(key) and key[0][0] != "\x00" and key[1][0] != "\x00":
+            res = unit.result
+            assert res is not None
+            if res.reversed[unit.edge_at[key]] and key[0][0] != "\x00" \
+                    and key[1][0] != "\x00":
                 back = True
-            for px, py in unit.routes.get(key, ()):
+            for px, py in unit_place.route(unit, key):
                 x, y = ox + px, oy + py
                 if not pts or abs(pts[-1][0] - x) > 0.01 or abs(pts[-1][1] - y) > 0.01:
                     pts.append((x, y))
@@ -68,7 +71,7 @@ def _build_walked(model: Model, state: ExpandState, direction: str,
     seen: dict[str, Any] = {}
     real = build.join_routes
 
-    def spying(pieces: Pieces, origin: dict[str, Point]) -> Routes:
+    def spying(pieces: Pieces, all_units: list[Unit], origin: dict[str, Point]) -> Routes:
         walked.extend(_walk(pieces, origin))
         units = {id(u): u for u in pieces.units}
         seen["pieces"] = len(pieces.keys)
@@ -76,7 +79,7 @@ def _build_walked(model: Model, state: ExpandState, direction: str,
         seen["counted"] = sum(sum(u.edges.values()) for u in units.values())
         seen["keys_in_units"] = all(k in u.edges for u, k in zip(pieces.units, pieces.keys,
                                                                    strict=True))
-        return real(pieces, origin)
+        return real(pieces, all_units, origin)
 
     monkeypatch.setattr(build, "SIDE_SOURCES", False)  # routes as joined, none moved
     monkeypatch.setattr(build, "join_routes", spying)
@@ -131,12 +134,18 @@ def test_a_relayout_reuses_the_node_boxes_lines(
     first = build_layout(model, state)
     calls: list[str] = []
     real = labels.folded_input_lines
+    real_attributes = labels.attribute_lines
 
     def counted(node: Any, graph: Any, constants: dict[str, str]) -> list[str]:
         calls.append(node.id)
         return real(node, graph, constants)
 
+    def counted_attributes(node: Any) -> list[str]:
+        calls.append(node.id)
+        return real_attributes(node)
+
     monkeypatch.setattr(labels, "folded_input_lines", counted)
+    monkeypatch.setattr(labels, "attribute_lines", counted_attributes)
     state.toggle("/g3/inner")
     toggled = build_layout(model, state)
     assert calls == []  # every node's lines were kept from the first layout

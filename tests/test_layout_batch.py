@@ -9,7 +9,17 @@ from typing import Any
 import pytest
 from onnx import TensorProto, helper
 
-from onnxstudio.layout import ExpandState, batch, batch_order, build_layout, layered, ordering
+from onnxstudio.layout import (
+    ExpandState,
+    batch,
+    batch_order,
+    batch_routes,
+    build_layout,
+    coords,
+    layered,
+    ordering,
+    ranking,
+)
 from onnxstudio.layout.unit_place import DagInputs
 from onnxstudio.model import load_model
 from tests.builders import make_model, save
@@ -195,3 +205,60 @@ def test_remembered_results_keep_their_routes_packed() -> None:
     flat = [p for r in routes for p in r]
     assert flat == [tuple(p) for p in res.points.tolist()]
     assert all(len(r) >= 2 for (u, v), r in zip(a.edges, routes, strict=True) if u != v)
+
+
+@pytest.mark.parametrize("budget", [ranking.DUMMY_BUDGET, -2.0])
+def test_batched_routes_are_each_units_own(monkeypatch: pytest.MonkeyPatch,
+                                           budget: float) -> None:
+    """``batch_routes`` gives every unit of a batch exactly ``layered.result``'s y,
+    routes and flags (reversed edges, loops, fixed ports, layers of dummies alone, and
+    with a small dummy budget edges drawn straight), whatever it is batched with."""
+    monkeypatch.setattr(ranking, "DUMMY_BUDGET", budget)
+    units = [_unit(seed, ports=seed % 3 != 0) for seed in range(300, 330)]
+    dags, placed = [], []
+    for a in units:
+        a.edges.append((1, 1))  # a loop: no route
+        a.weights.append(1.0)
+        a.src_off.append(None)
+        a.dst_off.append(None)
+        g, ports = layered.ranked(a.widths, a.edges, a.weights, a.top, a.bottom, a.src_off,
+                                  a.dst_off)
+        dags.append(g)
+        placed.append(coords.x_coords(g, ordering.order_layers(g, ports, None), a.edges,
+                                      a.src_off, a.dst_off))
+    assert any(g.back for g in dags)
+    assert any(g.straight for g in dags) == (budget < 0)
+    together = batch_routes.batch_results(dags, placed, units)
+    alone = [batch_routes.batch_results([g], [p], [a])[0]
+             for g, p, a in zip(dags[::7], placed[::7], units[::7], strict=True)]
+    for g, p, a, res in zip(dags, placed, units, together, strict=True):
+        want = layered.result(g, *p, a.heights, a.edges, a.src_off, a.dst_off)
+        assert res == want
+        assert res.ends.tolist() == want.ends.tolist()
+        assert res.points.shape == want.points.shape
+    assert alone == together[::7]
+
+
+def test_flattened_batch_numbers_every_item_and_link_unit_after_unit() -> None:
+    """``flatten``'s arrays, built by joining each unit's lists, hold what a walk over
+    each unit's items and links gives (global ids, layer slots, port offsets)."""
+    units = [_unit(seed, ports=seed % 2 == 0) for seed in range(40, 52)]
+    ranked = [layered.ranked(a.widths, a.edges, a.weights, a.top, a.bottom, a.src_off,
+                             a.dst_off) for a in units]
+    dags = [g for g, _ in ranked]
+    layers = [ordering.initial_layers(g) for g in dags]
+    f = batch_order.flatten(dags, layers, [pt for _, pt in ranked])
+    assert any(pt for _, pt in ranked)
+    off = 0
+    links: list[tuple[int, int, float, float, float]] = []
+    for (g, pt), lay in zip(ranked, layers, strict=True):
+        for row in lay:
+            for i, v in enumerate(row):
+                assert f.pos[v + off] == i
+                assert f.layer[v + off] == g.rank[v]
+        links += [(v + off, t + off, x, *pt.get((v, t), (0.0, 0.0)))
+                  for v, row in enumerate(g.down) for t, x in row]
+        off += g.size
+    assert off == f.size
+    assert list(zip(f.src.tolist(), f.dst.tolist(), f.w.tolist(), f.fa.tolist(),
+                    f.fb.tolist(), strict=True)) == links

@@ -107,3 +107,30 @@ def test_pava_gives_the_textbook_fit_to_the_last_bit(seed: int) -> None:
     fit = coords._pava(target, weight)
     assert fit == _pava_reference(target, weight)
     assert all(a <= b for a, b in itertools.pairwise(fit))
+
+
+def test_layers_kept_from_the_cycle_check_are_the_layering() -> None:
+    """``acyclic`` keeps the layers of its topological sort when it finds no cycle:
+    they are what ``assign_ranks`` computes itself from the DAG (ports included); a
+    graph with a cycle gets its reversed edges and is layered afterwards."""
+    cyclic = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        n = rng.randint(5, 40)
+        # forward edges only for even seeds; odd ones also get random (maybe back) edges
+        edges = [(rng.randrange(n - 1), 0) for _ in range(n)]
+        edges = [(u, rng.randrange(u + 1, n)) for u, _ in edges]
+        if seed % 2:
+            edges += [(rng.randrange(n), rng.randrange(n)) for _ in range(n // 4)]
+        weights = [1.0] * len(edges)
+        top, bottom = ([0], [n - 1]) if seed % 3 == 0 else ((), ())
+        g = acyclic(n, edges, weights)
+        cyclic += bool(g.back)
+        assert bool(g.rank) == (not g.back)
+        assign_ranks(g, top, bottom)
+        fresh = acyclic(n, edges, weights)
+        fresh.rank = []
+        assign_ranks(fresh, top, bottom)
+        assert g.rank == fresh.rank
+        assert top or all(g.rank[u] < g.rank[v] for u, v in g.dag)
+    assert cyclic >= 5

@@ -21,6 +21,8 @@ from onnxstudio.layout.units import Pieces, Unit
 
 NEAR = 0.01  # a point this close to the last one kept (both axes) is the same point
 _PORT = IN[0]  # first character of an entry's or exit's id
+_NO_ENDS = np.zeros(0, dtype=np.intp)
+_NO_POINTS = np.zeros((0, 2))
 
 
 def place_items(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit
@@ -34,8 +36,12 @@ def place_items(units: dict[str, Unit], boxes_by_id: dict[str, Box], root: Unit
     while stack:
         unit = stack.pop()
         ox, oy = origin[unit.id]
-        for item in unit.items:
-            px, py = unit.pos[item]
+        res = unit.result
+        if res is None:
+            continue
+        pad_l, pad_t = unit.pad
+        for item, x, y in zip(unit.items, res.x, res.y, strict=False):
+            px, py = x + pad_l, y + pad_t
             sub = units.get(item)
             if sub is not None:
                 origin[item] = (ox + px, oy + py)
@@ -59,22 +65,57 @@ class Routes(NamedTuple):
     back: np.ndarray  # (edges,) bool: drawn against the flow
 
 
-def join_routes(pieces: Pieces, origin: dict[str, Point]) -> Routes:
-    """Each edge's polyline: its pieces' routes, offset by their units' origins, a point
-    dropped when within NEAR of the last one kept (where two pieces meet)."""
-    units, keys = pieces.units, pieces.keys
-    n, p = len(pieces.sources), len(keys)
-    routes = [u.routes.get(k, ()) for u, k in zip(units, keys, strict=True)]
-    lens = fromiter_in_runs(map(len, routes), np.int64, p)
-    flat = fromiter_in_runs(chain.from_iterable(chain.from_iterable(routes)), np.float64,
-                            2 * int(lens.sum())).reshape(-1, 2)
-    del routes
-    at = fromiter_in_runs(chain.from_iterable(map(origin.__getitem__,
-                                                  map(attrgetter("id"), units))),
-                          np.float64, 2 * p).reshape(-1, 2)
-    flat += np.repeat(at, lens, axis=0)
-    rev = np.array([bool(u.reversed.get(k)) and k[0][0] != _PORT and k[1][0] != _PORT
-                    for u, k in zip(units, keys, strict=True)], dtype=bool)
+def join_routes(pieces: Pieces, units: list[Unit], origin: dict[str, Point]) -> Routes:
+    """Each edge's polyline: its pieces' routes, offset by their units' padding and
+    origins, a point dropped when within NEAR of the last one kept (where two pieces
+    meet). ``units`` are the build's, in order of ``Unit.num``. Every unit's packed
+    routes are gathered in one array: no list per route (``unit_place.route`` is one
+    piece's route the same way)."""
+    ukeys = pieces.keys
+    n, p = len(pieces.sources), len(ukeys)
+    results = [u.result for u in units]
+    ends = [r.ends if r is not None else _NO_ENDS for r in results]
+    unit_edges = fromiter_in_runs(map(len, ends), np.int64, len(units))
+    edge_base = np.zeros(len(units) + 1, dtype=np.int64)
+    np.cumsum(unit_edges, out=edge_base[1:])
+    # every unit's routes end to end: edge k's points are rows lo[k]:hi[k] of points
+    points = np.concatenate([r.points if r is not None else _NO_POINTS for r in results])
+    row_base = np.repeat(np.concatenate(([0], np.cumsum(
+        [len(r.points) if r is not None else 0 for r in results])))[:-1], unit_edges)
+    hi = np.concatenate(ends).astype(np.int64)
+    lo = np.empty_like(hi)
+    lo[1:] = hi[:-1]
+    firsts = edge_base[:-1][unit_edges > 0]
+    lo[firsts] = 0
+    hi += row_base
+    lo += row_base
+    back_of = fromiter_in_runs(chain.from_iterable(r.reversed for r in results
+                                                   if r is not None), bool, len(hi))
+    # each piece's unit and edge in it
+    nums = fromiter_in_runs(map(attrgetter("num"), pieces.units), np.int64, p)
+    at = fromiter_in_runs(map(dict.__getitem__, map(attrgetter("edge_at"), pieces.units),
+                              ukeys), np.int64, p)
+    edge = edge_base[nums] + at
+    lens = hi[edge] - lo[edge]
+    piece_of = np.repeat(np.arange(p), lens)
+    first_row = np.cumsum(lens) - lens
+    rows = lo[edge][piece_of] + np.arange(len(piece_of)) - first_row[piece_of]
+    flat = points[rows]
+    pads = np.array([u.pad for u in units], dtype=np.float64).reshape(-1, 2)
+    flat += pads[nums][piece_of]
+    # an entry's route starts at the frame's top, an exit's ends at its bottom
+    entry = fromiter_in_runs((k[0][0] == _PORT for k in ukeys), bool, p)
+    exit_ = fromiter_in_runs((k[1][0] == _PORT for k in ukeys), bool, p)
+    has = lens > 0
+    flat[first_row[entry & has], 1] = 0.0
+    heights = np.array([u.height for u in units], dtype=np.float64)
+    last = (exit_ & has).nonzero()[0]
+    flat[first_row[last] + lens[last] - 1, 1] = heights[nums[last]]
+    corner = fromiter_in_runs(chain.from_iterable(map(origin.__getitem__,
+                                                      map(attrgetter("id"), units))),
+                              np.float64, 2 * len(units)).reshape(-1, 2)
+    flat += corner[nums][piece_of]
+    rev = back_of[edge] & ~entry & ~exit_
     piece_starts = np.asarray(pieces.starts, dtype=np.int64)
     back = np.logical_or.reduceat(rev, piece_starts[:-1]) if n else np.zeros(0, bool)
     point_edge = np.repeat(np.repeat(np.arange(n), np.diff(piece_starts)), lens)

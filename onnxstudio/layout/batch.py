@@ -13,12 +13,13 @@ for the batched crossing count (``ordering.PAIRS_MAX``) or for transpositions
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 
-import numpy as np
-
+from onnxstudio.concurrency.gil_runs import fromiter_in_runs
 from onnxstudio.layout import coords, layered
 from onnxstudio.layout.batch_order import flatten, order_batch
 from onnxstudio.layout.batch_place import place_batch, unit_slices
+from onnxstudio.layout.batch_routes import batch_results
 from onnxstudio.layout.layered import (
     DagResult,
     LayoutCancelled,
@@ -27,7 +28,6 @@ from onnxstudio.layout.layered import (
     ranked,
     remember,
     remembered,
-    result,
 )
 from onnxstudio.layout.ordering import PAIRS_MAX, TRANSPOSE_MAX, Ports, initial_layers
 from onnxstudio.layout.ranking import Dag
@@ -119,21 +119,21 @@ def _engine(dags: list[Dag], ports: list[Ports], inputs: list[DagInputs],
     pos = order_batch(f, cancel)
     offsets = [coords.port_offsets(g, a.edges, [w / 2.0 for w in g.width], a.src_off,
                                    a.dst_off) for g, a in zip(dags, inputs, strict=True)]
-    widths = np.array([w for g in dags for w in g.width])
-    dummy = np.array([d for g in dags for d in g.is_dummy], dtype=bool)
-    oport = np.array([o for op, _ in offsets for o in op])
-    iport = np.array([o for _, ip in offsets for o in ip])
+    size = f.size
+    widths = fromiter_in_runs(chain.from_iterable(g.width for g in dags), float, size)
+    dummy = fromiter_in_runs(chain.from_iterable(g.is_dummy for g in dags), bool, size)
+    oport = fromiter_in_runs(chain.from_iterable(op for op, _ in offsets), float, size)
+    iport = fromiter_in_runs(chain.from_iterable(ip for _, ip in offsets), float, size)
     x = unit_slices(f, place_batch(f, pos, widths, dummy, oport, iport))
     order = f.order(pos)
     local = (order - f.base[f.unit[order]]).tolist()
     seg_start = f.seg_start.tolist()
     seg_len = f.seg_len.tolist()
-    out = []
+    placed = []
     seg = 0
-    for g, a, xs, (op, ip) in zip(dags, inputs, x, offsets, strict=True):
+    for g, xs, (op, ip) in zip(dags, x, offsets, strict=True):
         layers = [local[seg_start[s]:seg_start[s] + seg_len[s]]
                   for s in range(seg, seg + g.nranks)]
         seg += g.nranks
-        xf, half, width = coords.snapped_x(g, layers, xs, op, ip)
-        out.append(result(g, xf, half, width, a.heights, a.edges, a.src_off, a.dst_off))
-    return out
+        placed.append(coords.snapped_x(g, layers, xs, op, ip))
+    return batch_results(dags, placed, inputs)

@@ -65,14 +65,15 @@ class _Body:
         return self.prefix + node.id
 
 
-Looks = dict[str, tuple[Node, tuple[str, ...], str]]  # node id -> (node, lines, category)
+# node id -> (node, lines, category, width, height): its box's look (sized unmarked)
+Looks = dict[str, tuple[Node, tuple[str, ...], str, float, float]]
 _LOOKS: PerGraph[tuple[dict[str, str], Looks]] = PerGraph(size=8)
 
 
 def _looks(graph: Graph, folded: dict[str, str]) -> Looks:
-    """The detail lines and colour of each node's box in ``graph``, kept while the graph
-    lives: a re-layout after a toggle reuses them (100k nodes of dag100k: their lines
-    took 0.1 s of each layout). They depend on the node and on the folded constants'
+    """The detail lines, colour and size of each node's box in ``graph``, kept while the
+    graph lives: a re-layout after a toggle reuses them (100k nodes of dag100k: their
+    lines took 0.1 s of each layout). They depend on the node and on the folded constants'
     texts (which inferred types can change): a different ``folded`` starts afresh."""
     hit = _LOOKS.get(graph)
     if hit is None or hit[0] != folded:
@@ -109,7 +110,6 @@ class _Builder(EdgeCollector):
         self._sizes: dict[tuple[str, tuple[str, ...], bool],
                           tuple[float, float, tuple[str, ...]]] = {}
         self._chains: dict[str, list[tuple[Unit, str]]] = {}
-        self._offset: unit_place.Offsets = {}  # shared offset results (unit_place)
 
     # -- structure -------------------------------------------------------------------
 
@@ -121,7 +121,8 @@ class _Builder(EdgeCollector):
         self.parent[box.id] = unit
 
     def _unit(self, uid: str, label: str, kind: str, count: int, parent: Unit | None) -> Unit:
-        unit = Unit(uid, label, kind, count, parent, 0 if parent is None else parent.depth + 1)
+        unit = Unit(uid, label, kind, count, parent, 0 if parent is None else parent.depth + 1,
+                    len(self.units))
         self.units[uid] = unit
         if parent is not None:
             parent.items.append(uid)
@@ -137,6 +138,7 @@ class _Builder(EdgeCollector):
     def _add_group(self, group: ScopeGroup, body: _Body, unit: Unit,
                    nodes: dict[str, Node]) -> None:
         pre = body.prefix
+        looks, boxes, items, parent = body.looks, self.boxes, unit.items, self.parent
         for child in group.children:
             if isinstance(child, ScopeGroup):
                 gid = pre + child.id
@@ -158,6 +160,17 @@ class _Builder(EdgeCollector):
                 self._io_box(bid, body, unit)
                 continue
             self.vis[bid] = bid
+            if not node.subgraphs and not node.function:  # a plain operator: 9 in 10
+                look = looks.get(node.id)
+                if look is None or look[0] is not node:
+                    look = self._look(node, body)
+                _, lines, cat, w, h = look
+                if self.swap:
+                    w, h = h, w
+                boxes[bid] = Box(bid, "node", 0, 0, w, h, node.op_type, node.name, lines, cat)
+                items.append(bid)
+                parent[bid] = unit
+                continue
             box = self._node_box(node, body, bid)
             callee = self.functions.get(node.function) if node.function else None
             if (node.subgraphs or callee is not None) and bid in self.state.nodes:
@@ -190,23 +203,40 @@ class _Builder(EdgeCollector):
         self.vis[bid] = bid
         self._box(Box(bid, kind, 0, 0, w, h, name, "", details, category="io"), unit)  # type: ignore[arg-type]
 
+    def _look(self, node: Node, body: _Body) -> tuple[Node, tuple[str, ...], str, float,
+                                                       float]:
+        """``node``'s look, made and kept in ``body.looks``; boxes that look alike share
+        their size and lines."""
+        graph = body.graph
+        details = labels.attribute_lines(node)
+        if graph.initializers or body.folded:
+            details = details + labels.folded_input_lines(node, graph, body.folded)
+        if details:
+            details = sizing.fit_details(details)
+        w, h, lines = self._size(node.op_type, tuple(details), False)
+        look = body.looks[node.id] = (node, lines, labels.category(node.op_type, node.domain),
+                                      w, h)
+        return look
+
+    def _size(self, title: str, details: tuple[str, ...], marker: bool
+              ) -> tuple[float, float, tuple[str, ...]]:
+        key = (title, details, marker)
+        size = self._sizes.get(key)
+        if size is None:
+            w, h = sizing.box_size(title, details, marker=marker)
+            size = self._sizes[key] = (w, h, details)
+        return size
+
     def _node_box(self, node: Node, body: _Body, bid: str) -> Box:
         look = body.looks.get(node.id)
         if look is None or look[0] is not node:
-            details = (labels.attribute_lines(node)
-                       + labels.folded_input_lines(node, body.graph, body.folded))
-            if details:
-                details = sizing.fit_details(details)
-            look = body.looks[node.id] = (node, tuple(details),
-                                          labels.category(node.op_type, node.domain))
+            look = self._look(node, body)
         expandable = bool(node.subgraphs) or (
             node.function is not None and node.function in self.functions)
-        key = (node.op_type, look[1], expandable)
-        size = self._sizes.get(key)
-        if size is None:  # boxes that look alike share their size and lines
-            w, h = sizing.box_size(node.op_type, look[1], marker=expandable)
-            size = self._sizes[key] = (w, h, look[1])
-        w, h, lines = size
+        if expandable:
+            w, h, lines = self._size(node.op_type, look[1], True)
+        else:
+            w, h, lines = look[3], look[4], look[1]
         return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, lines, look[2], expandable)
 
     def _chain(self, item: str) -> list[tuple[Unit, str]]:
@@ -310,7 +340,7 @@ class _Builder(EdgeCollector):
             unit.height = max(unit.height, need)
         elif need > unit.width:
             ox, unit.width = (need - unit.width) / 2, need
-        unit_place.place(unit, res, keys, ports, pad_l + ox, pad_t, self._offset)
+        unit_place.place(unit, res, keys, ports, pad_l + ox, pad_t)
 
 
 def build_layout(
@@ -345,7 +375,7 @@ def build_layout(
     boxes, frames, origin = place_items(builder.units, builder.boxes, root)
     moves = side_moves(boxes, frames, pieces.sources, pieces.targets, set(root.items)) \
         if SIDE_SOURCES else None
-    routes = join_routes(pieces, origin)
+    routes = join_routes(pieces, list(builder.units.values()), origin)
     move_route_ends(routes.xy, routes.starts, pieces.sources, pieces.targets, boxes, moves)
     edges = make_edges(pieces, routes, swap=direction == "LR")
     layout = Layout("TB", root.width, root.height, boxes, frames, edges)

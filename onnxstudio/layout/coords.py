@@ -117,28 +117,32 @@ class _Placer:
         """Long-edge chains exactly vertical where the gaps allow, and single-input nodes
         right under a dummy (merges stay: snapping those drifts whole stacks sideways)."""
         layer, x, half, is_dummy = self.layers[li], self.x, self.half, self.g.is_dummy
-        up = self.g.up
+        up, oport, iport = self.g.up, self.oport, self.iport
         last = len(layer) - 1
         for i, v in enumerate(layer):
-            if len(up[v]) != 1:
+            links = up[v]
+            if len(links) != 1:
                 continue
-            u = up[v][0][0]
-            if not is_dummy[v] and (is_dummy[u] or not SNAP_CHAINS):
+            u = links[0][0]
+            dv = is_dummy[v]
+            if not dv and (is_dummy[u] or not SNAP_CHAINS):
                 continue  # real nodes with a single real input sit under it
-            tx = x[u] + self.oport[u] - self.iport[v]
+            tx = x[u] + oport[u] - iport[v]
             if i > 0:
                 a = layer[i - 1]
-                short = x[a] + half[a] + self.gap(a, v) + half[v] - tx
+                gap = DUMMY_SEP if is_dummy[a] or dv else NODE_SEP
+                short = x[a] + half[a] + gap + half[v] - tx
                 if short > 1e-9:
-                    if short > PUSH_MAX or is_dummy[v]:
+                    if short > PUSH_MAX or dv:
                         continue
                     for w in layer[:i]:
                         x[w] -= short
             if i < last:
                 b = layer[i + 1]
-                short = tx - (x[b] - half[b] - self.gap(b, v) - half[v])
+                gap = DUMMY_SEP if is_dummy[b] or dv else NODE_SEP
+                short = tx - (x[b] - half[b] - gap - half[v])
                 if short > 1e-9:
-                    if short > PUSH_MAX or is_dummy[v]:
+                    if short > PUSH_MAX or dv:
                         continue
                     for w in layer[i + 1:]:
                         x[w] += short

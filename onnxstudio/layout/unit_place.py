@@ -2,14 +2,16 @@
 
 A unit's items (boxes and laid-out sub-units) and its edge pieces become sized items and
 index pairs; a group's entries and exits become zero-size ports on a first and last layer.
-The result, offset by the unit's padding, becomes its items' positions, its ports' x and
-its edge routes. BERT-96 lays out 1,253 units, all but 16 memoised by layout_dag: this
-per-unit setup is most of their cost, so it is kept to plain loops.
+The result, offset by the unit's padding, gives its ports' x at once; its items' positions
+and edge routes are read from it when everything is placed (assemble.py). BERT-96 lays
+out 1,253 units, all but 16 memoised by layout_dag: this per-unit setup is most of their
+cost, so it is kept to plain loops.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from operator import itemgetter
+from typing import NamedTuple, cast
 
 from onnxstudio.layout.layered import DagResult
 from onnxstudio.layout.types import Box, Point
@@ -20,7 +22,6 @@ OUT = "\x00out:"  # + source box id: a group's exit
 
 Key = tuple[str, str, str]
 Ports = list[tuple[str, int]]
-Offsets = dict[tuple[int, float, float, float], tuple[DagResult, list[Point], list[list[Point]]]]
 
 
 class DagInputs(NamedTuple):
@@ -41,21 +42,19 @@ def dag_inputs(unit: Unit, units: dict[str, Unit], boxes: dict[str, Box]
     """The unit's edge keys, its ports (id, index) and layout_dag's arguments."""
     items = unit.items
     index = dict(zip(items, range(len(items)), strict=True))
-    widths: list[float] = []
-    heights: list[float] = []
-    nested = False
-    for item in items:
-        box: Box | Unit | None = units.get(item)
-        if box is None:
-            box = boxes[item]
-        else:
-            nested = True
-        widths.append(box.width)
-        heights.append(box.height)
+    get = units.get
+    found = list(map(get, items))  # a laid-out sub-unit, or None: a box
+    nested = found.count(None) < len(found)
+    if nested:
+        sized: list[Box | Unit] = [boxes[i] if u is None else u
+                                   for i, u in zip(items, found, strict=True)]
+    else:
+        sized = list(map(boxes.__getitem__, items))
+    widths = [b.width for b in sized]
+    heights = [b.height for b in sized]
     top: list[int] = []
     bottom: list[int] = []
     ports: Ports = []
-    edges: list[tuple[int, int]] = []
 
     def port(name: str, side: list[int]) -> int:
         i = index[name] = len(widths)
@@ -66,12 +65,19 @@ def dag_inputs(unit: Unit, units: dict[str, Unit], boxes: dict[str, Box]
         return i
 
     at = index.get
-    for a, b, _s in unit.edges:  # an end that is no item is a port (starts with NUL)
-        ia = at(a)
-        ib = at(b)
-        edges.append((port(a, top) if ia is None else ia,
-                      port(b, bottom) if ib is None else ib))
     keys = list(unit.edges)
+    src = list(map(at, map(itemgetter(0), keys)))
+    dst = list(map(at, map(itemgetter(1), keys)))
+    # an end that is no item is a port (starts with NUL): numbered in edge order
+    for e in [e for e, (i, j) in enumerate(zip(src, dst, strict=True)) if i is None or j is None]:
+        a, b, _s = keys[e]
+        if src[e] is None:
+            i = at(a)
+            src[e] = port(a, top) if i is None else i
+        if dst[e] is None:
+            j = at(b)
+            dst[e] = port(b, bottom) if j is None else j
+    edges = cast(list[tuple[int, int]], list(zip(src, dst, strict=True)))  # no None left
     src_off: list[float | None] = [None] * len(keys)
     dst_off: list[float | None] = [None] * len(keys)
     for e, (a, b, s) in enumerate(keys) if nested else ():
@@ -87,43 +93,33 @@ def dag_inputs(unit: Unit, units: dict[str, Unit], boxes: dict[str, Box]
 
 
 def place(unit: Unit, res: DagResult, keys: list[Key], ports: Ports, pad_l: float,
-          pad_t: float, memo: Offsets) -> None:
-    """Store ``res``, offset by the padding, as the unit's positions, ports and routes."""
-    pos, routes = _offset(res, keys, pad_l, pad_t, unit.height, memo)
-    unit.pos.update(zip(unit.items, pos, strict=False))
+          pad_t: float) -> None:
+    """Keep ``res`` as the unit's layout at ``(pad_l, pad_t)``: its ports' x now, its
+    items' positions and edge routes when assemble.py places and joins everything (on
+    arrays: offsetting each unit's routes here made 170k lists of tuples for dag100k)."""
+    unit.result = res
+    unit.pad = (pad_l, pad_t)
+    unit.edge_at = dict(zip(keys, range(len(keys)), strict=True))
+    xs = res.x
     for port, i in ports:
         if port.startswith(IN):
-            unit.in_x[port[len(IN):]] = pos[i][0]
+            unit.in_x[port[len(IN):]] = xs[i] + pad_l
         else:
-            unit.out_x[port[len(OUT):]] = pos[i][0]
-    unit.routes.update(zip(keys, routes, strict=True))
-    unit.reversed.update(zip(keys, res.reversed, strict=True))
+            unit.out_x[port[len(OUT):]] = xs[i] + pad_l
 
 
-def _offset(res: DagResult, keys: list[Key], pad_l: float, pad_t: float, height: float,
-            memo: Offsets) -> tuple[list[Point], list[list[Point]]]:
-    """Item positions and edge routes offset by the padding. Units laid out alike (every
-    layer of a transformer) share one memoised DagResult, and so share these lists too
-    (read-only): the same numbers, computed once. ``keys`` only say which edges run to
-    the unit's entries and exits, which the result fixes."""
-    key = (id(res), pad_l, pad_t, height)
-    hit = memo.get(key)
-    if hit is not None:
-        return hit[1], hit[2]
-    pos = [(x + pad_l, y + pad_t) for x, y in zip(res.x, res.y, strict=True)]
-    # Python, not numpy: a small numpy step per unit lets the GIL go and takes it back
-    # at once, which starved the window's thread of it for a whole depth of units
-    # (dag100k's Expand All froze the window 190-220 ms).
-    flat = res.points.tolist()
-    routes: list[list[Point]] = []
-    start = 0
-    for (a, b, _s), end in zip(keys, res.ends.tolist(), strict=False):
-        pts = [(px + pad_l, py + pad_t) for px, py in flat[start:end]]
-        start = end
-        if a.startswith(IN) and pts:
-            pts[0] = (pts[0][0], 0.0)  # from the top of the frame
-        if b.startswith(OUT) and pts:
-            pts[-1] = (pts[-1][0], height)  # to its bottom
-        routes.append(pts)
-    memo[key] = (res, pos, routes)  # holds res: its id stays unique
-    return pos, routes
+def route(unit: Unit, key: Key) -> list[Point]:
+    """One edge piece's route in the unit, as assemble.join_routes takes it (entries
+    start at the frame's top, exits end at its bottom)."""
+    res = unit.result
+    if res is None:
+        return []
+    e = unit.edge_at[key]
+    pad_l, pad_t = unit.pad
+    start = int(res.ends[e - 1]) if e else 0
+    pts = [(px + pad_l, py + pad_t) for px, py in res.points[start:res.ends[e]].tolist()]
+    if key[0].startswith(IN) and pts:
+        pts[0] = (pts[0][0], 0.0)
+    if key[1].startswith(OUT) and pts:
+        pts[-1] = (pts[-1][0], unit.height)
+    return pts

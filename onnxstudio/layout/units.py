@@ -4,8 +4,10 @@ call frame being laid out on its own, and the edge pieces that cross them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from onnxstudio.layout.types import Point
+if TYPE_CHECKING:
+    from onnxstudio.layout.layered import DagResult
 
 Key = tuple[str, str, str]  # (from item, to item, source box id) within one unit
 
@@ -20,15 +22,18 @@ class Unit:
     node_count: int
     parent: Unit | None
     depth: int
+    num: int  # its place in the build's units (assemble joins routes by it)
     items: list[str] = field(default_factory=list)
     edges: dict[Key, int] = field(default_factory=dict)  # (from, to, source) -> count
     width: float = 0.0
     height: float = 0.0
     in_x: dict[str, float] = field(default_factory=dict)  # entry x per source box id
     out_x: dict[str, float] = field(default_factory=dict)  # exit x per source box id
-    pos: dict[str, Point] = field(default_factory=dict)
-    routes: dict[Key, list[Point]] = field(default_factory=dict)
-    reversed: dict[Key, bool] = field(default_factory=dict)
+    # its layout_dag result (shared by units laid out alike: read-only), placed at
+    # ``pad`` in the unit; ``edge_at``: each edge key's index in it (unit_place.place)
+    result: DagResult | None = None
+    pad: tuple[float, float] = (0.0, 0.0)
+    edge_at: dict[Key, int] = field(default_factory=dict)
 
 
 @dataclass(eq=False)
