@@ -8,6 +8,12 @@ the memo does not hold: smaller ones (every transformer, whose layers are laid o
 and remembered) go through ``layered.layout_dag`` one by one, unchanged. A unit too wide
 for the batched crossing count (``ordering.PAIRS_MAX``) or for transpositions
 (``ordering.TRANSPOSE_MAX``) is laid out alone too.
+
+When a depth has several batches and the process' worker pool is running
+(``concurrency/unit_pool.py``, started by the window when a big model opens), each batch
+goes to a worker as packed bytes (``unit_codec``) and they are laid out in parallel; a
+batch the pool cannot do (no pool, a worker that died) is laid out here, with the same
+result: a batch's results depend on its units alone, wherever it runs.
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from onnxstudio.layout import coords, layered
+from onnxstudio.concurrency import unit_pool
+from onnxstudio.layout import coords, layered, unit_codec
 from onnxstudio.layout.batch_order import flatten, order_batch
 from onnxstudio.layout.batch_place import place_batch, unit_slices
 from onnxstudio.layout.layered import (
@@ -37,8 +44,19 @@ BATCH_MIN = 64  # units to lay out at which one batch beats laying them out one 
 # units per batch: a batch holds every unit's working state at once (all of expanded
 # dag100k's: 194 MB more peak than one by one, 33 MB); numpy steps cost per batch
 BATCH_MAX = 256
+POOL_MIN = 2  # batches of one depth worth sending to the worker pool: one gains nothing
+# operators of a model whose Expand All has that many new units at a depth (dag30k's:
+# 2 batches); BERT-96 (8.6k) never batches: the pool would only cost its start
+POOL_NODES = 20_000
 
-__all__ = ["layout_dags"]
+__all__ = ["layout_dags", "warm_pool"]
+
+
+def warm_pool(nodes: int) -> None:
+    """Start the worker pool, if a model of ``nodes`` operators would use it, before it
+    is needed: the workers start and import on their own (~0.3 s), off this path."""
+    if nodes >= POOL_NODES:
+        unit_pool.warm()
 
 
 def layout_dags(inputs: Sequence[DagInputs], cancel: Callable[[], bool] | None = None
@@ -52,8 +70,8 @@ def layout_dags(inputs: Sequence[DagInputs], cancel: Callable[[], bool] | None =
             todo.setdefault(k, a)
     if len(todo) >= BATCH_MIN:
         new = list(todo.values())
-        made = [res for i in range(0, len(new), BATCH_MAX)
-                for res in _batched(new[i:i + BATCH_MAX], cancel)]
+        made = _batches([new[i:i + BATCH_MAX] for i in range(0, len(new), BATCH_MAX)],
+                        cancel)
     else:
         made = []
         for a in todo.values():
@@ -64,6 +82,22 @@ def layout_dags(inputs: Sequence[DagInputs], cancel: Callable[[], bool] | None =
     for k, res in fresh.items():
         remember(k, res)
     return [hit if hit is not None else fresh[k] for k, hit in zip(keys, found, strict=True)]
+
+
+def _batches(batches: list[list[DagInputs]], cancel: Callable[[], bool] | None
+             ) -> list[DagResult]:
+    """Each batch laid out, in the worker pool when there are two or more and it runs."""
+    pool = unit_pool.started() if len(batches) >= POOL_MIN else None
+    if pool is None:
+        return [res for b in batches for res in batched(b, cancel)]
+    done: list[list[DagResult]] = [[] for _ in batches]
+    try:
+        for i, reply in pool.run([unit_codec.pack_inputs(b) for b in batches], cancel):
+            done[i] = batched(batches[i], cancel) if reply is None else \
+                unit_codec.unpack_results(reply)
+    except unit_pool.Cancelled:
+        raise LayoutCancelled from None
+    return [res for made in done for res in made]
 
 
 def _alone(a: DagInputs, cancel: Callable[[], bool] | None) -> DagResult:
@@ -83,7 +117,8 @@ def _fits(g: Dag) -> bool:
     return sum(k * (k - 1) // 2 for k in per_layer) <= PAIRS_MAX
 
 
-def _batched(inputs: list[DagInputs], cancel: Callable[[], bool] | None) -> list[DagResult]:
+def batched(inputs: list[DagInputs], cancel: Callable[[], bool] | None) -> list[DagResult]:
+    """One batch's results (in this process or a worker's: ``pool_worker``)."""
     out: list[DagResult | None] = [None] * len(inputs)
     batch: list[int] = []
     dags: list[Dag] = []

@@ -52,6 +52,16 @@ class DagResult:
         self.reversed = reversed
         self.rank = rank
 
+    @classmethod
+    def packed(cls, x: list[float], y: list[float], width: float, height: float,
+               points: np.ndarray, ends: np.ndarray, reversed: list[bool], rank: list[int]
+               ) -> DagResult:
+        """A result whose routes are packed already (one from a worker process)."""
+        res = cls.__new__(cls)
+        res.x, res.y, res.width, res.height = x, y, width, height
+        res.points, res.ends, res.reversed, res.rank = points, ends, reversed, rank
+        return res
+
     @property
     def routes(self) -> list[list[Point]]:
         pts = list(zip(*self.points.T.tolist(), strict=True)) if len(self.points) else []
