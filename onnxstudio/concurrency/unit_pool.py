@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import IO
 
-from onnxstudio.concurrency.child import UNIT_POOL, below_window, child_command
+from onnxstudio.concurrency.child import UNIT_POOL, child_command
 from onnxstudio.concurrency.fork import NO_FORK
 
 _HEAD = struct.Struct("<BIQ")  # kind, job id, payload length
@@ -266,8 +266,11 @@ def shutdown() -> None:
 
 def serve(handle: Handler) -> int:
     """In a worker: answer each job with ``handle(payload, cancelled)`` until this
-    process' stdin (its parent's lifeline) closes, which ends it at once."""
-    below_window()
+    process' stdin (its parent's lifeline) closes, which ends it at once. At the
+    window's priority, not below it as onnxruntime's children run: this is the layout
+    the window's own thread did before, which the user waits for (below it, the other
+    programs of a loaded machine took the workers' cores: slower than one process).
+    The window's thread only waits meanwhile."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # a stray print cannot corrupt the replies
     jobs: queue.SimpleQueue[tuple[int, bytes]] = queue.SimpleQueue()

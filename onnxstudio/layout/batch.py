@@ -18,7 +18,7 @@ result: a batch's results depend on its units alone, wherever it runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -59,45 +59,58 @@ def warm_pool(nodes: int) -> None:
         unit_pool.warm()
 
 
-def layout_dags(inputs: Sequence[DagInputs], cancel: Callable[[], bool] | None = None
-                ) -> list[DagResult]:
-    """``layout_dag`` of each input (memoised alike), batched when enough are new."""
+def layout_dags(inputs: Sequence[DagInputs], cancel: Callable[[], bool] | None = None,
+                each: Callable[[int, DagResult], None] | None = None) -> list[DagResult]:
+    """``layout_dag`` of each input (memoised alike), batched when enough are new.
+    ``each(i, result)`` is called for every input as soon as its result is known (the
+    remembered ones first, then a batch at a time as the workers finish them), so the
+    caller places those while the workers lay out the rest."""
     keys = [dag_key(*a) for a in inputs]
-    found = [remembered(k) for k in keys]
-    todo: dict[tuple[object, ...], DagInputs] = {}
-    for k, a, hit in zip(keys, inputs, found, strict=True):
+    out = [remembered(k) for k in keys]
+    todo: dict[tuple[object, ...], list[int]] = {}
+    for i, (k, hit) in enumerate(zip(keys, out, strict=True)):
         if hit is None:
-            todo.setdefault(k, a)
-    if len(todo) >= BATCH_MIN:
-        new = list(todo.values())
-        made = _batches([new[i:i + BATCH_MAX] for i in range(0, len(new), BATCH_MAX)],
-                        cancel)
+            todo.setdefault(k, []).append(i)
+        elif each is not None:
+            each(i, hit)
+    new = list(todo)
+
+    def land(start: int, made: list[DagResult]) -> None:
+        for k, res in zip(new[start:start + len(made)], made, strict=True):
+            remember(k, res)
+            for i in todo[k]:
+                out[i] = res
+                if each is not None:
+                    each(i, res)
+
+    if len(new) >= BATCH_MIN:
+        first = todo.values()
+        units = [inputs[at[0]] for at in first]
+        for start, made in _batches(
+                [units[i:i + BATCH_MAX] for i in range(0, len(units), BATCH_MAX)], cancel):
+            land(start * BATCH_MAX, made)
     else:
-        made = []
-        for a in todo.values():
+        for j, k in enumerate(new):
             if cancel is not None and cancel():
                 raise LayoutCancelled
-            made.append(_alone(a, cancel))
-    fresh = dict(zip(todo, made, strict=True))
-    for k, res in fresh.items():
-        remember(k, res)
-    return [hit if hit is not None else fresh[k] for k, hit in zip(keys, found, strict=True)]
+            land(j, [_alone(inputs[todo[k][0]], cancel)])
+    return out  # type: ignore[return-value]  # every one filled
 
 
 def _batches(batches: list[list[DagInputs]], cancel: Callable[[], bool] | None
-             ) -> list[DagResult]:
-    """Each batch laid out, in the worker pool when there are two or more and it runs."""
+             ) -> Iterator[tuple[int, list[DagResult]]]:
+    """(index, results) of each batch as it is laid out: in the worker pool when there
+    are two or more and it runs, else (or for a batch it could not do) here."""
     pool = unit_pool.started() if len(batches) >= POOL_MIN else None
     if pool is None:
-        return [res for b in batches for res in batched(b, cancel)]
-    done: list[list[DagResult]] = [[] for _ in batches]
+        yield from ((i, batched(b, cancel)) for i, b in enumerate(batches))
+        return
     try:
         for i, reply in pool.run([unit_codec.pack_inputs(b) for b in batches], cancel):
-            done[i] = batched(batches[i], cancel) if reply is None else \
+            yield i, batched(batches[i], cancel) if reply is None else \
                 unit_codec.unpack_results(reply)
     except unit_pool.Cancelled:
         raise LayoutCancelled from None
-    return [res for made in done for res in made]
 
 
 def _alone(a: DagInputs, cancel: Callable[[], bool] | None) -> DagResult:
