@@ -29,16 +29,20 @@ from tests.conftest import LADDER, REPO
 
 
 @pytest.fixture(scope="module")
-def expanded(tmp_path_factory: pytest.TempPathFactory) -> Model:
+def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """dag30k from ../shared/ladder (376 new units at one depth), else a generated DAG;
-    batches of 64 units so that either makes several."""
+    batches of 64 units (``small_batches``) so that either makes several."""
     shared = LADDER / "dag30k.onnx"
     if shared.exists():
-        return load_model(shared, shape_inference=False)
+        return shared
     from tests.benchmarks.ladder import dag
 
-    path = save(dag(8_000), tmp_path_factory.mktemp("dag") / "dag8k.onnx")
-    return load_model(path, shape_inference=False)
+    return save(dag(8_000), tmp_path_factory.mktemp("dag") / "dag8k.onnx")
+
+
+@pytest.fixture(scope="module")
+def expanded(big: Path) -> Model:
+    return load_model(big, shape_inference=False)
 
 
 @pytest.fixture
@@ -205,3 +209,53 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "X"
+
+
+def test_an_expand_all_export_of_a_big_model_uses_the_pool_with_the_same_bytes(
+        big: Path, small_batches: None, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """``onnxstudio export --expand-all`` starts the pool for a model of many operators
+    (here any: the threshold lowered) and writes what one process writes."""
+    from onnxstudio.cli import main
+
+    path = big
+    monkeypatch.setenv("ONNXSTUDIO_NO_LAYOUT_CACHE", "1")
+    monkeypatch.setattr(batch, "POOL_NODES", 1)
+    with monkeypatch.context() as patch:
+        patch.setenv("ONNXSTUDIO_NO_FORK", "1")
+        assert main(["export", str(path), str(tmp_path / "one.svg"), "--expand-all"]) == 0
+    assert unit_pool.started() is None
+    layered._CACHE.clear()
+    here = _here(monkeypatch)
+    try:
+        assert main(["export", str(path), str(tmp_path / "pool.svg"), "--expand-all"]) == 0
+        if unit_pool.refusal() is None:
+            assert unit_pool.started() is not None
+            assert len(here) <= 1  # the depth of many units went to the workers
+    finally:
+        unit_pool.shutdown()
+    assert (tmp_path / "pool.svg").read_bytes() == (tmp_path / "one.svg").read_bytes()
+
+
+def test_the_window_starts_the_pool_when_a_big_model_opens(
+        qtbot: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Started once the model is shown (threshold lowered here), so that its Expand All
+    finds the workers ready; a small model starts none."""
+    from tests.builders import tiny_mlp
+    from tests.conftest import opened_tab, shown_window
+
+    if unit_pool.refusal() is not None:
+        pytest.skip(f"no worker pool here: {unit_pool.refusal()}")
+    window = shown_window(qtbot)
+    path = save(tiny_mlp(), tmp_path / "mlp.onnx")
+    tab = opened_tab(qtbot, window, path)
+    qtbot.waitUntil(lambda: not tab.busy, timeout=60000)
+    assert unit_pool.started() is None
+    monkeypatch.setattr(batch, "POOL_NODES", 1)
+    try:
+        opened_tab(qtbot, window, save(tiny_mlp(), tmp_path / "big.onnx"))
+        qtbot.waitUntil(lambda: unit_pool.started() is not None, timeout=60000)
+        assert len(unit_pool.started().pids) == unit_pool.size()  # type: ignore[union-attr]
+    finally:
+        window.shutdown()
+        unit_pool.shutdown()
