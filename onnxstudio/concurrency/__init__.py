@@ -1,6 +1,7 @@
 """The one room for work outside this thread: forks, child processes and GIL sharing.
 
-Its contract, for every child it starts (``fork.Forked``, ``child.spawn``):
+Its contract, for every child it starts (``fork.Forked``, ``child.Child``, the layout's
+workers in ``unit_pool``):
 
 - a child dies with its parent: it watches a pipe only the parent holds open, and ends
   when that pipe closes (the parent exited, crashed or was killed, SIGKILL included);

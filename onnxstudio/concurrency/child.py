@@ -32,13 +32,15 @@ OPTIMISE = "_optimise"
 CHECK_EDIT = "_check-edit"
 SESSION_HOST = "_session-host"
 INSPECT = "_inspect"
+UNIT_POOL = "_unit-pool"
 # command -> the module whose child_main(argv) runs it, imported only in the child
 _MODULES = {INFER_SHAPES: "onnxstudio.model.infer_child",
             PROFILE: "onnxstudio.runner.profile_child",
             OPTIMISE: "onnxstudio.runner.optimised",
             CHECK_EDIT: "onnxstudio.runner.edit_check",
             SESSION_HOST: "onnxstudio.runner.session_host",
-            INSPECT: "onnxstudio.runner.inspect_child"}
+            INSPECT: "onnxstudio.runner.inspect_child",
+            UNIT_POOL: "onnxstudio.layout.pool_worker"}
 WATCH = "ONNXSTUDIO_CHILD_FOLDER"  # set for a Child: its folder, or empty
 INCOMING: queue.SimpleQueue[str] = queue.SimpleQueue()  # in a child: the lines sent to it
 

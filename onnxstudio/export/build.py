@@ -38,8 +38,11 @@ def layout_for_export(model: Model, options: ExportOptions,
                       progress: Callable[[float], None] | None = None) -> Layout:
     """Lay the model out for export (runs the layout engine, or reads the layout cache;
     call it off the GUI thread)."""
+    from onnxstudio.layout.batch import warm_pool
     from onnxstudio.layout.cache import layout_model, scope_tree
 
+    if options.expand == "all":  # the worker pool starts while the groups are built
+        warm_pool(model.memo("node_count_total", model.graph.node_count_total))
     scope_tree(model, cancel)  # from the layout cache when it can: states are made from it
     state = export_state(model, options, current)
     chosen: Direction = options.direction or direction or "TB"

@@ -8,15 +8,22 @@ the memo does not hold: smaller ones (every transformer, whose layers are laid o
 and remembered) go through ``layered.layout_dag`` one by one, unchanged. A unit too wide
 for the batched crossing count (``ordering.PAIRS_MAX``) or for transpositions
 (``ordering.TRANSPOSE_MAX``) is laid out alone too.
+
+When a depth has several batches and the process' worker pool is running
+(``concurrency/unit_pool.py``, started by the window when a big model opens), each batch
+goes to a worker as packed bytes (``unit_codec``) and they are laid out in parallel; a
+batch the pool cannot do (no pool, a worker that died) is laid out here, with the same
+result: a batch's results depend on its units alone, wherever it runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 
+from onnxstudio.concurrency import unit_pool
 from onnxstudio.concurrency.gil_runs import fromiter_in_runs
-from onnxstudio.layout import coords, layered
+from onnxstudio.layout import coords, layered, unit_codec
 from onnxstudio.layout.batch_order import flatten, order_batch
 from onnxstudio.layout.batch_place import place_batch, unit_slices
 from onnxstudio.layout.batch_routes import batch_results
@@ -37,33 +44,73 @@ BATCH_MIN = 64  # units to lay out at which one batch beats laying them out one 
 # units per batch: a batch holds every unit's working state at once (all of expanded
 # dag100k's: 194 MB more peak than one by one, 33 MB); numpy steps cost per batch
 BATCH_MAX = 256
+POOL_MIN = 2  # batches of one depth worth sending to the worker pool: one gains nothing
+# operators of a model whose Expand All has that many new units at a depth (dag30k's:
+# 2 batches); BERT-96 (8.6k) never batches: the pool would only cost its start
+POOL_NODES = 20_000
 
-__all__ = ["layout_dags"]
+__all__ = ["layout_dags", "warm_pool"]
 
 
-def layout_dags(inputs: Sequence[DagInputs], cancel: Callable[[], bool] | None = None
-                ) -> list[DagResult]:
-    """``layout_dag`` of each input (memoised alike), batched when enough are new."""
+def warm_pool(nodes: int) -> None:
+    """Start the worker pool, if a model of ``nodes`` operators would use it, before it
+    is needed: the workers start and import on their own (~0.3 s), off this path."""
+    if nodes >= POOL_NODES:
+        unit_pool.warm()
+
+
+def layout_dags(inputs: Sequence[DagInputs], cancel: Callable[[], bool] | None = None,
+                each: Callable[[int, DagResult], None] | None = None) -> list[DagResult]:
+    """``layout_dag`` of each input (memoised alike), batched when enough are new.
+    ``each(i, result)`` is called for every input as soon as its result is known (the
+    remembered ones first, then a batch at a time as the workers finish them), so the
+    caller places those while the workers lay out the rest."""
     keys = [dag_key(*a) for a in inputs]
-    found = [remembered(k) for k in keys]
-    todo: dict[tuple[object, ...], DagInputs] = {}
-    for k, a, hit in zip(keys, inputs, found, strict=True):
+    out = [remembered(k) for k in keys]
+    todo: dict[tuple[object, ...], list[int]] = {}
+    for i, (k, hit) in enumerate(zip(keys, out, strict=True)):
         if hit is None:
-            todo.setdefault(k, a)
-    if len(todo) >= BATCH_MIN:
-        new = list(todo.values())
-        made = [res for i in range(0, len(new), BATCH_MAX)
-                for res in _batched(new[i:i + BATCH_MAX], cancel)]
+            todo.setdefault(k, []).append(i)
+        elif each is not None:
+            each(i, hit)
+    new = list(todo)
+
+    def land(start: int, made: list[DagResult]) -> None:
+        for k, res in zip(new[start:start + len(made)], made, strict=True):
+            remember(k, res)
+            for i in todo[k]:
+                out[i] = res
+                if each is not None:
+                    each(i, res)
+
+    if len(new) >= BATCH_MIN:
+        first = todo.values()
+        units = [inputs[at[0]] for at in first]
+        for start, made in _batches(
+                [units[i:i + BATCH_MAX] for i in range(0, len(units), BATCH_MAX)], cancel):
+            land(start * BATCH_MAX, made)
     else:
-        made = []
-        for a in todo.values():
+        for j, k in enumerate(new):
             if cancel is not None and cancel():
                 raise LayoutCancelled
-            made.append(_alone(a, cancel))
-    fresh = dict(zip(todo, made, strict=True))
-    for k, res in fresh.items():
-        remember(k, res)
-    return [hit if hit is not None else fresh[k] for k, hit in zip(keys, found, strict=True)]
+            land(j, [_alone(inputs[todo[k][0]], cancel)])
+    return out  # type: ignore[return-value]  # every one filled
+
+
+def _batches(batches: list[list[DagInputs]], cancel: Callable[[], bool] | None
+             ) -> Iterator[tuple[int, list[DagResult]]]:
+    """(index, results) of each batch as it is laid out: in the worker pool when there
+    are two or more and it runs, else (or for a batch it could not do) here."""
+    pool = unit_pool.started() if len(batches) >= POOL_MIN else None
+    if pool is None:
+        yield from ((i, batched(b, cancel)) for i, b in enumerate(batches))
+        return
+    try:
+        for i, reply in pool.run([unit_codec.pack_inputs(b) for b in batches], cancel):
+            yield i, batched(batches[i], cancel) if reply is None else \
+                unit_codec.unpack_results(reply)
+    except unit_pool.Cancelled:
+        raise LayoutCancelled from None
 
 
 def _alone(a: DagInputs, cancel: Callable[[], bool] | None) -> DagResult:
@@ -83,7 +130,8 @@ def _fits(g: Dag) -> bool:
     return sum(k * (k - 1) // 2 for k in per_layer) <= PAIRS_MAX
 
 
-def _batched(inputs: list[DagInputs], cancel: Callable[[], bool] | None) -> list[DagResult]:
+def batched(inputs: list[DagInputs], cancel: Callable[[], bool] | None) -> list[DagResult]:
+    """One batch's results (in this process or a worker's: ``pool_worker``)."""
     out: list[DagResult | None] = [None] * len(inputs)
     batch: list[int] = []
     dags: list[Dag] = []

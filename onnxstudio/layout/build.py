@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.layout import labels, sizing, unit_place
@@ -319,13 +320,21 @@ class _Builder(EdgeCollector):
                 raise LayoutCancelled
             group = by_depth[depth]
             inputs = [unit_place.dag_inputs(unit, self.units, self.boxes) for unit in group]
-            results = layout_dags([a for _, _, a in inputs], cancel)
-            for unit, (keys, ports, _), res in zip(group, inputs, results, strict=True):
-                self._place_unit(unit, res, keys, ports, pad_l if unit.parent else 0.0,
-                                 pad_t if unit.parent else 0.0)
+            # each unit placed as its result comes: the workers lay out the rest meanwhile
+            layout_dags([a for _, _, a in inputs], cancel,
+                        partial(self._place_at, group, inputs, pad_l, pad_t))
             done += len(group)
             if progress is not None:
                 progress(done / max(1, len(self.units)))
+
+    def _place_at(self, group: list[Unit],
+                  inputs: list[tuple[list[unit_place.Key], unit_place.Ports,
+                                     unit_place.DagInputs]],
+                  pad_l: float, pad_t: float, i: int, res: DagResult) -> None:
+        unit = group[i]
+        keys, ports, _ = inputs[i]
+        self._place_unit(unit, res, keys, ports, pad_l if unit.parent else 0.0,
+                         pad_t if unit.parent else 0.0)
 
     def _place_unit(self, unit: Unit, res: DagResult, keys: list[unit_place.Key],
                     ports: unit_place.Ports, pad_l: float, pad_t: float) -> None:

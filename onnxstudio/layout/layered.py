@@ -56,7 +56,7 @@ class DagResult:
     def packed(cls, x: list[float], y: list[float], width: float, height: float,
                points: np.ndarray, ends: np.ndarray, reversed: list[bool], rank: list[int]
                ) -> DagResult:
-        """A result whose routes come packed already (``batch_routes``)."""
+        """A result whose routes come packed already (``batch_routes``, or a worker process)."""
         res = cls.__new__(cls)
         res.x, res.y, res.width, res.height = x, y, width, height
         res.points, res.ends, res.reversed, res.rank = points, ends, reversed, rank

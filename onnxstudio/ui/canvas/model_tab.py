@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from onnxstudio.layout.batch import warm_pool
 from onnxstudio.layout.cache import scope_tree
 from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.layout.state import ExpandState, default_state
@@ -225,6 +226,9 @@ class ModelTab(QWidget):
     def _views(opened: Opened) -> Opened:
         prepare_views(opened.model)
         opened.drawing.painter.index.adjacency()  # what a hover asks, as a finisher does
+        # the worker processes an Expand All of a big model lays out in, started now
+        # (they import on their own) rather than on its path
+        warm_pool(opened.model.memo("node_count_total", opened.model.graph.node_count_total))
         return opened
 
     def _land(self, opened: Opened) -> None:
