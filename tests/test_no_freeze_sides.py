@@ -132,7 +132,7 @@ def test_hiding_the_box_the_view_is_on_still_prepares_what_it_shows(monkeypatch,
     from onnxstudio.render.edge_labels import EdgeLabels
     from onnxstudio.ui.canvas import model_tab
 
-    monkeypatch.setattr(model_tab, "finish", lambda drawing, _context: drawing)  # no rest
+    monkeypatch.setattr(model_tab, "finish", lambda drawing, _context: (drawing, {}))  # no rest
     window = shown_window(qtbot)
     from tests.conftest import opened_tab
 
