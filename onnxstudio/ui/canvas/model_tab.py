@@ -17,11 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, Signal
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import (
-    QStackedWidget,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QStackedWidget, QVBoxLayout, QWidget
 
 from onnxstudio.layout.batch import warm_pool
 from onnxstudio.layout.cache import scope_tree
