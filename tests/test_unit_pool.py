@@ -45,6 +45,12 @@ def expanded(big: Path) -> Model:
     return load_model(big, shape_inference=False)
 
 
+@pytest.fixture(autouse=True)
+def no_pool_before() -> None:
+    """Each test starts without a pool (another module's big model may have started one)."""
+    unit_pool.shutdown()
+
+
 @pytest.fixture
 def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(batch, "BATCH_MAX", 64)
