@@ -57,3 +57,4 @@ def prepare_model_views(model: Model) -> None:
     model_summary(model)
     ModelIndex.of(model)
     operator_rows(model)
+    model.memo("node_count_total", model.graph.node_count_total)  # the status line's

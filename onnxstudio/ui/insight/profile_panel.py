@@ -339,7 +339,8 @@ class ProfilePanel(JobPanel):
     def _fit_runs(self, model: Model | None) -> None:
         """A huge graph profiles ``HUGE_RUNS`` runs unless fewer were chosen (not saved:
         the next small model gets the user's number back)."""
-        huge = model is not None and model.graph.node_count_total() > HUGE_NODES
+        huge = model is not None and model.memo(
+            "node_count_total", model.graph.node_count_total) > HUGE_NODES
         try:
             chosen = int(str(app_settings().value(SETTINGS_RUNS, 10)))
         except ValueError:  # a hand-edited settings file

@@ -1,45 +1,65 @@
-"""Free big results a slice per event-loop turn, not all in the turn that drops them.
+"""Free big results a slice at a time on a thread, not all in the turn that drops them.
 
 An edit on dag100k after a profile and a comparison drops 100k profile rows, 100k
-kernel times and 100k differences at once: freeing them took 100-130 ms of the GUI
-thread in one turn (issue 34's stall table). ``release_later`` takes the results a
-panel or tab lets go of and keeps their records (the items of their big lists and
-dicts, found through dataclasses) in a list of its own; whatever else still holds them
-is untouched, so it is safe on shared results. The containers then die at once, which
-costs only decrefs, and the records die ``SLICE`` at a time, one slice per timer tick.
+kernel times and 100k differences at once: freeing them took 80-130 ms of the GUI
+thread in one turn (issue 34's stall table), and even copying their references to free
+them later took 30-50 ms there (each record's count is a cache miss). ``release_later``
+only queues what a panel or tab lets go of; a daemon thread takes the records out (the
+items of their big lists and dicts, found through dataclasses) into a list of its own,
+lets the containers go, and frees the records ``SLICE`` at a time, handing the GIL
+back between slices. Whatever else still holds a result is untouched, so it is safe on
+shared results. Plain data only (records, arrays): no Qt object may die off the GUI
+thread.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import queue
+import threading
+import time
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QTimer
-
-SLICE = 2048  # records freed per tick: ~1 ms of the GUI thread
+SLICE = 2048  # records freed per step: well under a millisecond
 BIG = 256  # a list or dict this long is split into its items; shorter ones die whole
 DEPTH = 4  # result -> derived dict -> tables -> rows
 
-_kept: list[Any] = []
-_timer: QTimer | None = None
+_queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+_lock = threading.Lock()
+_state = {"pending": 0, "started": False}
 
 
 def release_later(*objects: object) -> None:
-    """Let go of ``objects``, their big lists' records freed over the next turns."""
-    pieces: list[Any] = []
+    """Let go of ``objects``; their records are freed on the release thread."""
     for obj in objects:
-        _split(obj, pieces, DEPTH)
-    if len(pieces) <= SLICE:
-        return  # freeing them now is as cheap as a tick
-    _kept.extend(pieces)
-    timer = _tick_timer()
-    if timer is not None and not timer.isActive():
-        timer.start()
+        if obj is None:
+            continue
+        with _lock:
+            _state["pending"] += 1
+            if not _state["started"]:
+                _state["started"] = True
+                threading.Thread(target=_free_forever, name="onnxstudio-release",
+                                 daemon=True).start()
+        _queue.put(obj)
 
 
 def pending() -> int:
-    """Records still waiting to be freed (tests watch them go)."""
-    return len(_kept)
+    """Results queued or being freed (tests watch them go)."""
+    with _lock:
+        return _state["pending"]
+
+
+def _free_forever() -> None:
+    while True:
+        obj = _queue.get()
+        pieces: list[Any] = []
+        _split(obj, pieces, DEPTH)
+        del obj
+        while pieces:
+            del pieces[-SLICE:]
+            time.sleep(0.0005)  # the GUI thread takes the GIL between slices
+        with _lock:
+            _state["pending"] -= 1
 
 
 def _split(obj: object, pieces: list[Any], depth: int) -> None:
@@ -59,22 +79,3 @@ def _split(obj: object, pieces: list[Any], depth: int) -> None:
             _split(value, pieces, depth - 1)
     else:
         pieces.append(obj)
-
-
-def _tick_timer() -> QTimer | None:
-    global _timer
-    app = QCoreApplication.instance()
-    if app is None:  # no event loop to spread it over: free now
-        _kept.clear()
-        return None
-    if _timer is None:
-        _timer = QTimer(app)
-        _timer.setInterval(0)
-        _timer.timeout.connect(_free_slice)
-    return _timer
-
-
-def _free_slice() -> None:
-    del _kept[-SLICE:]
-    if not _kept and _timer is not None:
-        _timer.stop()
