@@ -197,14 +197,16 @@ def polyline_midpoint(points: Sequence[Point],
     px, py = float(points[0][0]), float(points[0][1])
     kept: list[Point] = [(px, py)]
     lengths: list[float] = []
-    for x, y in itertools.islice(points, 1, None):
+    total = 0.0  # added in order, never sum(): Python 3.12's sum() compensates, numpy's
+    for x, y in itertools.islice(points, 1, None):  # anchors (render/anchors.py) do not
         if abs(px - x) > 1e-6 or abs(py - y) > 1e-6:
-            lengths.append(math.hypot(x - px, y - py))
+            lengths.append(seg := math.hypot(x - px, y - py))
+            total += seg
             px, py = float(x), float(y)
             kept.append((px, py))
     if not lengths:
         return kept[0], (0.0, 1.0)
-    half = sum(lengths) * share
+    half = total * share
     for (a, b), seg in zip(itertools.pairwise(kept), lengths, strict=True):
         if half <= seg and seg > 0:
             t = half / seg
