@@ -180,12 +180,12 @@ def test_long_routes_are_drawn_from_paths_the_layout_task_built(qtbot, tmp_path:
 
 def test_a_failure_in_the_panels_views_leaves_the_graph_shown_and_the_tab_idle(
         qtbot, tmp_path: Path, monkeypatch) -> None:
-    from onnxstudio.ui.canvas import model_tab
+    from onnxstudio.ui.canvas import landing
 
     def broken(_model: object) -> None:
         raise RuntimeError("views broke")
 
-    monkeypatch.setattr(model_tab, "prepare_views", broken)
+    monkeypatch.setattr(landing, "prepare_views", broken)
     tab = ModelTab(save(relu_chain(5), tmp_path / "chain.onnx"))
     qtbot.addWidget(tab)
     tab.resize(900, 700)

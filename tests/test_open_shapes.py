@@ -92,7 +92,8 @@ def test_closing_a_tab_mid_inference_stops_the_child(qtbot, tmp_path: Path) -> N
     qtbot.addWidget(tab)
     with qtbot.waitSignal(tab.loaded, timeout=120000):
         tab.start()
-    child = tab._pending_shapes.child if tab._pending_shapes else None
+    pending = tab._landing.pending_shapes
+    child = pending.child if pending else None
     tab.shutdown()
     assert child is None or child._child is None or child._child.process.poll() is not None
     assert not tab.busy

@@ -1,4 +1,6 @@
-"""GraphCanvas: the state, view and painting half of GraphView (see graph_view.py).
+"""GraphCanvas: the state, selection and painting half of GraphView (see graph_view.py);
+where the view looks (zoom, Fit, the anchor kept across a relayout) is ZoomView's
+(zoom_view.py).
 
 Why no QGraphicsItem per node: a 100k-node graph would mean 200k+ Python-wrapped items,
 seconds to build the scene's BSP index and hundreds of MB, every time the user expands a
@@ -14,7 +16,6 @@ from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QPainter,
-    QTransform,
 )
 from PySide6.QtWidgets import (
     QFrame,
@@ -23,12 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from onnxstudio.layout import viewport
 from onnxstudio.layout.types import Layout
 from onnxstudio.render.hit_index import GraphIndex
 from onnxstudio.render.overlay import Overlay
 from onnxstudio.render.qt_surface import Paths
-from onnxstudio.render.scene_painter import Focus, GraphPainter, PaintState
+from onnxstudio.render.scene_painter import GraphPainter, PaintState
 from onnxstudio.render.theme import LIGHT, Theme
 from onnxstudio.ui.canvas.band_select import RubberBand
 from onnxstudio.ui.canvas.far_view import FarView
@@ -36,17 +36,13 @@ from onnxstudio.ui.canvas.minimap import Minimap
 from onnxstudio.ui.canvas.near_labels import NearLabels
 from onnxstudio.ui.canvas.overlay_legend import OverlayLegend
 from onnxstudio.ui.canvas.screen_surface import STAMP_MIN_BOXES, ScreenSurface
+from onnxstudio.ui.canvas.zoom_view import ZoomView
 
 SCENE_MARGIN = 40.0
-MIN_SCALE = 0.01
-MIN_FIT_SCALE = 1e-4  # below Fit of the largest graphs (dag100k's is ~0.002)
-MAX_SCALE = 8.0
-KEY_ZOOM = 1.25
 FLASH_MS = 1400
 
 
-
-class GraphCanvas(QGraphicsView):
+class GraphCanvas(ZoomView):
     """Shows a :class:`Layout`: the view state, selection and painting of GraphView
     (which adds the mouse, keyboard and tooltips); emits selection and expand/collapse
     requests.
@@ -54,7 +50,7 @@ class GraphCanvas(QGraphicsView):
     Signals: ``selectionChanged(list[str])`` box ids, ``expandRequested(str)`` for a
     collapsed group or expandable node (double-click), ``collapseRequested(str)`` for an
     expanded group (double-click on its frame label), ``hoveredChanged(str)`` ("" when
-    nothing), ``viewportChanged()`` whenever the visible area or zoom changes,
+    nothing), ``viewportChanged()`` (ZoomView's) whenever the visible area or zoom changes,
     ``edgeClicked(str)`` the tensor name of an edge clicked on empty canvas,
     ``overlayClosed()`` when the user dismisses the overlay's legend.
     """
@@ -63,7 +59,6 @@ class GraphCanvas(QGraphicsView):
     expandRequested = Signal(str)
     collapseRequested = Signal(str)
     hoveredChanged = Signal(str)
-    viewportChanged = Signal()
     edgeClicked = Signal(str)
     contextRequested = Signal(str, str, QPoint)  # "box"/"edge", box id/tensor, global pos
     overlayClosed = Signal()
@@ -78,8 +73,6 @@ class GraphCanvas(QGraphicsView):
         self._selected: list[str] = []
         self._surface: ScreenSurface | None = None
         self._paths: Paths | None = None  # prebuilt for the surface the next paint makes
-        # a new graph opens whole (a diff's sides), not as ``viewport.first_view`` says
-        self.open_fitted = False
         self._flash_timer = QTimer(self)
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._clear_flash)
@@ -263,12 +256,6 @@ class GraphCanvas(QGraphicsView):
     def clear_selection(self) -> None:
         self.set_selection([])
 
-    def current_scale(self) -> float:
-        return float(self.transform().m11())
-
-    def visible_scene_rect(self) -> QRectF:
-        return self.mapToScene(self.viewport().rect()).boundingRect()
-
     def visible_box_ids(self) -> list[str]:
         index = self.index()
         if index is None:
@@ -313,100 +300,7 @@ class GraphCanvas(QGraphicsView):
         self._on_view_changed()
         return True
 
-    def zoom_by(self, factor: float, anchor: QPoint | None = None) -> None:
-        """Multiply the zoom, keeping the scene point under ``anchor`` (view pos) fixed."""
-        if anchor is None:
-            anchor = self.viewport().rect().center()
-        before = self.mapToScene(anchor)
-        target = min(self._max_scale(), max(self._min_scale(), self.current_scale() * factor))
-        self._set_scale(target)
-        after = self.mapFromScene(before)
-        delta = after - anchor
-        self.horizontalScrollBar().setValue(self.horizontalScrollBar().value() + delta.x())
-        self.verticalScrollBar().setValue(self.verticalScrollBar().value() + delta.y())
-        self._on_view_changed()
-
-    def zoom_in(self) -> None:
-        self.zoom_by(KEY_ZOOM)
-
-    def zoom_out(self) -> None:
-        self.zoom_by(1 / KEY_ZOOM)
-
-    def reset_zoom(self) -> None:
-        self.zoom_by(1.0 / max(self.current_scale(), 1e-9))
-
-    def fit(self) -> None:
-        """The whole graph in view (Ctrl+0), however small its titles get."""
-        if self._layout is None:
-            return
-        vp = self.viewport().rect()
-        scale = viewport.fit_scale(self._layout, vp.width(), vp.height())
-        self._set_scale(scale)
-        super().centerOn(QPointF(*viewport.view_centre(
-            self._layout, vp.width(), vp.height(), scale)))
-        self._on_view_changed()
-
     # -- view state helpers -------------------------------------------------------------
-
-    def _min_scale(self) -> float:
-        """Zooming out by hand may go below Fit, down to half the whole-graph scale."""
-        if self._layout is None:
-            return MIN_SCALE
-        vp = self.viewport().rect()
-        whole = viewport.whole_scale(self._layout, vp.width(), vp.height())
-        return max(MIN_FIT_SCALE, min(viewport.FIT_MIN_SCALE, whole * 0.5))
-
-    def _max_scale(self) -> float:
-        return MAX_SCALE
-
-    def _set_scale(self, s: float) -> None:
-        self.setTransform(QTransform.fromScale(s, s))
-
-    def _initial_view(self) -> None:
-        """The whole graph when its titles are readable so (>= 9 px), else readable at
-        its inputs (layout/viewport.py)."""
-        if self._layout is None:
-            return
-        if self.open_fitted:
-            self.fit()
-            return
-        vp = self.viewport().rect()
-        scale, centre = viewport.first_view(self._layout, vp.width(), vp.height())
-        self._set_scale(scale)
-        super().centerOn(QPointF(*centre))
-
-    def anchored_area(self) -> Focus | None:
-        """Where ``set_layout(keep_view=True)`` will look in the next layout: the anchor
-        box and the view's size in layout units (see ``Focus``)."""
-        anchor = self._view_anchor()
-        if anchor is None:
-            return None
-        scale = self.current_scale() or 1.0
-        size = self.viewport().size()
-        centre = anchor[3]
-        return Focus(anchor[0], anchor[1], anchor[2], size.width() / scale,
-                     size.height() / scale, (centre.x(), centre.y()))
-
-    def _view_anchor(self) -> tuple[str, float, float, QPointF] | None:
-        """(box id nearest the view centre, its offset from the centre, centre point)."""
-        index = self.index()
-        centre = self.mapToScene(self.viewport().rect().center())
-        if index is None or not index.ids:
-            return None
-        cx = (index.bx0 + index.bx1) / 2 - centre.x()
-        cy = (index.by0 + index.by1) / 2 - centre.y()
-        i = int((cx * cx + cy * cy).argmin())
-        return index.ids[i], float(cx[i]), float(cy[i]), centre
-
-    def _restore_anchor(self, anchor: tuple[str, float, float, QPointF], scale: float) -> None:
-        box_id, dx, dy, centre = anchor
-        self._set_scale(scale)
-        index = self.index()
-        where = index.centre(box_id) if index else None
-        if where is not None:
-            super().centerOn(QPointF(where[0] - dx, where[1] - dy))
-        else:
-            super().centerOn(centre)
 
     def _apply_theme_colours(self) -> None:
         self.setBackgroundBrush(QColor(self._theme.canvas))
@@ -427,7 +321,7 @@ class GraphCanvas(QGraphicsView):
         self.viewport().update()
 
     def _on_view_changed(self, *_: object) -> None:
-        self.viewportChanged.emit()
+        super()._on_view_changed()
         self.minimap.view_changed()
 
     # -- painting -----------------------------------------------------------------------

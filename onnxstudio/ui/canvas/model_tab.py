@@ -3,8 +3,8 @@
 The tab owns the model's view state (what is expanded, the direction) and re-lays the
 graph out in the background whenever that changes; a newer request supersedes an older
 one, so fast clicking never queues stale layouts. The graph is drawn before its shapes
-are known: inferred shapes arrive a moment later (``shapesReady``) and the edges are
-re-labelled then.
+are known: inferred shapes arrive a moment later (``shapesReady``; the steps between
+are the landing's, landing.py) and the edges are re-labelled then.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QStackedWidget, QVBoxLayout, QWidget
 
 from onnxstudio.layout.batch import warm_pool
 from onnxstudio.layout.cache import scope_tree
-from onnxstudio.layout.labels import model_dim_abbreviations
 from onnxstudio.layout.state import ExpandState, default_state
 from onnxstudio.layout.types import Direction, Layout
 from onnxstudio.model import Model
@@ -37,12 +36,12 @@ from onnxstudio.ui.canvas.drawing import (
     draw,
     finish,
     local_functions,
-    prepare_views,
     relabel,
 )
 from onnxstudio.ui.canvas.graph_view import GraphView
+from onnxstudio.ui.canvas.landing import Landing
 from onnxstudio.ui.canvas.tab_pages import ErrorPage, ProgressPage
-from onnxstudio.ui.tasks import TaskContext, TaskRunner, next_turn
+from onnxstudio.ui.tasks import TaskContext, TaskRunner
 from onnxstudio.ui.widgets.release import release_later
 
 
@@ -94,18 +93,19 @@ class ModelTab(QWidget):
         box.setContentsMargins(0, 0, 0, 0)
         box.addWidget(self._stack)
 
-        self._opener = self._runner(self._on_opened, self._on_failed, self._on_progress)
+        # the opened model's first paint, its panels' views and shape inference
+        self._landing = Landing(self, self.view, self._show_first)
+        self._landing.landed.connect(self.loaded)
+        self._landing.shaped.connect(self._on_shapes)
+        self._landing.failed.connect(self._on_failed)
+        self._landing.progress.connect(self.progress)
+        self._landing.busyChanged.connect(self._on_busy)
+        self._opener = self._runner(self._landing.arrive, self._on_failed, self._on_progress)
         self._layouter = self._runner(self._on_laid_out, self._on_failed, self.progress.emit)
-        self._shaper = self._runner(self._on_shapes, self._on_failed, self.progress.emit)
         # the rest of a shown drawing's preparation (long curves, labels' tiles): the
         # expanded dag100k is drawn seconds sooner than with it all
         self._finisher = self._runner(self._on_finished)
-        self._viewer = self._runner(self._land, self._on_views_failed)  # the panels' views
-        self._pending_shapes: PendingShapes | None = None
-        self._waiting: Opened | None = None  # drawn, landing next turn (_take_first_paint)
-        self._landing = False  # shown, the panels and shape inference a turn away
         self._pool_asked = False  # the layout's worker pool (``_on_busy``)
-        self.view.minimap.defer_while = self.view.far.defer_while = lambda: self._landing
         self.view.near_labels.defer_while = lambda: self.busy
 
     def _runner(self, finished: Callable[[Any], None],
@@ -172,8 +172,7 @@ class ModelTab(QWidget):
     @property
     def busy(self) -> bool:
         """Opening, laying out, or still inferring shapes."""
-        return (self._landing or self._waiting is not None or self._opener.busy
-                or self._layouter.busy or self._viewer.busy or self._shaper.busy
+        return (self._landing.busy or self._opener.busy or self._layouter.busy
                 or self._finisher.busy)
 
     def _on_busy(self, _busy: bool) -> None:
@@ -199,73 +198,20 @@ class ModelTab(QWidget):
         self._progress_page.bar.setValue(int(fraction * 100))
         self.progress.emit(stage, fraction)
 
-    def _on_opened(self, opened: Opened) -> None:
-        if not _take_first_paint():  # another tab's first paint is this turn's
-            self._waiting = opened
-            self._on_busy(True)
-            next_turn(self, self._land_waiting)
-            return
+    def _show_first(self, opened: Opened) -> None:
+        """The landing's first paint (landing.py)."""
         self.model, self.state = opened.model, opened.state
         self.timings = {"load": opened.load_seconds, "layout": opened.layout_seconds}
         # Show the view first: its initial zoom (fit, or readable at the top) needs the
         # viewport's real size, which a hidden page of the stack does not have yet.
         self._stack.setCurrentWidget(self.view)
         self._show(opened.drawing, keep_view=False, finish_later=False)  # relabelled soon
-        self._pending_shapes = opened.shapes
-        # The graph paints now. Two turns later (once the layout requests and updates the
-        # paint posted are done) a worker computes what the panels show; then they fill
-        # and shape inference starts. All in one turn, with the inference thread taking
-        # its share of the GIL, they froze the window for ~90 ms. (The minimap's render,
-        # which the paint asks for, waits until the landing is done.)
-        self._landing = True
-        self._on_busy(True)
-        next_turn(self, lambda: self._viewer.start(
-            lambda _context: self._views(opened), quiet_gc=True), turns=2)
-        self.view.viewport().repaint()
-
-    def _land_waiting(self) -> None:
-        opened, self._waiting = self._waiting, None
-        if opened is not None:  # not shut down meanwhile
-            self._on_opened(opened)
-
-    @staticmethod
-    def _views(opened: Opened) -> Opened:
-        prepare_views(opened.model)
-        opened.drawing.painter.index.adjacency()  # what a hover asks, as a finisher does
-        return opened
-
-    def _land(self, opened: Opened) -> None:
-        """The panels fill; shape inference starts two turns later, once their layout and
-        paint are done: with its Python taking the GIL from each of their Qt calls, 30 ms
-        of BERT-96's panels froze the window for 100-190 ms."""
-        if self._pending_shapes is not opened.shapes:
-            self._landing = False  # shut down meanwhile
-            self._on_busy(False)
-            return
-        self.loaded.emit(opened.model)
-        next_turn(self, lambda: self._infer_shapes(opened), turns=2)
-
-    def _infer_shapes(self, opened: Opened) -> None:
-        self._landing = False
-        shapes = opened.shapes
-        if self._pending_shapes is not shapes:
-            self._on_busy(False)  # shut down meanwhile
-            return
-
-        def infer(context: TaskContext) -> int:
-            context.progress("Inferring shapes", 0.5)
-            changed = shapes.apply(opened.model)
-            model_dim_abbreviations(opened.model)  # the inspector's refresh needs them
-            return changed
-
-        self._shaper.start(infer)
 
     def _on_shapes(self, changed: int) -> None:
         """The edges' shape labels: swapped into the drawing shown when nothing else is
         being laid out and nothing can move (a fraction of a new layout's time); with
         no value changed (a diff's sides come with their shapes), the drawing shown is
         finished instead of relabelled and painted again."""
-        self._pending_shapes = None
         drawing, model = self._drawing, self.model
         if drawing is None or model is None or self._layouter.busy:
             self.relayout()
@@ -287,14 +233,7 @@ class ModelTab(QWidget):
         """Stop all background work before the tab goes (a shape-inference child too)."""
         self.cancel()
         self._finisher.cancel()
-        self._drop_pending_shapes()
-        if self._waiting is not None:  # drawn, its first paint a turn away: dropped
-            self._waiting.shapes.cancel()
-            self._waiting = None
-            self._on_busy(False)
-        if self._landing:  # what was left of the landing does nothing now
-            self._landing = False
-            self._on_busy(False)
+        self._landing.shutdown()
 
     def release(self) -> None:
         """Let go of the model and its drawing (a closed tab, after ``shutdown``): the
@@ -304,18 +243,6 @@ class ModelTab(QWidget):
         self.model = self.layout_data = self._drawing = self.overlay_data = None
         self.model_bytes = None
         self.run_results = {}
-
-    def _drop_pending_shapes(self) -> None:
-        self._shaper.cancel()
-        if self._pending_shapes is not None:
-            self._pending_shapes.cancel()
-            self._pending_shapes = None
-
-    def _on_views_failed(self, message: str) -> None:
-        """A bug in the panels' views: the graph stays shown and the tab stops being busy."""
-        self._landing = False
-        self._on_busy(False)
-        self.failed.emit(message)
 
     def _on_failed(self, message: str) -> None:
         if self.model is None:
@@ -330,7 +257,7 @@ class ModelTab(QWidget):
     def replace_model(self, model: Model, model_bytes: bytes | None) -> None:
         """Show an edited version of the model: same expand state, the view kept in place
         (boxes that survive the edit anchor it). Its shapes are inferred already."""
-        self._drop_pending_shapes()
+        self._landing.drop_shapes()
         self.model, self.model_bytes = model, model_bytes
         release_later(*self.run_results.values())  # measured on the model as it was
         self.run_results.clear()
@@ -439,25 +366,3 @@ class ModelTab(QWidget):
             self._pending_center = None
             self.view.centerOn(node_id)
 
-
-_first_paint_taken = False
-
-
-def _take_first_paint() -> bool:
-    """Whether a tab's first paint may happen in this turn of the event loop: one per
-    turn. Two tabs landing together (a diff's sides) painted both in one turn: 75 ms of
-    GUI thread on BERT-96's optimised graph, where each alone takes half."""
-    global _first_paint_taken
-    app = QCoreApplication.instance()
-    if app is None:
-        return True
-    if _first_paint_taken:
-        return False
-    _first_paint_taken = True
-    next_turn(app, _release_first_paint)
-    return True
-
-
-def _release_first_paint() -> None:
-    global _first_paint_taken
-    _first_paint_taken = False
