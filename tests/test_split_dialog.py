@@ -115,3 +115,34 @@ def test_a_plan_that_cannot_be_written_is_refused_before_asking(qtbot, tmp_path:
     assert "Cannot be written" in dialog.summary.text()
     assert "dtype or rank" in dialog.write_button.toolTip()
     dialog.close()
+
+
+def test_a_profiled_model_splits_by_time_with_the_times_made_on_the_planner(
+        window: MainWindow, qtbot, monkeypatch) -> None:
+    """After a real profile the "Time" balance is offered and plans by the profile's
+    times; those (one entry per node: dag100k's 100k took 40-60 ms) are made by the
+    planner's worker, not on the GUI thread as the dialog opens."""
+    import threading
+
+    from onnxstudio.runner.profile import ProfileResult
+    from onnxstudio.ui.insight.profile_panel import ProfileOptions
+
+    made: list[threading.Thread] = []
+    original = ProfileResult.times_by_index
+
+    def noted(self: ProfileResult) -> dict[int, float]:
+        made.append(threading.current_thread())
+        return original(self)
+
+    monkeypatch.setattr(ProfileResult, "times_by_index", noted)
+    window.insight.start_profile(ProfileOptions("disable", 1, 0))
+    qtbot.waitUntil(lambda: window.insight.profile_panel.result() is not None, timeout=60000)
+    dialog = _open_dialog(window, qtbot)
+    assert made == []  # not asked while planning by another cost
+    time_item = dialog.cost_combo.model().item(2)
+    assert time_item.isEnabled()
+    with qtbot.waitSignal(dialog.planned, timeout=30000) as planned:
+        dialog.cost_combo.setCurrentIndex(2)
+    assert planned.args[0].by == "time" and dialog.table.rowCount() == 4
+    assert made and threading.main_thread() not in made
+    dialog.close()

@@ -131,6 +131,11 @@ class ProfileResult:
         rows = [OpTypeTime(op, t, t / whole, int(c)) for op, (t, c) in totals.items()]
         return sorted(rows, key=lambda r: -r.time_ms)
 
+    def times_by_index(self) -> dict[int, float]:
+        """Node index -> ms, the Split dialog's "Time" cost: made by its planner's worker
+        (dag100k's 100k nodes: 40-60 ms on the GUI thread as the dialog opened)."""
+        return {n.index: n.time_ms for n in self.nodes}
+
     def node_times(self) -> dict[str, float]:
         """Node id -> ms, fused nodes sharing their kernel's time (for a heatmap)."""
         times = {n.id: n.time_ms for n in self.nodes}

@@ -49,7 +49,7 @@ def open_split_dialog(parent: QWidget, tab: ModelTab) -> SplitDialog | None:
     if tab.model is None:
         return None
     profile = tab.run_results.get("profile")
-    times = {n.index: n.time_ms for n in profile.nodes} if profile is not None else None
+    times = profile.times_by_index if profile is not None else None  # on the planner
     before = tab.overlay_data
     layout, graph = tab.layout_data, tab.model.graph
 

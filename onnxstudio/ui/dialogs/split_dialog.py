@@ -10,8 +10,9 @@ checks the chain against the whole model, both on a worker.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QColor, QDesktopServices
@@ -36,9 +37,11 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.model import Model
 from onnxstudio.model.formatting import human_bytes
-from onnxstudio.model.split import CostKind, SplitPlan, plan_split
 from onnxstudio.render.overlay import OverlayData, stage_fill, stages_overlay
 from onnxstudio.ui.tasks import TaskContext, TaskRunner
+
+if TYPE_CHECKING:  # the planner's modules load on its worker, not as the dialog opens
+    from onnxstudio.model.split import CostKind, SplitPlan
 
 TITLE = "Split into Stages"
 COSTS: tuple[tuple[CostKind, str, str], ...] = (
@@ -53,6 +56,8 @@ argument is what ``Fold`` made of the colours, or None."""
 Fold = Callable[[OverlayData], Any]
 """Folds the stages' colours into the canvas' layout, on the planner's worker (on the
 GUI thread that took dag100k's plan 160-180 ms)."""
+Times = Callable[[], Mapping[int, float]]
+"""A profile's time per node index, asked for on the planner's worker (the "Time" cost)."""
 
 
 def _stage_overlay(model: Model, plan: SplitPlan) -> OverlayData:
@@ -79,10 +84,11 @@ class SplitDialog(QDialog):
     failed = Signal(str)
 
     def __init__(self, parent: QWidget | None, model: Model, preview: Preview,
-                 times: Mapping[int, float] | None = None, fold: Fold | None = None) -> None:
+                 times: Times | None = None, fold: Fold | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(TITLE)
-        self.model, self.preview, self.times = model, preview, dict(times or {})
+        self.model, self.preview = model, preview
+        self.times = cache(times) if times is not None else None  # made once, if asked
         self.fold = fold
         self.plan: SplitPlan | None = None
         self.planner = TaskRunner(self)
@@ -106,7 +112,7 @@ class SplitDialog(QDialog):
         for kind, label, tip in COSTS:
             self.cost_combo.addItem(label, kind)
             self.cost_combo.setItemData(self.cost_combo.count() - 1, tip, 3)  # ToolTipRole
-        if not self.times:  # "Time" needs a profile of this model
+        if self.times is None:  # "Time" needs a profile of this model
             item = self.cost_combo.model().item(2)  # type: ignore[attr-defined]
             item.setEnabled(False)
             item.setToolTip("Run → Profile Run first: time per node comes from a profile")
@@ -147,7 +153,10 @@ class SplitDialog(QDialog):
         self.summary.setText("Planning…")
 
         def work(_context: TaskContext) -> tuple[SplitPlan, OverlayData, Any]:
-            plan = plan_split(model, count, cost, times)
+            from onnxstudio.model.split import plan_split
+
+            plan = plan_split(model, count, cost,
+                              times() if times is not None and cost == "time" else None)
             colours = _stage_overlay(model, plan)
             return plan, colours, fold(colours) if fold is not None else None
 
