@@ -35,6 +35,7 @@ from onnxstudio.model.cost import ModelCost, NodeCost, ScopeCost
 from onnxstudio.model.formatting import human_bytes, human_count
 from onnxstudio.render.overlay import COST_METRICS
 from onnxstudio.ui.insight.job_panel import JobPanel
+from onnxstudio.ui.widgets.name_column import NameColumn
 from onnxstudio.ui.widgets.path_delegate import PathDelegate
 from onnxstudio.ui.widgets.tables import RIGHT, Column, CompactHeader, RecordTableModel
 
@@ -89,9 +90,10 @@ class ScopeCostModel(RecordTableModel[ScopeCost]):
         return None
 
 
-def table_view(model: RecordTableModel[Any]) -> QTableView:
+def table_view(model: RecordTableModel[Any], key: str) -> QTableView:
     """A cost table that fits its dock: the numbers take the width they need, the name
-    column what is left, elided (at 1920 px the Params column scrolled out of sight)."""
+    column what is left, elided (at 1920 px the Params column scrolled out of sight),
+    or as wide as the user drags it (remembered under ``key``)."""
     view = QTableView()
     view.setHorizontalHeader(CompactHeader(view))
     view.setModel(model)
@@ -104,8 +106,8 @@ def table_view(model: RecordTableModel[Any]) -> QTableView:
     header = view.horizontalHeader()
     header.setResizeContentsPrecision(RESIZE_ROWS)  # dag100k: 100k rows never measured
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # names: elided
     header.setMinimumSectionSize(NAME_MIN)
+    NameColumn(view, key, NAME_MIN)  # names: elided, or widened by hand
     header.setStretchLastSection(False)
     view.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
     view.setWordWrap(False)
@@ -221,8 +223,8 @@ class CostPanel(JobPanel):
 
         self.node_model = NodeCostModel()
         self.scope_model = ScopeCostModel()
-        self.node_view = table_view(self.node_model)
-        self.scope_view = table_view(self.scope_model)
+        self.node_view = table_view(self.node_model, "cost/node_name_width")
+        self.scope_view = table_view(self.scope_model, "cost/scope_name_width")
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.node_view, "Nodes")

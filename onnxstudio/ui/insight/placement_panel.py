@@ -140,7 +140,7 @@ class PlacementPanel(JobPanel):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
         self.table = PlacementModel()
-        self.view = table_view(self.table)
+        self.view = table_view(self.table, "placement/name_width")
         self._frame(side, self.view)
         self.find_button.clicked.connect(
             lambda: self.placementRequested.emit(str(self.provider_combo.currentData()),

@@ -52,6 +52,7 @@ from onnxstudio.ui.insight.profile_tables import (
     NodeTableModel,
     OpTypeTableModel,
     ProfileSortProxy,
+    RightElided,
     ShareBarDelegate,
 )
 from onnxstudio.ui.settings import app_settings, store
@@ -63,6 +64,7 @@ EMPTY_TEXT = ("Profile run to see where the time goes: it times the Run panel's 
               "input, or random inputs when nothing ran yet.")
 # Above this many nodes a profiled run takes tens of seconds (dag100k: 26 s), and
 # onnxruntime's profiler stops recording at a million events: fewer runs by default.
+OP_TYPE_CAP = 96  # the node table's Op type column at most (px), cut at the right
 HUGE_NODES = 20_000
 HUGE_RUNS = 3
 OPTIMIZATION_TIP = (
@@ -291,16 +293,21 @@ class ProfilePanel(JobPanel):
         self.node_proxy = ProfileSortProxy(self)
         self.node_proxy.setSourceModel(self.node_model)
         self.node_bars = ShareBarDelegate(self)
-        self._node_view = FitTableView(self.node_proxy, self.node_bars, caps={4: 110})
+        # Op type capped (elided at the right): "LayerNormalization" took 124 px of the
+        # names' room
+        self._node_view = FitTableView(self.node_proxy, self.node_bars, "profile/name_width",
+                                       caps={1: OP_TYPE_CAP, 4: 110})
         self.node_names = PathDelegate(self)
         self._node_view.setItemDelegateForColumn(0, self.node_names)
+        self._node_view.setItemDelegateForColumn(1, RightElided(self))
         self._node_view.setItemDelegateForColumn(4, self.node_names)  # Fused: names too
 
         self.op_model = OpTypeTableModel()
         self.op_proxy = ProfileSortProxy(self)
         self.op_proxy.setSourceModel(self.op_model)
         self.op_bars = ShareBarDelegate(self)
-        self._op_view = FitTableView(self.op_proxy, self.op_bars, caps={1: 60})
+        self._op_view = FitTableView(self.op_proxy, self.op_bars, "profile/op_type_width",
+                                     caps={1: 60})
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)

@@ -20,7 +20,6 @@ from PySide6.QtGui import (
     QFontMetrics,
     QPainter,
     QPalette,
-    QResizeEvent,
     QShowEvent,
 )
 from PySide6.QtWidgets import (
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from onnxstudio.model.formatting import format_ms, plural
 from onnxstudio.runner.profile_rows import NodeRow, OpRow
+from onnxstudio.ui.widgets.name_column import NameColumn
 from onnxstudio.ui.widgets.tables import (
     RIGHT,
     SORT_ROLE,
@@ -168,6 +168,15 @@ class ShareBarDelegate(QStyledItemDelegate):
         painter.restore()
 
 
+class RightElided(QStyledItemDelegate):
+    """Cut at the right (an operator type's start names it), in a view eliding left."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem,
+                        index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideRight
+
+
 class FitTableView(QTableView):
     """A read-only, row-selecting table whose first (name) column takes the spare width.
 
@@ -178,12 +187,11 @@ class FitTableView(QTableView):
     FIRST_MIN = 140
     SHARE_WIDTH = 64
 
-    def __init__(self, proxy: QSortFilterProxyModel, bars: ShareBarDelegate,
+    def __init__(self, proxy: QSortFilterProxyModel, bars: ShareBarDelegate, key: str,
                  share_column: int = 3, caps: dict[int, int] | None = None) -> None:
         super().__init__()
         self.share_column = share_column
         self.caps = caps or {}
-        self._first_min = self.FIRST_MIN
         self._unfit = False  # rows changed while hidden: fit when shown
         self.setModel(proxy)
         self.setItemDelegateForColumn(share_column, bars)
@@ -202,6 +210,8 @@ class FitTableView(QTableView):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setHighlightSections(False)
+        # the first column: what the others leave, or wider by hand (remembered)
+        self.names = NameColumn(self, key, self.FIRST_MIN)
         self.sortByColumn(2, Qt.SortOrder.DescendingOrder)
 
     def _content_width(self, column: int) -> int:
@@ -240,20 +250,9 @@ class FitTableView(QTableView):
                 width = max(self.SHARE_WIDTH, header.sectionSizeHint(col))
             header.resizeSection(col, min(width, self.caps.get(col, width)))
         # Short names ("n62") need no 140 px: then Fused gets the room instead.
-        self._first_min = min(self.FIRST_MIN, max(header.sectionSizeHint(0),
-                                                  self._content_width(0)))
-        self._fit_first()
-
-    def _fit_first(self) -> None:
-        header = self.horizontalHeader()
-        if header.count() == 0:
-            return
-        rest = sum(header.sectionSize(c) for c in range(1, header.count()))
-        header.resizeSection(0, max(self._first_min, self.viewport().width() - rest))
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        self._fit_first()
+        self.names.least = min(self.FIRST_MIN, max(header.sectionSizeHint(0),
+                                                   self._content_width(0)))
+        self.names.fit()
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

@@ -6,6 +6,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from onnxstudio.model.formatting import elide_path
+from onnxstudio.ui.widgets.tables import delegate_text_padding
 
 
 class PathDelegate(QStyledItemDelegate):
@@ -16,5 +17,7 @@ class PathDelegate(QStyledItemDelegate):
     def initStyleOption(self, option: QStyleOptionViewItem,
                         index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
-        metrics, room = option.fontMetrics, option.rect.width() - 10  # the cell's padding
+        widget = option.widget
+        padding = delegate_text_padding(widget) if widget is not None else 10
+        metrics, room = option.fontMetrics, option.rect.width() - padding
         option.text = elide_path(option.text, lambda t: metrics.horizontalAdvance(t) <= room)
