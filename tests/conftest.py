@@ -56,6 +56,16 @@ def opened_tab(qtbot: Any, window: MainWindow, path: Path) -> Any:
     return tab
 
 
+def expanded_tab(qtbot: Any, path: Path) -> Any:
+    """``path`` opened in a new window and expanded all, once that layout is drawn and
+    the tab idle."""
+    tab = opened_tab(qtbot, shown_window(qtbot), path)
+    before = tab.layout_data
+    tab.expand_all()
+    qtbot.waitUntil(lambda: tab.layout_data is not before and not tab.busy, timeout=120_000)
+    return tab
+
+
 def ladder_model(name: str) -> Path:
     path = LADDER / name
     if not path.exists():

@@ -211,6 +211,22 @@ class RecordingSurface(Surface):
         self.calls.append(("lines", (segments.tolist(), stroke)))
 
 
+def edge_labels_drawn(painter: GraphPainter,
+                      area: tuple[float, float, float, float] | None
+                      ) -> set[tuple[str, str, float, float]]:
+    """(edge item, text, x, baseline) of every edge label ``painter`` draws in ``area``
+    at 1:1 (None: everything): what a screen's views and an export are compared by."""
+    rec = RecordingSurface()
+    painter.paint(rec, area, 1.0)
+    out, item = set(), ("", "")
+    for name, args in rec.calls:
+        if name == "begin_item":
+            item = (args[0], args[1])
+        elif name == "text" and item[1] == "edge-label":
+            out.add((item[0], args[2], args[0], args[1]))
+    return out
+
+
 def render_svg(
     graph: GraphPainter,
     state: PaintState | None = None,

@@ -18,7 +18,7 @@ from onnxstudio.render.scene_painter import GraphPainter
 from onnxstudio.render.theme import LIGHT
 from tests.builders import save
 from tests.conftest import LADDER
-from tests.render_support import RecordingSurface
+from tests.render_support import edge_labels_drawn
 
 VIEW = (1920.0, 1080.0)
 
@@ -40,17 +40,6 @@ def expanded(tmp_path_factory: pytest.TempPathFactory) -> Layout:
     layout = layout_model(model, state)
     assert len(layout.edges) > 20_000
     return layout
-
-
-def _labels(rec: RecordingSurface) -> set[tuple[str, str, float, float]]:
-    """(edge item, text, x, baseline) of every edge label drawn."""
-    out, item = set(), ("", "")
-    for name, args in rec.calls:
-        if name == "begin_item":
-            item = (args[0], args[1])
-        elif name == "text" and item[1] == "edge-label":
-            out.add((item[0], args[2], args[0], args[1]))
-    return out
 
 
 @pytest.mark.slow
@@ -92,18 +81,12 @@ def test_a_screen_and_an_export_place_the_same_labels(expanded: Layout) -> None:
                         for y in np.linspace(0.0, expanded.height, 12)]
     seen: set[tuple[str, str, float, float]] = set()
     for view in views:
-        rec = RecordingSurface()
-        screen.paint(rec, view, 1.0)
-        seen |= _labels(rec)
+        seen |= edge_labels_drawn(screen, view)
     assert not screen.labels.placed_in(middle).complete and len(seen) > 100
 
-    rec = RecordingSurface()
-    GraphPainter(expanded, LIGHT).paint(rec, None, 1.0)
-    everything = _labels(rec)
+    everything = edge_labels_drawn(GraphPainter(expanded, LIGHT), None)
     placed = screen.labels.placed()  # the screen's, finished
     shown = {f"label{i}" for i in placed.edge.tolist()}
     assert {item for item, *_ in everything} == shown
     assert seen <= everything
-    rec = RecordingSurface()
-    screen.paint(rec, None, 1.0)
-    assert _labels(rec) == everything
+    assert edge_labels_drawn(screen, None) == everything

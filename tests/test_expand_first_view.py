@@ -20,8 +20,8 @@ from onnxstudio.render.label_tiles import tile_key
 from onnxstudio.render.scene_painter import GraphPainter, lod
 from onnxstudio.render.theme import LIGHT
 from tests.builders import save
-from tests.conftest import opened_tab, shown_window
-from tests.render_support import RecordingSurface
+from tests.conftest import expanded_tab, opened_tab, shown_window
+from tests.render_support import edge_labels_drawn
 
 
 def test_expand_all_draws_the_view_before_the_rest_is_prepared(qtbot, tmp_path: Path,
@@ -83,20 +83,6 @@ def _first_view(qtbot, tab, before, held: threading.Event):
     return first
 
 
-def _labels_drawn(painter: GraphPainter, area: tuple[float, float, float, float]
-                  ) -> set[tuple[str, str, float, float]]:
-    """(edge item, text, x, baseline) of every edge label ``painter`` draws in ``area``."""
-    rec = RecordingSurface()
-    painter.paint(rec, area, 1.0)
-    out, item = set(), ("", "")
-    for name, args in rec.calls:
-        if name == "begin_item":
-            item = (args[0], args[1])
-        elif name == "text" and item[1] == "edge-label":
-            out.add((item[0], args[2], args[0], args[1]))
-    return out
-
-
 def _tile_at(x: float, y: float) -> int:
     return tile_key(int(x // TILE), int(y // TILE))
 
@@ -108,12 +94,8 @@ def test_expanded_labels_are_placed_around_the_view_and_where_it_goes(qtbot, tmp
     gets its labels when the view is scrolled there: the very labels an export places."""
     from tests.benchmarks.ladder import dag
 
-    window = shown_window(qtbot)
-    tab = opened_tab(qtbot, window, save(dag(12_000), tmp_path / "dag12k.onnx"))
+    tab = expanded_tab(qtbot, save(dag(12_000), tmp_path / "dag12k.onnx"))
     view = tab.view
-    before = tab.layout_data
-    tab.expand_all()
-    qtbot.waitUntil(lambda: tab.layout_data is not before and not tab.busy, timeout=120_000)
     view.reset_zoom()  # 1:1, edge labels shown
     view.viewport().repaint()
     painter, layout = view.painter(), tab.layout_data
@@ -129,11 +111,11 @@ def test_expanded_labels_are_placed_around_the_view_and_where_it_goes(qtbot, tmp
     assert _tile_at(*far) in placement.done
     r = view.visible_scene_rect()
     area = (r.x(), r.y(), r.width(), r.height())
-    shown = _labels_drawn(painter, area)
+    shown = edge_labels_drawn(painter, area)
     assert len(shown) > 10
     everything = GraphPainter(layout, LIGHT)
     everything.labels.placed()  # every tile at once, as an export does
-    assert shown == _labels_drawn(everything, area)
+    assert shown == edge_labels_drawn(everything, area)
     assert not placement.complete
 
 
@@ -146,12 +128,8 @@ def test_long_routes_smoothed_after_the_first_paint_come_with_their_paths(
     from onnxstudio.render.scene_painter import LONG_ROUTE_POINTS
     from tests.benchmarks.ladder import bert
 
-    window = shown_window(qtbot)
-    tab = opened_tab(qtbot, window, save(bert(48), tmp_path / "bert48.onnx"))
+    tab = expanded_tab(qtbot, save(bert(48), tmp_path / "bert48.onnx"))
     view = tab.view
-    before = tab.layout_data
-    tab.expand_all()
-    qtbot.waitUntil(lambda: tab.layout_data is not before and not tab.busy, timeout=120_000)
     layout = tab.layout_data
     view.reset_zoom()
     long = [k for k, e in enumerate(layout.edges) if e.point_count >= LONG_ROUTE_POINTS]
