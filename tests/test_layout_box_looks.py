@@ -85,3 +85,18 @@ def test_every_walked_box_is_the_dataclasss() -> None:
             assert Box(*(getattr(box, name) for name in BOX_SLOTS)) == box
         sizes[direction] = {b.id: (b.width, b.height) for b in boxes}
     assert sizes["TB"] == sizes["LR"]
+
+
+def test_kept_looks_let_their_graph_go(tmp_path: Path) -> None:
+    """The looks are kept while their graph lives, not longer: a laid-out graph dropped
+    goes by reference counting (a strong reference from the kept looks held every
+    closed model in the window)."""
+    import weakref
+
+    model = _mixed(tmp_path)
+    state = ExpandState()
+    state.expand_all(model.graph)
+    build_layout(model, state)
+    graph = weakref.ref(model.graph)
+    del model
+    assert graph() is None

@@ -42,12 +42,12 @@ def kind_look(op_type: str) -> Look:
 class GraphLooks:
     """The looks of one graph's operators (with one set of folded constants' texts, which
     inferred types can change), kept while the graph lives: a re-layout after a toggle
-    finds them all. Also the graph's nodes by id, which every layout walks."""
+    finds them all. Also the graph's nodes by id, which every layout walks. Holds no
+    reference to the graph (``PerGraph`` keeps it while the graph lives, not longer)."""
 
-    __slots__ = ("_sizes", "folded", "graph", "kinds", "looks", "nodes", "special", "weights")
+    __slots__ = ("_sizes", "folded", "kinds", "looks", "nodes", "special", "weights")
 
     def __init__(self, graph: Graph, folded: dict[str, str]) -> None:
-        self.graph = graph
         self.folded = folded
         self.nodes: dict[str, Node] = dict(zip(map(_ID, graph.nodes), graph.nodes, strict=True))
         # nodes with bodies or calling a function (found in C): their boxes are made
@@ -65,23 +65,23 @@ class GraphLooks:
         return bool(node.attributes or node.domain or (
             self.weights and not self.weights.isdisjoint(node.inputs)))
 
-    def look(self, node: Node) -> Look:
-        """``node``'s look, made and kept if it has none yet."""
+    def look(self, node: Node, graph: Graph) -> Look:
+        """``node``'s look (a node of ``graph``), made and kept if it has none yet."""
         if not self.own(node):
             return self.kinds.get(node.op_type) or self.kind(node.op_type)
-        return self.looks.get(node.id) or self.own_look(node)
+        return self.looks.get(node.id) or self.own_look(node, graph)
 
     def kind(self, op_type: str) -> Look:
         """The look the plain nodes of ``op_type`` share, kept."""
         look = self.kinds[op_type] = kind_look(op_type)
         return look
 
-    def own_look(self, node: Node) -> Look:
-        """The look of a node with attributes or folded inputs, kept (boxes that look
-        alike share their lines and size)."""
+    def own_look(self, node: Node, graph: Graph) -> Look:
+        """The look of a node of ``graph`` with attributes or folded inputs, kept (boxes
+        that look alike share their lines and size)."""
         details = labels.attribute_lines(node)
         if self.weights:
-            details = details + labels.folded_input_lines(node, self.graph, self.folded)
+            details = details + labels.folded_input_lines(node, graph, self.folded)
         if details:
             details = sizing.fit_details(details)
         lines = tuple(details)

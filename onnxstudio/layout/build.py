@@ -139,7 +139,7 @@ class _Builder(EdgeCollector):
                 op = node.op_type
                 if node.attributes or node.domain or (
                         weights and not weights.isdisjoint(node.inputs)):
-                    look = looks.get(child) or shown.own_look(node)
+                    look = looks.get(child) or shown.own_look(node, body.graph)
                 else:
                     look = kinds.get(op) or shown.kind(op)
                 bid = pre + child if pre else child  # a node's id: no in:/out: marker
@@ -219,7 +219,7 @@ class _Builder(EdgeCollector):
 
     def _node_box(self, node: Node, body: _Body, bid: str) -> Box:
         assert body.looks is not None
-        lines, category, w, h = body.looks.look(node)
+        lines, category, w, h = body.looks.look(node, body.graph)
         expandable = bool(node.subgraphs) or (
             node.function is not None and node.function in self.functions)
         if expandable:
