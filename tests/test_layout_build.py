@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import onnx
 import pytest
@@ -253,6 +254,38 @@ def test_local_function_call_expands_in_place() -> None:
     full = build_layout(model, everything)
     check_layout(full)
     assert len(full.boxes) > len(opened.boxes)
+
+
+def test_expand_all_names_every_group_body_and_call(bert12: Model) -> None:
+    """Walked through the tree's split children and the nodes found in C: the same
+    groups, bodies and calls as a walk over every child and node."""
+    model = load_model(shared_model(
+        "ortdata/onnxruntime/test/testdata/transform/"
+        "transform_nested_ifs_toplogical_sorted_nodes.onnx"))
+    functions = {f.key: f.body for f in model.functions}
+
+    def reference(graph: Any, prefix: str = "") -> tuple[set[str], set[str]]:
+        groups = {prefix + g.id for g in graph_scope_tree(graph).root.groups()}
+        nodes: set[str] = set()
+        for node in graph.nodes:
+            bodies = list(node.subgraphs.values())
+            if bodies:
+                nodes.add(prefix + node.id)
+            callee = functions.get(node.function) if node.function else None
+            if callee is not None:
+                nodes.add(prefix + node.id)
+                bodies.append(callee)
+            for body in bodies:
+                inner = reference(body, prefix + node.id + "/" if body is callee else prefix)
+                groups |= inner[0]
+                nodes |= inner[1]
+        return groups, nodes
+
+    for m in (model, bert12):
+        state = ExpandState()
+        state.expand_all(m.graph, bodies=True, functions=functions)
+        assert (state.groups, state.nodes) == reference(m.graph)
+    assert state.groups and ExpandState(set(), set()) != state
 
 
 def test_real_cnn_from_the_zoo() -> None:

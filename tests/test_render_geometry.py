@@ -176,6 +176,14 @@ def test_index_and_painter_accept_empty_and_unrouted_layouts() -> None:
     unrouted = Layout("TB", 100, 130, [a, b], [], [Edge("a", "b", "x", "1×3")])
     idx = GraphIndex(unrouted)
     assert idx.edge_near(50, 60, 2) == 0  # falls back to centre-to-centre
+    c = Box("c", "node", 200, 100, 100, 30, "Tanh")
+    mixed = Layout("TB", 300, 130, [a, b, c], [], [
+        Edge("a", "c", "x", "", [(50.0, 30.0), (250.0, 100.0)]), Edge("a", "b", "x", ""),
+        Edge("b", "c", "y", "", [(100.0, 115.0), (150.0, 140.0), (200.0, 115.0)])])
+    idx = GraphIndex(mixed)
+    assert idx.route_points().tolist() == [2, 0, 3]  # the middle one has none of its own
+    assert [idx.edge_near(150, 65, 2), idx.edge_near(50, 60, 2), idx.edge_near(175, 127.5, 2)
+            ] == [0, 1, 2]
     rec = RecordingSurface()
     GraphPainter(unrouted).paint(rec)
     assert rec.count("path") >= 1 and "1×3" in rec.texts()

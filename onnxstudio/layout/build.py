@@ -21,16 +21,16 @@ Everything is computed top-to-bottom; left-to-right is the same drawing transpos
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 
 from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import join_routes, make_edges, place_items, transpose
 from onnxstudio.layout.batch import layout_dags
+from onnxstudio.layout.box_looks import GraphLooks, graph_looks
 from onnxstudio.layout.edge_collect import EdgeCollector
 from onnxstudio.layout.layered import DagResult, LayoutCancelled
-from onnxstudio.layout.per_graph import PerGraph
 from onnxstudio.layout.scopes import CACHE_GROUP, ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import apply_side_moves, move_route_ends, side_moves
 from onnxstudio.layout.state import ExpandState
@@ -48,6 +48,7 @@ __all__ = ["LayoutCancelled", "build_layout"]
 Functions = dict[tuple[str, str], Graph]
 _IN = unit_place.IN  # + source box id: a group's entry for that tensor's producer
 _OUT = unit_place.OUT  # + source box id: a group's exit
+_NEW = object.__new__
 
 
 @dataclass(eq=False)
@@ -60,27 +61,10 @@ class _Body:
     folded: dict[str, str]
     owner: str | None  # box id of the node whose body this is
     outer: _Body | None
-    looks: Looks = field(default_factory=dict)  # node id -> its box's look (_looks)
+    looks: GraphLooks | None = None  # its nodes and their boxes' looks, kept per graph
 
     def box_id(self, node: Node) -> str:
         return self.prefix + node.id
-
-
-# node id -> (node, lines, category, width, height): its box's look (sized unmarked)
-Looks = dict[str, tuple[Node, tuple[str, ...], str, float, float]]
-_LOOKS: PerGraph[tuple[dict[str, str], Looks]] = PerGraph(size=8)
-
-
-def _looks(graph: Graph, folded: dict[str, str]) -> Looks:
-    """The detail lines, colour and size of each node's box in ``graph``, kept while the
-    graph lives: a re-layout after a toggle reuses them (100k nodes of dag100k: their
-    lines took 0.1 s of each layout). They depend on the node and on the folded constants'
-    texts (which inferred types can change): a different ``folded`` starts afresh."""
-    hit = _LOOKS.get(graph)
-    if hit is None or hit[0] != folded:
-        hit = (folded, {})
-        _LOOKS.put(graph, hit)
-    return hit[1]
 
 
 def _pid(prefix: str, leaf: str) -> str:
@@ -106,10 +90,8 @@ class _Builder(EdgeCollector):
         self.edges: dict[tuple[str, str, str], str] = {}  # (src, dst, value) -> label
         self.bodies: list[tuple[_Body, dict[str, Node]]] = []  # edges collected at the end
         # Every layer of a transformer repeats the same boxes and nesting: sizes and
-        # chains of enclosing units are computed once each. Per look: width, height and
-        # the detail lines, one tuple the boxes share.
-        self._sizes: dict[tuple[str, tuple[str, ...], bool],
-                          tuple[float, float, tuple[str, ...]]] = {}
+        # chains of enclosing units are computed once each.
+        self._sizes: dict[tuple[str, tuple[str, ...]], tuple[float, float]] = {}
         self._chains: dict[str, list[tuple[Unit, str]]] = {}
 
     # -- structure -------------------------------------------------------------------
@@ -131,69 +113,100 @@ class _Builder(EdgeCollector):
         return unit
 
     def add_body(self, body: _Body, unit: Unit) -> None:
-        body.looks = _looks(body.graph, body.folded)
-        nodes = {n.id: n for n in body.graph.nodes}
-        self._add_group(body.tree.root, body, unit, nodes)
-        self.bodies.append((body, nodes))
+        body.looks = graph_looks(body.graph, body.folded)
+        self._add_group(body.tree.root, body, unit)
+        self.bodies.append((body, body.looks.nodes))
 
-    def _add_group(self, group: ScopeGroup, body: _Body, unit: Unit,
-                   nodes: dict[str, Node]) -> None:
+    def _add_group(self, group: ScopeGroup, body: _Body, unit: Unit) -> None:
+        """``group``'s children as items of ``unit``, in order: an expanded group as a
+        unit of its own, a collapsed one as its box, an operator as its box. A plain
+        operator (no body, no function call: nearly all) gets its look inline, its
+        type's for most (``box_looks``), and a new Box with its slots set (calling the
+        dataclass was two thirds of the walk on dag100k)."""
         pre = body.prefix
-        looks, boxes, items, parent = body.looks, self.boxes, unit.items, self.parent
+        shown = body.looks
+        assert shown is not None
+        nodes, special, weights = shown.nodes, shown.special, shown.weights
+        kinds, looks = shown.kinds, shown.looks
+        boxes, items, parent, vis, swap = self.boxes, unit.items, self.parent, self.vis, \
+            self.swap
         for child in group.children:
-            if isinstance(child, ScopeGroup):
-                gid = pre + child.id
-                if gid in self.state.groups:
-                    sub = self._unit(gid, child.label, child.kind, child.node_count, unit)
-                    self._add_group(child, body, sub, nodes)
+            if type(child) is str:
+                node = nodes.get(child)
+                if node is None or child in special:
+                    self._add_leaf(child, node, body, unit)
+                    continue
+                op = node.op_type
+                if node.attributes or node.domain or (
+                        weights and not weights.isdisjoint(node.inputs)):
+                    look = looks.get(child) or shown.own_look(node, body.graph)
                 else:
-                    title = child.label
-                    sub_text = plural(child.node_count, "node") if child.node_count or \
-                        child.label != CACHE_GROUP else plural(len(child.children), "input")
-                    w, h = sizing.group_box_size(title, sub_text)
-                    self._box(Box(gid, "group", 0, 0, w, h, title, sub_text, category="group",
-                                  expandable=True), unit)
-                    self._hide(child, body, gid)
-                continue
-            bid = _pid(pre, child) if pre else child
-            node = nodes.get(child)
-            if node is None:
-                self._io_box(bid, body, unit)
-                continue
-            self.vis[bid] = bid
-            if not node.subgraphs and not node.function:  # a plain operator: 9 in 10
-                look = looks.get(node.id)
-                if look is None or look[0] is not node:
-                    look = self._look(node, body)
-                _, lines, cat, w, h = look
-                if self.swap:
+                    look = kinds.get(op) or shown.kind(op)
+                bid = pre + child if pre else child  # a node's id: no in:/out: marker
+                box = _NEW(Box)  # every slot set below (box_looks.BOX_SLOTS)
+                box.id = bid
+                box.kind = "node"
+                box.x = box.y = 0
+                box.details, box.category, w, h = look
+                if swap:
                     w, h = h, w
-                boxes[bid] = Box(bid, "node", 0, 0, w, h, node.op_type, node.name, lines, cat)
+                box.width = w
+                box.height = h
+                box.title = op
+                box.subtitle = node.name
+                box.expandable = False
+                boxes[bid] = box
                 items.append(bid)
                 parent[bid] = unit
+                vis[bid] = bid
                 continue
-            box = self._node_box(node, body, bid)
-            callee = self.functions.get(node.function) if node.function else None
-            if (node.subgraphs or callee is not None) and bid in self.state.nodes:
-                frame = self._unit(bid + "/*", node.label, "function" if callee else "subgraph",
-                                   0, unit)
-                box.expandable = False  # shown open: its frame's title folds it back
-                self._box(box, frame)
-                bodies = [(k, g, pre, "subgraph") for k, g in node.subgraphs.items()]
-                if callee is not None:
-                    bodies.append((callee.name, callee, bid + "/", "function"))
-                for key, graph, prefix, kind in bodies:
-                    sub_body = _Body(graph, prefix, graph_scope_tree(graph),
-                                     labels.folded_constants(graph), bid,
-                                     body if kind == "subgraph" else None)
-                    root_id = prefix + sub_body.tree.root.id
-                    sub = self._unit(root_id, key, kind, graph.node_count_total(), frame)
-                    frame.node_count += sub.node_count
-                    # an undrawn link keeps each body below the node it belongs to
-                    frame.edges[(bid, sub.id, "")] = 1
-                    self.add_body(sub_body, sub)
-            else:
-                self._box(box, unit)
+            if not isinstance(child, ScopeGroup):
+                self._add_leaf(child, nodes.get(child), body, unit)
+                continue
+            gid = pre + child.id
+            if gid in self.state.groups:
+                sub = self._unit(gid, child.label, child.kind, child.node_count, unit)
+                self._add_group(child, body, sub)
+                continue
+            title = child.label
+            sub_text = plural(child.node_count, "node") if child.node_count or \
+                child.label != CACHE_GROUP else plural(len(child.children), "input")
+            w, h = sizing.group_box_size(title, sub_text)
+            self._box(Box(gid, "group", 0, 0, w, h, title, sub_text, category="group",
+                          expandable=True), unit)
+            self._hide(child, body, gid)
+
+    def _add_leaf(self, leaf: str, node: Node | None, body: _Body, unit: Unit) -> None:
+        """One box id of a group: a graph input or output, an operator (which may show
+        its bodies or called function in place)."""
+        pre = body.prefix
+        bid = _pid(pre, leaf) if pre else leaf
+        if node is None:
+            self._io_box(bid, body, unit)
+            return
+        self.vis[bid] = bid
+        box = self._node_box(node, body, bid)
+        callee = self.functions.get(node.function) if node.function else None
+        if (node.subgraphs or callee is not None) and bid in self.state.nodes:
+            frame = self._unit(bid + "/*", node.label, "function" if callee else "subgraph",
+                               0, unit)
+            box.expandable = False  # shown open: its frame's title folds it back
+            self._box(box, frame)
+            bodies = [(k, g, pre, "subgraph") for k, g in node.subgraphs.items()]
+            if callee is not None:
+                bodies.append((callee.name, callee, bid + "/", "function"))
+            for key, graph, prefix, kind in bodies:
+                sub_body = _Body(graph, prefix, graph_scope_tree(graph),
+                                 labels.folded_constants(graph), bid,
+                                 body if kind == "subgraph" else None)
+                root_id = prefix + sub_body.tree.root.id
+                sub = self._unit(root_id, key, kind, graph.node_count_total(), frame)
+                frame.node_count += sub.node_count
+                # an undrawn link keeps each body below the node it belongs to
+                frame.edges[(bid, sub.id, "")] = 1
+                self.add_body(sub_body, sub)
+        else:
+            self._box(box, unit)
 
     def _io_box(self, bid: str, body: _Body, unit: Unit) -> None:
         kind = "input" if bid.startswith("in:") else "output"
@@ -204,41 +217,23 @@ class _Builder(EdgeCollector):
         self.vis[bid] = bid
         self._box(Box(bid, kind, 0, 0, w, h, name, "", details, category="io"), unit)  # type: ignore[arg-type]
 
-    def _look(self, node: Node, body: _Body) -> tuple[Node, tuple[str, ...], str, float,
-                                                       float]:
-        """``node``'s look, made and kept in ``body.looks``; boxes that look alike share
-        their size and lines."""
-        graph = body.graph
-        details = labels.attribute_lines(node)
-        if graph.initializers or body.folded:
-            details = details + labels.folded_input_lines(node, graph, body.folded)
-        if details:
-            details = sizing.fit_details(details)
-        w, h, lines = self._size(node.op_type, tuple(details), False)
-        look = body.looks[node.id] = (node, lines, labels.category(node.op_type, node.domain),
-                                      w, h)
-        return look
-
-    def _size(self, title: str, details: tuple[str, ...], marker: bool
-              ) -> tuple[float, float, tuple[str, ...]]:
-        key = (title, details, marker)
-        size = self._sizes.get(key)
-        if size is None:
-            w, h = sizing.box_size(title, details, marker=marker)
-            size = self._sizes[key] = (w, h, details)
-        return size
-
     def _node_box(self, node: Node, body: _Body, bid: str) -> Box:
-        look = body.looks.get(node.id)
-        if look is None or look[0] is not node:
-            look = self._look(node, body)
+        assert body.looks is not None
+        lines, category, w, h = body.looks.look(node, body.graph)
         expandable = bool(node.subgraphs) or (
             node.function is not None and node.function in self.functions)
         if expandable:
-            w, h, lines = self._size(node.op_type, look[1], True)
-        else:
-            w, h, lines = look[3], look[4], look[1]
-        return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, lines, look[2], expandable)
+            w, h = self._marked_size(node.op_type, lines)
+        return Box(bid, "node", 0, 0, w, h, node.op_type, node.name, lines, category,
+                   expandable)
+
+    def _marked_size(self, title: str, details: tuple[str, ...]) -> tuple[float, float]:
+        """The size of an expandable operator's box (its title beside a + marker)."""
+        key = (title, details)
+        size = self._sizes.get(key)
+        if size is None:
+            size = self._sizes[key] = sizing.box_size(title, details, marker=True)
+        return size
 
     def _chain(self, item: str) -> list[tuple[Unit, str]]:
         """(unit, item of that unit holding ``item``) from innermost to the root."""
