@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from onnxstudio.ui import tasks
 from tests.builders import relu_chain, save
 from tests.conftest import opened_tab, shown_window
@@ -41,3 +43,70 @@ def test_an_edit_lands_on_the_canvas_first_and_fills_the_panels_a_turn_later(
         assert window.docks["history"].isVisible()  # the first edit shows the history
     finally:
         edits.stack.setClean()  # closing asks nothing
+
+
+def _pixel_rows(rows: np.ndarray, scale: float) -> set[tuple[float, ...]]:
+    """The pixels each row starts and ends in."""
+    return set(map(tuple, np.floor(rows * scale).tolist()))
+
+
+def test_a_far_paint_draws_each_pixel_path_once(shown_view) -> None:
+    """Fitted into a diff's side, BERT-96's layout handed Qt 31k route segments, most of
+    them inside one pixel or drawn over each other (10-40 ms of a side's first paint):
+    a far paint draws each line of pixels once (a dot for a segment inside one pixel),
+    and every one of them."""
+    from tests.render_support import grid_layout
+
+    shown_view.set_layout(grid_layout(12_000, columns=3), keep_view=False)
+    shown_view.fit()
+    scale = shown_view.current_scale()
+    shown_view.viewport().repaint()
+    surface = shown_view._surface
+    assert surface is not None
+    drawn: list[np.ndarray] = []
+    real = surface.lines
+    surface.lines = lambda rows, stroke: (drawn.append(rows), real(rows, stroke))
+    shown_view.viewport().repaint()
+    every = shown_view.index().segments_in(None)
+    assert len(drawn) == 1 and drawn[0].flags.c_contiguous
+    assert len(drawn[0]) < len(every) / 2
+    assert _pixel_rows(drawn[0], scale) == _pixel_rows(every, scale)
+
+
+def test_a_diff_side_lands_and_the_panels_follow_a_turn_later(
+        qtbot, monkeypatch, tmp_path: Path) -> None:
+    """A diff's side landing refilled every panel in its landing handler (16-26 ms of
+    BERT-96's diff and optimised graph): the panels follow in a turn of their own."""
+    from onnxstudio.ui import diffing
+    from onnxstudio.ui.canvas.model_tab import ModelTab
+
+    landing = [False]  # inside a side's landing handler
+    land = ModelTab._land
+
+    def watched_land(self: ModelTab, opened: object) -> None:
+        landing[0] = True
+        try:
+            land(self, opened)  # type: ignore[arg-type]
+        finally:
+            landing[0] = False
+
+    monkeypatch.setattr(ModelTab, "_land", watched_land)
+    window = shown_window(qtbot)
+    shown: list[tuple[object, bool]] = []  # (model, shown inside a landing handler)
+    fill = window.show_in_panels
+
+    def show_in_panels(tab_: object, model: object) -> None:
+        shown.append((model, landing[0]))
+        fill(tab_, model)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(window, "show_in_panels", show_in_panels)
+    diff = diffing.open_diff(window, save(relu_chain(30), tmp_path / "a.onnx"),
+                             save(relu_chain(31), tmp_path / "b.onnx"))
+    qtbot.waitUntil(lambda: all(side.model is not None and not side.busy
+                                for side in diff.tabs()) and _quiet(), timeout=30000)
+    side = window.current_tab()
+    assert side is diff.side_a and side.model is not None
+    assert any(model is side.model for model, _ in shown)
+    assert [model for model, inside in shown if inside] == []
+    name = window.inspector.model.tree.find_row("Name", "File")
+    assert name is not None and name.text(1) == "a.onnx"  # the panels show side A
