@@ -132,3 +132,35 @@ def test_a_diffs_changes_are_listed_once_its_canvases_are_laid_out(
     qtbot.waitUntil(lambda: diff.changes.model.rowCount() == 1 and _quiet(), timeout=30000)
     assert filled and not any(filled)
     assert [e.op_type for e in diff.changes.rows()] == ["Relu"]
+
+
+def test_an_edited_models_costs_are_counted_once_its_tab_is_laid_out(
+        qtbot, monkeypatch, tmp_path: Path) -> None:
+    """With the Cost dock showing, an edit counted the new model's costs at once and its
+    table landed while the re-layout's worker held the GIL: every cell Qt measured and
+    painted waited for it (BERT-96: gaps of 0.4-0.9 s). The count starts once the tab
+    is idle, and the table shows the edited model."""
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, save(relu_chain(30), tmp_path / "chain.onnx"))
+    window.commands["cost"].trigger()
+    panel = window.cost.cost_panel
+    qtbot.waitUntil(lambda: panel.result() is not None and not panel.busy and _quiet(),
+                    timeout=30000)
+    started: list[bool] = []  # for each count: was the tab busy when it started
+    start = window.cost.start_cost
+
+    def watched(dims_text: str | None = None) -> None:
+        started.append(tab.busy)
+        start(dims_text)
+
+    monkeypatch.setattr(window.cost, "start_cost", watched)
+    window.edits.edit_key(f"node-name:{tab.model.graph.nodes[0].id}", "renamed")
+    edits = window.edits.controllers[tab]
+    try:
+        qtbot.waitUntil(lambda: not edits.busy and _quiet() and panel.result() is not None
+                        and tab.model.graph.nodes[0].name == "renamed", timeout=30000)
+        assert started and not any(started)
+        names = {panel.node_model.rows[r].name for r in range(panel.node_model.rowCount())}
+        assert "renamed" in names
+    finally:
+        edits.stack.setClean()  # closing asks nothing
