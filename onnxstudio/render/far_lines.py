@@ -4,8 +4,8 @@ Fitted into a diff's side, BERT-96's layout (1,488 x 362,660 units at 0.0025) ha
 31,446 route segments, 22,000 of them inside one pixel and most of the rest drawn over
 each other: each ``drawLines`` batch holds the GIL, and a side's first paint took
 10-40 ms of the GUI thread. With their ends moved to the centres of the pixels they are
-in, they are ~5,000 distinct lines and dots over the same pixels, and Qt draws them in
-a tenth of the time.
+in, they are 3,435 distinct lines and dots over the same pixels, and Qt draws them in
+a tenth of the time (numpy's part: 1-2 ms).
 """
 
 from __future__ import annotations
