@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu, QMessageBox
 
 from onnxstudio.cli import main
 from onnxstudio.runner.compare import parse_config
+from onnxstudio.ui import tasks
 from onnxstudio.ui.canvas.model_tab import ModelTab
 from onnxstudio.ui.edit.room import SCRIPT_FILTER
 from onnxstudio.ui.insight.compare_options import CompareOptions
@@ -50,9 +51,11 @@ def open_model(qtbot, window: MainWindow, path: Path) -> ModelTab:
 
 
 def settle(qtbot, window: MainWindow, tab: ModelTab) -> None:
-    """Wait for the edited model to be rebuilt and laid out."""
+    """Wait for the edited model to be rebuilt and laid out, and for the turns that
+    fill the panels and show the history."""
     controller = window.edits.controllers[tab]
-    qtbot.waitUntil(lambda: not controller.busy and not tab.busy, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: not controller.busy and not tab.busy and not tasks._turns,
+                    timeout=TIMEOUT)
 
 
 def history(window: MainWindow) -> list[str]:

@@ -23,6 +23,7 @@ from onnxstudio.render import text as tx
 from onnxstudio.render.boxes import PaintState
 from onnxstudio.render.drawing import Cubic, EdgeDraw, Point, Stroke, Surface
 from onnxstudio.render.edge_labels import EdgeLabels
+from onnxstudio.render.far_lines import one_per_pixel
 from onnxstudio.render.geometry import (
     ARROW_LENGTH,
     arrowhead,
@@ -327,9 +328,9 @@ class GraphPainter:
 
     def _coarse_edges(self, s: Surface, visible_rect: Rect | None, scale: float) -> None:
         """The routes' straight segments that meet the area, in one batch (the index
-        keeps them in one array)."""
+        keeps them in one array), one line per pixel path (``far_lines``)."""
         width = max(1.0, 0.8 / scale)
-        segments = self.index.segments_in(visible_rect, margin=width)
+        segments = one_per_pixel(self.index.segments_in(visible_rect, margin=width), scale)
         if len(segments):
             s.lines(segments, Stroke(self.theme.edge, width))
 

@@ -116,9 +116,9 @@ class _Ticker:
     def action(self, label: str, start: Callable[[], Any], window: Any,
                done: Callable[[], bool] = lambda: True, limit_s: float = 300.0) -> float:
         """The worst stall (ms) of user action ``label``: from ``start`` until ``done()``
-        and ``window`` is quiet (no task under it running, no turn queued), and
-        ``SETTLE_S`` longer."""
-        return self.run(start, lambda: done() and _quiet(window), limit_s, label=label)[1]
+        and the window is quiet (no task running, no turn queued), and ``SETTLE_S``
+        longer."""
+        return self.run(start, lambda: done() and _quiet(), limit_s, label=label)[1]
 
     def cpu_row(self) -> dict[str, float]:
         """``X_cpu_ms`` for every stall column ``X_ms`` measured."""
@@ -126,10 +126,11 @@ class _Ticker:
                 if label.endswith("stall")}
 
 
-def _quiet(window: Any) -> bool:
+def _quiet() -> bool:
+    """No task of the window's runs and no turn is queued."""
     from onnxstudio.ui import tasks
 
-    return not tasks._turns and not any(r.busy for r in window.findChildren(tasks.TaskRunner))
+    return not tasks._turns and not tasks.any_busy()
 
 
 class _FirstPaint:

@@ -6,7 +6,7 @@ turns of 4-5 ms, each relaying out and repainting the list (11 ms more per turn)
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from PySide6.QtCore import (
@@ -238,6 +238,11 @@ class ChangesList(QWidget):
         self._entries: list[NodeDiff] = []
         self._described: list[str] = []
         self._fills = 0  # bumped by each fill: a later turn of an older fill stops
+        # A new result's rows wait while this says so (the diff's canvases being laid
+        # out): each cell a paint shows is a few Python calls, and each call waited for
+        # the GIL the layout's workers held (BERT-96's optimised graph: gaps of 80-230
+        # ms that were the list's first paints, with no CPU of the window's in them).
+        self.defer_while: Callable[[], bool] = lambda: False
 
     def set_result(self, result: ModelDiff, described: list[str] | None = None,
                    counts: dict[str, int] | None = None, rows: list[Row] | None = None
@@ -279,7 +284,16 @@ class ChangesList(QWidget):
             return
         self.model.set_rows([])
         fill = self._fills
-        next_turn(self, lambda: self.model.set_rows(rows) if fill == self._fills else None)
+
+        def later() -> None:
+            if fill != self._fills:
+                return  # a newer fill took over
+            if self.defer_while():
+                next_turn(self, later)
+            else:
+                self.model.set_rows(rows)
+
+        next_turn(self, later)
 
     def _on_index(self, index: QModelIndex) -> None:
         entry = index.data(Qt.ItemDataRole.UserRole)

@@ -212,6 +212,7 @@ class DiffTab(QWidget):
 
         self.changes = ChangesList()
         self.changes.activated.connect(self.jump_to)
+        self.changes.defer_while = lambda: self.side_a.busy or self.side_b.busy
         self.details = PairDetails()
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.changes)

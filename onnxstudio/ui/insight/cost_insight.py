@@ -32,7 +32,7 @@ from onnxstudio.runner.synthetic import parse_dim_sizes
 from onnxstudio.ui.canvas.drawing import overview_image
 from onnxstudio.ui.insight.cost_panel import NO_COLOUR, CostPanel
 from onnxstudio.ui.insight.placement_panel import PlacementPanel
-from onnxstudio.ui.tasks import TaskContext, TaskRunner
+from onnxstudio.ui.tasks import TaskContext, TaskRunner, next_turn
 
 if TYPE_CHECKING:
     from onnxstudio.model import Model
@@ -131,6 +131,17 @@ class CostInsight(QObject):
         if cost is not None:
             self.cost_panel.set_result(cost)
         elif self.cost_panel.isVisible():
+            self._cost_when_idle(tab)
+
+    def _cost_when_idle(self, tab: ModelTab) -> None:
+        """Count ``tab``'s costs once it is laid out and shaped: a table landing while a
+        layout's worker runs Python waits for the GIL at every cell Qt measures and
+        paints (BERT-96's edit: gaps of 0.4-0.9 s made of the node table's calls)."""
+        if tab is not self._tab() or tab.model is None or COST in tab.run_results:
+            return  # another tab is shown, or counted meanwhile
+        if tab.busy:
+            next_turn(self, lambda: self._cost_when_idle(tab))
+        else:
             self.start_cost()
 
     def show_cost(self) -> None:
