@@ -15,27 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
-from operator import itemgetter
 
 import numpy as np
 
 from onnxstudio.concurrency.gil_runs import fromiter_in_runs
-from onnxstudio.layout.ordering import ORDER_SWEEPS, LayoutCancelled, Ports
-from onnxstudio.layout.ranking import Dag
+from onnxstudio.layout.batch_rank import Ranked, ranges
+from onnxstudio.layout.ordering import ORDER_SWEEPS, LayoutCancelled, port_slots
+from onnxstudio.layout.unit_place import DagInputs
 
 TRANSPOSE_ROUNDS = 2  # odd-even rounds after each sweep (a third: 0.3 % fewer crossings)
 
 Ints = np.ndarray
 _NONE = (0.0, 0.0)
-
-
-def _ranges(starts: Ints, counts: Ints) -> tuple[Ints, Ints]:
-    """For groups of ``counts`` elements from ``starts``: each element's group and index."""
-    total = int(counts.sum())
-    group = np.repeat(np.arange(len(counts)), counts)
-    first = np.cumsum(counts) - counts
-    return group, starts[group] + np.arange(total) - first[group]
 
 
 @dataclass
@@ -65,53 +56,75 @@ class Flat:
         return np.lexsort((pos, self.seg))
 
 
-def flatten(dags: Sequence[Dag], layers: Sequence[list[list[int]]],
-            ports: Sequence[Ports]) -> Flat:
-    """The batch's arrays from each unit's DAG, initial layers and port slots: each
-    unit's lists joined end to end by C-level maps, numbered globally on arrays."""
-    sizes = np.array([g.size for g in dags], dtype=np.intp)
-    base = np.concatenate(([0], np.cumsum(sizes)))
-    unit = np.repeat(np.arange(len(dags)), sizes)
-    total = int(base[-1])
-    nr = np.array([g.nranks for g in dags], dtype=np.intp)
-    seg_base = np.concatenate(([0], np.cumsum(nr)))
-    items: list[int] = []  # each unit's items layer by layer, left to right
-    row_len: list[int] = []
-    rank: list[int] = []
-    link_count: list[int] = []  # links down from each item
-    dst: list[int] = []
-    w: list[float] = []
-    fa: list[float] = []
-    fb: list[float] = []
-    for g, lay, pt in zip(dags, layers, ports, strict=True):
-        items.extend(chain.from_iterable(lay))
-        row_len.extend(map(len, lay))
-        rank.extend(g.rank)
-        down = g.down
-        link_count.extend(map(len, down))
-        links = list(chain.from_iterable(down))
-        dst.extend(map(itemgetter(0), links))
-        w.extend(map(itemgetter(1), links))
-        if pt:
-            offs = [pt.get((v, t), _NONE) for v, row in enumerate(down) for t, _ in row]
-            fa.extend(map(itemgetter(0), offs))
-            fb.extend(map(itemgetter(1), offs))
-        else:
-            fa.extend(repeat(0.0, len(links)))
-            fb.extend(repeat(0.0, len(links)))
-    layer = fromiter_in_runs(rank, np.intp, total)
-    seg = seg_base[unit] + layer
+def _initial_positions(r: Ranked, seg: Ints, seg_start: Ints) -> Ints:
+    """``ordering.initial_layers`` of every unit: one depth-first walk over the batch's
+    links (each unit's sources in index order, then all its items), each item's place
+    in its layer that of its visit among the layer's items."""
+    size = r.size
+    local = np.arange(size) - r.base[:-1][r.unit]
+    sources = np.flatnonzero((local < r.n[r.unit]) & (np.bincount(r.dst, minlength=size) == 0))
+    starts = np.concatenate((sources, np.arange(size)))
+    phase = np.concatenate((np.zeros(len(sources), dtype=np.intp), np.ones(size, dtype=np.intp)))
+    starts = starts[np.lexsort((starts, phase, r.unit[starts]))].tolist()
+    first = np.concatenate(([0], np.cumsum(r.links_per_item()))).tolist()
+    dst = r.dst.tolist()
+    seen = bytearray(size)
+    visit: list[int] = []
+    push = visit.append
+    for s in starts:
+        if seen[s]:
+            continue
+        stack = [s]
+        pop = stack.pop
+        while stack:
+            v = pop()
+            if seen[v]:
+                continue
+            seen[v] = 1
+            push(v)
+            a = first[v]
+            b = first[v + 1]
+            if b - a == 1:  # most items: no list to make
+                w = dst[a]
+                if not seen[w]:
+                    stack.append(w)
+            elif b > a:
+                stack.extend([w for w in reversed(dst[a:b]) if not seen[w]])
+    order = fromiter_in_runs(visit, np.intp, size)
+    by_seg = order[np.argsort(seg[order], kind="stable")]
+    pos = np.empty(size, dtype=np.intp)
+    pos[by_seg] = np.arange(size) - seg_start[seg[by_seg]]
+    return pos
+
+
+def has_offsets(a: DagInputs) -> bool:
+    """Whether any edge of the unit is attached at a fixed port."""
+    return a.src_off.count(None) < len(a.src_off) or a.dst_off.count(None) < len(a.dst_off)
+
+
+def flatten(r: Ranked, inputs: Sequence[DagInputs]) -> Flat:
+    """The batch's arrays: its ranked units, their initial orders and port slots (only
+    units with fixed ports have any: theirs are looked up on their own DAG)."""
+    seg_base = np.concatenate(([0], np.cumsum(r.nranks)))
+    seg = seg_base[r.unit] + r.rank
     seg_len = np.bincount(seg, minlength=int(seg_base[-1]))
     seg_start = np.cumsum(seg_len) - seg_len
-    rows = np.asarray(row_len, dtype=np.intp)
-    at = fromiter_in_runs(items, np.intp, total) + base[:-1][unit]
-    pos = np.empty(total, dtype=np.intp)
-    pos[at] = np.arange(total) - np.repeat(np.cumsum(rows) - rows, rows)
-    src = np.repeat(np.arange(total), fromiter_in_runs(link_count, np.intp, total))
-    return Flat(base, unit, layer, seg, seg_start, seg_len, pos, src,
-                fromiter_in_runs(dst, np.intp, len(dst)) + base[:-1][unit[src]],
-                fromiter_in_runs(w, float, len(w)), fromiter_in_runs(fa, float, len(fa)),
-                fromiter_in_runs(fb, float, len(fb)), int(nr.max(initial=0)))
+    fa = np.zeros(len(r.src))
+    fb = np.zeros(len(r.src))
+    for u, a in enumerate(inputs):
+        if not has_offsets(a):
+            continue
+        pt = port_slots(r.unit_dag(u), a.edges, a.widths, a.src_off, a.dst_off)
+        if pt:
+            lo = r.base[u]
+            la, lb = np.searchsorted(r.src, [lo, r.base[u + 1]])
+            offs = [pt.get(k, _NONE) for k in zip((r.src[la:lb] - lo).tolist(),
+                                                  (r.dst[la:lb] - lo).tolist(), strict=True)]
+            fa[la:lb] = [o[0] for o in offs]
+            fb[la:lb] = [o[1] for o in offs]
+    return Flat(r.base, r.unit, r.rank, seg, seg_start, seg_len,
+                _initial_positions(r, seg, seg_start), r.src, r.dst, r.w, fa, fb,
+                int(r.nranks.max(initial=0)))
 
 
 class _Csr:
@@ -191,9 +204,9 @@ class BatchOrdering:
         by_seg = _Csr(f.seg[f.src], len(f.seg_len))
         k = by_seg.count
         # link at index i of a group of k pairs with the k-1-i links after it
-        grp, idx = _ranges(by_seg.start, k)
+        grp, idx = ranges(by_seg.start, k)
         later = (by_seg.start + k)[grp] - idx - 1
-        first, second = _ranges(idx + 1, later)
+        first, second = ranges(idx + 1, later)
         # expanded dag100k's units have ~900k pairs: 32 bits each (indices under 2**31,
         # weights small whole numbers) halves their 29 MB
         pair_i = by_seg.perm[idx[first]]
@@ -244,7 +257,7 @@ class BatchOrdering:
         pos = self.f.pos
         na = csr.count[a]
         nb = csr.count[b]
-        pair, k = _ranges(np.zeros(len(a), dtype=np.intp), na * nb)
+        pair, k = ranges(np.zeros(len(a), dtype=np.intp), na * nb)
         nbp = nb[pair]
         ia = csr.start[a][pair] + k // nbp
         ib = csr.start[b][pair] + k % nbp
