@@ -117,7 +117,7 @@ def flatten(r: Ranked, inputs: Sequence[DagInputs]) -> Flat:
         pt = port_slots(r.unit_dag(u), a.edges, a.widths, a.src_off, a.dst_off)
         if pt:
             lo = r.base[u]
-            la, lb = np.searchsorted(r.src, [lo, r.base[u + 1]])
+            la, lb = r.links_of(u)
             offs = [pt.get(k, _NONE) for k in zip((r.src[la:lb] - lo).tolist(),
                                                   (r.dst[la:lb] - lo).tolist(), strict=True)]
             fa[la:lb] = [o[0] for o in offs]
@@ -168,9 +168,14 @@ class BatchOrdering:
         self._place_all()
         self.up = _Csr(f.dst, n)  # links by target: the links above an item
         self.down = _Csr(f.src, n)
-        # per link, in each grouping: the neighbour, its port offset and the weight
-        self.up_ends = (f.src[self.up.perm], f.fa[self.up.perm], f.w[self.up.perm])
-        self.down_ends = (f.dst[self.down.perm], f.fb[self.down.perm], f.w[self.down.perm])
+        # every item's links above (group v), then below (group n + v), in one table:
+        # per link the neighbour, its port offset and the weight (transpositions weigh
+        # both sides of every pair in one step)
+        up, down = self.up.perm, self.down.perm
+        self.ends = (np.concatenate((f.src[up], f.dst[down])),
+                     np.concatenate((f.fa[up], f.fb[down])), np.concatenate((f.w[up], f.w[down])))
+        self.link_start = np.concatenate((self.up.start, self.down.start + len(up)))
+        self.link_count = np.concatenate((self.up.count, self.down.count))
         layer_of_src = f.layer[f.src]
         self.sweep_down: list[_Median | None] = [None]
         self.sweep_up: list[_Median | None] = []
@@ -249,23 +254,23 @@ class BatchOrdering:
             pos[items] = new
         self._place_all()
 
-    def _delta(self, a: Ints, b: Ints, csr: _Csr,
-               ends: tuple[Ints, np.ndarray, np.ndarray]) -> np.ndarray:
-        """Per pair: crossings with a left of b less those with b left of a, over the
-        links ``csr`` groups (above or below); every pair of their links at once."""
-        other, off, w = ends
+    def _delta(self, a: Ints, b: Ints) -> np.ndarray:
+        """Per pair of link groups: crossings with a left of b less those with b left of
+        a, every pair of their links at once."""
+        other, off, w = self.ends
         pos = self.f.pos
-        na = csr.count[a]
-        nb = csr.count[b]
-        pair, k = ranges(np.zeros(len(a), dtype=np.intp), na * nb)
+        nb = self.link_count[b]
+        many = self.link_count[a] * nb
+        pair = np.repeat(np.arange(len(a)), many)
+        k = np.arange(len(pair)) - np.repeat(np.cumsum(many) - many, many)
         nbp = nb[pair]
-        ia = csr.start[a][pair] + k // nbp
-        ib = csr.start[b][pair] + k % nbp
+        ia = self.link_start[a][pair] + k // nbp
+        ib = self.link_start[b][pair] + k % nbp
         side = np.sign(pos[other[ia]] + off[ia] - (pos[other[ib]] + off[ib]))
         return np.bincount(pair, w[ia] * w[ib] * side, minlength=len(a))
 
     def transpose(self, rounds: int = TRANSPOSE_ROUNDS) -> None:
-        pos, at = self.f.pos, self.at
+        pos, at, n = self.f.pos, self.at, self.f.size
         for _ in range(rounds):
             moved = False
             for slots in self.slots:
@@ -273,9 +278,8 @@ class BatchOrdering:
                     continue
                 a = at[slots]
                 b = at[slots + 1]
-                d = (self._delta(a, b, self.up, self.up_ends)
-                     + self._delta(a, b, self.down, self.down_ends))
-                swap = d > 0
+                both = self._delta(np.concatenate((a, a + n)), np.concatenate((b, b + n)))
+                swap = both[:len(a)] + both[len(a):] > 0  # above, then below
                 if swap.any():
                     moved = True
                     s, a, b = slots[swap], a[swap], b[swap]

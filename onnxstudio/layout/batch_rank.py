@@ -73,6 +73,10 @@ class Ranked:
     dst: Ints
     w: np.ndarray
     seq: Ints  # each link's place in the order links first appear (``ranking._link``)
+    link_base: list[int]  # first link of each unit, and the total
+
+    def links_of(self, u: int) -> tuple[int, int]:
+        return self.link_base[u], self.link_base[u + 1]
 
     @property
     def size(self) -> int:
@@ -99,7 +103,7 @@ class Ranked:
                     if c}
         g.straight = {k for k, s in zip(keys, self.straight[ea:eb].tolist(), strict=True)
                       if s}
-        la, lb = np.searchsorted(self.src, [lo, hi])
+        la, lb = self.links_of(u)
         links = list(zip((self.src[la:lb] - lo).tolist(), (self.dst[la:lb] - lo).tolist(),
                          self.w[la:lb].tolist(), self.seq[la:lb].tolist(), strict=True))
         g.up = [[] for _ in range(hi - lo)]
@@ -301,6 +305,7 @@ def rank_batch(inputs: Sequence[DagInputs]) -> Ranked:
     pull = np.where(c == 0, W_RR, np.where((j == 0) | (j == c), W_RD, W_DD))
     first, lw = _first_sums(a * size + b, dw[e] * pull)
     by_src = np.argsort(a[first], kind="stable")
+    src = a[first][by_src]
     return Ranked(base, n, unit, item_rank, nranks + 1, width, dummy, du, dv, dw, dag_base,
-                  chain_start, chain_len, straight, back, a[first][by_src], b[first][by_src],
-                  lw[by_src], by_src)
+                  chain_start, chain_len, straight, back, src, b[first][by_src], lw[by_src],
+                  by_src, np.searchsorted(src, base).tolist())
