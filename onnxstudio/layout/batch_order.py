@@ -114,7 +114,7 @@ def flatten(r: Ranked, inputs: Sequence[DagInputs]) -> Flat:
     for u, a in enumerate(inputs):
         if not has_offsets(a):
             continue
-        pt = port_slots(r.unit_dag(u), a.edges, a.widths, a.src_off, a.dst_off)
+        pt = port_slots(r.unit_dag(u, links=False), a.edges, a.widths, a.src_off, a.dst_off)
         if pt:
             lo = r.base[u]
             la, lb = r.links_of(u)
@@ -145,17 +145,24 @@ class _Median:
                  ) -> None:
         order = np.argsort(mine, kind="stable")
         links = links[order]
-        self.local = np.searchsorted(items, mine[order])
-        count = np.bincount(self.local, minlength=len(items))
+        local = np.searchsorted(items, mine[order])
+        count = np.bincount(local, minlength=len(items))
         start = np.cumsum(count) - count
         movable = count > 0
         self.any = bool(movable.any())
         self.far = far[links]  # the neighbour in the fixed layer
         self.off = off[links]  # its port offset there
-        self.count = count[movable]
-        self.start = start[movable]
+        count = count[movable]
+        # an item's links are lo..hi: with one or two, the median is the mean of those
+        self.lo = start[movable]
+        self.hi = self.lo + count - 1
+        self.many = np.flatnonzero(count > 2)  # the items whose keys need sorting
+        self.many_group, self.many_links = ranges(self.lo[self.many], count[self.many])
+        self.many_count = count[self.many]
+        self.many_start = np.cumsum(self.many_count) - self.many_count
         self.items = items[movable]
         self.seg: Ints = np.empty(0, dtype=np.intp)  # set by BatchOrdering
+        self.seg_key: Ints = self.seg  # segment times the batch's size, likewise
 
 
 class BatchOrdering:
@@ -189,6 +196,7 @@ class BatchOrdering:
         for m in (*self.sweep_down, *self.sweep_up):
             if m is not None:
                 m.seg = f.seg[m.items]
+                m.seg_key = m.seg * n
         slot_seg = np.repeat(np.arange(len(f.seg_len)), f.seg_len)
         slot_pos = np.arange(n) - f.seg_start[slot_seg]
         slot_layer = np.zeros(n, dtype=np.intp)
@@ -240,17 +248,20 @@ class BatchOrdering:
             if m is None or not m.any:
                 continue
             keys = pos[m.far] + m.off
-            ks = keys[np.lexsort((keys, m.local))]
-            c = m.count
-            st = m.start
-            med = (ks[st + (c - 1) // 2] + ks[st + c // 2]) / 2.0
+            med = (keys[m.lo] + keys[m.hi]) / 2.0
+            if len(m.many):
+                kb = keys[m.many_links]
+                ks = kb[np.lexsort((kb, m.many_group))]
+                c = m.many_count
+                st = m.many_start
+                med[m.many] = (ks[st + (c - 1) // 2] + ks[st + c // 2]) / 2.0
             items = m.items
             cur = pos[items]
-            seg = m.seg
-            by_key = np.lexsort((cur, med, seg))
-            by_pos = np.lexsort((cur, seg))
+            by_key = np.lexsort((cur, med, m.seg))
             new = np.empty_like(cur)
-            new[by_key] = cur[by_pos]  # the k-th by median takes the k-th free slot
+            # the k-th by median takes the k-th free slot (segments run in order: sorting
+            # segment-major keys sorts each one's slots in place)
+            new[by_key] = np.sort(m.seg_key + cur) - m.seg_key
             pos[items] = new
         self._place_all()
 

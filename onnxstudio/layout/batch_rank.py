@@ -74,6 +74,8 @@ class Ranked:
     w: np.ndarray
     seq: Ints  # each link's place in the order links first appear (``ranking._link``)
     link_base: list[int]  # first link of each unit, and the total
+    edges: Ints  # the units' input edges end to end, local numbers (pairs)
+    edge_base: Ints  # first input edge of each unit, and the total
 
     def links_of(self, u: int) -> tuple[int, int]:
         return self.link_base[u], self.link_base[u + 1]
@@ -85,9 +87,9 @@ class Ranked:
     def links_per_item(self) -> Ints:
         return np.bincount(self.src, minlength=self.size)
 
-    def unit_dag(self, u: int) -> Dag:
-        """Unit ``u`` as ``ranking.Dag`` (local numbers): for ``ordering.port_slots`` and
-        tests, which read the dicts."""
+    def unit_dag(self, u: int, links: bool = True) -> Dag:
+        """Unit ``u`` as ``ranking.Dag`` (local numbers): for ``ordering.port_slots``,
+        which reads its dicts only (``links=False``: no lists of links), and tests."""
         lo, hi = int(self.base[u]), int(self.base[u + 1])
         ea, eb = int(self.dag_base[u]), int(self.dag_base[u + 1])
         du = (self.du[ea:eb] - lo).tolist()
@@ -103,12 +105,14 @@ class Ranked:
                     if c}
         g.straight = {k for k, s in zip(keys, self.straight[ea:eb].tolist(), strict=True)
                       if s}
+        if not links:
+            return g
         la, lb = self.links_of(u)
-        links = list(zip((self.src[la:lb] - lo).tolist(), (self.dst[la:lb] - lo).tolist(),
+        pieces = list(zip((self.src[la:lb] - lo).tolist(), (self.dst[la:lb] - lo).tolist(),
                          self.w[la:lb].tolist(), self.seq[la:lb].tolist(), strict=True))
         g.up = [[] for _ in range(hi - lo)]
         g.down = [[] for _ in range(hi - lo)]
-        for a, b, x, _ in sorted(links, key=lambda t: t[3]):  # in order of first appearance
+        for a, b, x, _ in sorted(pieces, key=lambda t: t[3]):  # in order of first appearance
             g.down[a].append((b, x))
             g.up[b].append((a, x))
         return g
@@ -155,18 +159,23 @@ def _sunk(rank: Ints, du: Ints, dv: Ints) -> Ints:
     return new
 
 
-def _dag_edges(inputs: Sequence[DagInputs], rbase: Ints
-               ) -> tuple[Ints, Ints, np.ndarray, Ints]:
-    """Every unit's distinct, loop-free edges with summed weights (``ranking.acyclic``'s
-    dict) as global item pairs, and the first edge of each unit."""
+def _input_edges(inputs: Sequence[DagInputs]) -> tuple[Ints, Ints]:
+    """Every unit's input edges end to end (local item numbers), and the first of each."""
     m = np.fromiter(map(len, (a.edges for a in inputs)), np.intp, len(inputs))
     total = int(m.sum())
     ends = fromiter_in_runs(chain.from_iterable(chain.from_iterable(
         a.edges for a in inputs)), np.intp, 2 * total).reshape(-1, 2)
-    off = np.repeat(rbase[:-1], m)
+    return ends, np.concatenate(([0], np.cumsum(m)))
+
+
+def _dag_edges(inputs: Sequence[DagInputs], rbase: Ints, ends: Ints, edge_base: Ints
+               ) -> tuple[Ints, Ints, np.ndarray, Ints]:
+    """Every unit's distinct, loop-free edges with summed weights (``ranking.acyclic``'s
+    dict) as global item pairs, and the first edge of each unit."""
+    off = np.repeat(rbase[:-1], np.diff(edge_base))
     eu = ends[:, 0] + off
     ev = ends[:, 1] + off
-    ew = fromiter_in_runs(chain.from_iterable(a.weights for a in inputs), float, total)
+    ew = fromiter_in_runs(chain.from_iterable(a.weights for a in inputs), float, len(ends))
     keep = eu != ev
     eu, ev = eu[keep], ev[keep]
     first, dw = _first_sums(eu * int(rbase[-1]) + ev, ew[keep])
@@ -235,7 +244,8 @@ def rank_batch(inputs: Sequence[DagInputs]) -> Ranked:
     rbase = np.concatenate(([0], np.cumsum(n)))
     nreal = int(rbase[-1])
     runit = np.repeat(np.arange(k), n)
-    parts = _dag_edges(inputs, rbase)
+    ends, edge_base = _input_edges(inputs)
+    parts = _dag_edges(inputs, rbase, ends, edge_base)
     rank = _longest_paths(nreal, parts[0], parts[1])
     back: dict[int, set[tuple[int, int]]] = {}
     if (rank < 0).any():
@@ -308,4 +318,4 @@ def rank_batch(inputs: Sequence[DagInputs]) -> Ranked:
     src = a[first][by_src]
     return Ranked(base, n, unit, item_rank, nranks + 1, width, dummy, du, dv, dw, dag_base,
                   chain_start, chain_len, straight, back, src, b[first][by_src], lw[by_src],
-                  by_src, np.searchsorted(src, base).tolist())
+                  by_src, np.searchsorted(src, base).tolist(), ends, edge_base)

@@ -19,6 +19,7 @@ import numpy as np
 
 from onnxstudio.concurrency.gil_runs import fromiter_in_runs
 from onnxstudio.layout import coords
+from onnxstudio.layout.batch_order import has_offsets
 from onnxstudio.layout.batch_rank import Ints, Ranked, ranges
 from onnxstudio.layout.layered import DagResult
 from onnxstudio.layout.unit_place import DagInputs
@@ -128,17 +129,24 @@ def batch_results(r: Ranked, placed: Sequence[tuple[list[float], list[float], fl
     mid_start = mid_end - mid_count
 
     # the input edges: each its DAG edge (turned round when reversed), offsets if given
-    edge_counts = [len(a.edges) for a in inputs]
-    m = sum(edge_counts)
-    ends = fromiter_in_runs(chain.from_iterable(chain.from_iterable(
-        a.edges for a in inputs)), np.int64, 2 * m).reshape(-1, 2)
+    edge_base = r.edge_base
+    edge_counts = np.diff(edge_base)
     off = np.repeat(item_base[:-1], edge_counts)
-    de, kind = _dag_index(r, ends[:, 0] + off, ends[:, 1] + off)
-    # None (no fixed port) is NaN; a reversed edge's ports are not used
-    sx = np.where(kind == 1, np.array(list(chain.from_iterable(
-        a.src_off for a in inputs)), dtype=np.float64), np.nan)
-    ex = np.where(kind == 1, np.array(list(chain.from_iterable(
-        a.dst_off for a in inputs)), dtype=np.float64), np.nan)
+    de, kind = _dag_index(r, r.edges[:, 0] + off, r.edges[:, 1] + off)
+    # None (no fixed port) is NaN; a reversed edge's ports are not used; only units
+    # with fixed ports have any
+    sx = np.full(len(de), np.nan)
+    ex = np.full(len(de), np.nan)
+    rows = [u for u, a in enumerate(inputs) if has_offsets(a)]
+    if rows:
+        at = ranges(edge_base[rows], edge_counts[rows])[1]
+        sx[at] = np.array(list(chain.from_iterable(inputs[u].src_off for u in rows)),
+                          dtype=np.float64)
+        ex[at] = np.array(list(chain.from_iterable(inputs[u].dst_off for u in rows)),
+                          dtype=np.float64)
+    fwd = kind == 1
+    sx = np.where(fwd, sx, np.nan)
+    ex = np.where(fwd, ex, np.nan)
     a_box = du[de]
     b_box = dv[de]
     first_x = np.where(np.isnan(sx), start[de], xs[a_box] + np.nan_to_num(sx))
@@ -168,7 +176,6 @@ def batch_results(r: Ranked, placed: Sequence[tuple[list[float], list[float], fl
     pts[dst_row, 1] = mid_y[src_row]
 
     # back to units: list slices of one conversion each, views of the packed arrays
-    edge_base = np.concatenate(([0], np.cumsum(edge_counts))).astype(np.int64)
     first_point = np.concatenate((route_start, [total]))[edge_base[:-1]]
     ends_rel = route_end - np.repeat(first_point, edge_counts)
     eb = edge_base.tolist()
