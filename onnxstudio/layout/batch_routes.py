@@ -35,16 +35,17 @@ def _group_spread(group: np.ndarray, key: np.ndarray, tie: np.ndarray, at: np.nd
                   widths: np.ndarray) -> np.ndarray:
     """``coords._end_points`` for one side: the links of each box sorted by where they
     go next (then by the other end), spread along its side around its centre ``at``."""
-    order = np.lexsort((tie, key, group))
-    g = group[order]
-    count = np.bincount(g, minlength=len(at)) if len(g) else np.zeros(len(at), np.int64)
-    first = np.cumsum(count) - count
-    k = count[g]
-    i = np.arange(len(g)) - first[g]
+    count = np.bincount(group, minlength=len(at)) if len(group) else \
+        np.zeros(len(at), np.int64)
+    k = count[group]
+    i = np.zeros(len(group), dtype=np.int64)  # each link's place on its box's side
+    shared = np.flatnonzero(k > 1)  # only boxes with several links sort theirs
+    order = shared[np.lexsort((tie[shared], key[shared], group[shared]))]
+    gs = group[order]
+    i[order] = np.arange(len(order)) - np.searchsorted(gs, gs)
     safe = np.maximum(k, 1)
-    step = np.where(k > 1, np.minimum(10.0, widths[g] * 0.6 / safe), 0.0)
-    out = np.empty(len(g))
-    out[order] = at[g] + (i - (k - 1) / 2.0) * step
+    step = np.where(k > 1, np.minimum(10.0, widths[group] * 0.6 / safe), 0.0)
+    out = at[group] + (i - (k - 1) / 2.0) * step
     return out
 
 
