@@ -281,10 +281,21 @@ class BatchOrdering:
         return np.bincount(pair, w[ia] * w[ib] * side, minlength=len(a))
 
     def transpose(self, rounds: int = TRANSPOSE_ROUNDS) -> None:
+        """Odd-even rounds of swaps. After the first, a pair is weighed again only if
+        it, or a neighbour of either item, moved since its class was last weighed: the
+        others would weigh the same (no swap) as then."""
         pos, at, n = self.f.pos, self.at, self.f.size
-        for _ in range(rounds):
+        touched = np.zeros(n, dtype=np.intp)  # step an item or a neighbour last moved
+        weighed = [0] * len(self.slots)  # step each class was last weighed
+        step = 0
+        for rnd in range(rounds):
             moved = False
-            for slots in self.slots:
+            for c, slots in enumerate(self.slots):
+                step += 1
+                if rnd and len(slots):
+                    slots = slots[np.maximum(touched[at[slots]], touched[at[slots + 1]])
+                                  >= weighed[c]]
+                weighed[c] = step
                 if not len(slots):
                     continue
                 a = at[slots]
@@ -298,6 +309,11 @@ class BatchOrdering:
                     at[s + 1] = a
                     pos[a] += 1
                     pos[b] -= 1
+                    items = np.concatenate((a, b))
+                    touched[items] = step
+                    groups = np.concatenate((items, items + n))
+                    links = ranges(self.link_start[groups], self.link_count[groups])[1]
+                    touched[self.ends[0][links]] = step
             if not moved:
                 break
 
