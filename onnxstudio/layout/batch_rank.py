@@ -130,10 +130,9 @@ def _longest_paths(size: int, du: Ints, dv: Ints) -> Ints:
     r = 0
     while len(front):
         rank[front] = r
-        t = targets[ranges(start[front], out[front])[1]]
-        indeg -= np.bincount(t, minlength=size)
-        t = np.unique(t)
-        front = t[indeg[t] == 0]
+        reached = np.bincount(targets[ranges(start[front], out[front])[1]], minlength=size)
+        indeg -= reached
+        front = np.flatnonzero((indeg == 0) & (reached > 0))
         r += 1
     return rank
 
