@@ -47,11 +47,11 @@ class _Side:
 
     def __init__(self, lay: _Layer, den: np.ndarray, keep: np.ndarray | None) -> None:
         self.keep = keep
-        pick = (lambda a: a) if keep is None else (lambda a: a[keep])
-        den = pick(den)
-        self.items = pick(lay.items)
-        self.sep = pick(lay.sep)
-        self.unit = pick(lay.unit)
+        sel = slice(None) if keep is None else keep
+        den = den[sel]
+        self.items = lay.items[sel]
+        self.sep = lay.sep[sel]
+        self.unit = lay.unit[sel]
         self.has = den > 0
         self.den = np.where(self.has, den, 1.0)
         self.weight = np.where(self.has, den, 0.05)
