@@ -40,13 +40,16 @@ def ranges(starts: Ints, counts: Ints) -> tuple[Ints, Ints]:
     return group, starts[group] + np.arange(total) - first[group]
 
 
-def _first_sums(key: Ints, weight: np.ndarray) -> tuple[Ints, np.ndarray]:
+def _first_sums(key: Ints, weight: np.ndarray) -> tuple[Ints, np.ndarray, Ints]:
     """Indices of each distinct key's first occurrence, in order of first occurrence,
-    and the weights of each summed in order (``d[k] = d.get(k, 0.0) + w``)."""
+    the weights of each summed in order (``d[k] = d.get(k, 0.0) + w``), and each key's
+    place in that order."""
     _, first, inv = np.unique(key, return_index=True, return_inverse=True)
     sums = np.bincount(inv, weight, minlength=len(first))
     order = np.argsort(first, kind="stable")
-    return first[order], sums[order]
+    place = np.empty(len(order), dtype=np.intp)
+    place[order] = np.arange(len(order))
+    return first[order], sums[order], place[inv]
 
 
 @dataclass
@@ -76,6 +79,7 @@ class Ranked:
     link_base: list[int]  # first link of each unit, and the total
     edges: Ints  # the units' input edges end to end, local numbers (pairs)
     edge_base: Ints  # first input edge of each unit, and the total
+    edge_dag: Ints | None  # each input edge's DAG edge, -1 for a loop (None: some turned)
 
     def links_of(self, u: int) -> tuple[int, int]:
         return self.link_base[u], self.link_base[u + 1]
@@ -168,20 +172,23 @@ def _input_edges(inputs: Sequence[DagInputs]) -> tuple[Ints, Ints]:
 
 
 def _dag_edges(inputs: Sequence[DagInputs], rbase: Ints, ends: Ints, edge_base: Ints
-               ) -> tuple[Ints, Ints, np.ndarray, Ints]:
+               ) -> tuple[tuple[Ints, Ints, np.ndarray, Ints], Ints]:
     """Every unit's distinct, loop-free edges with summed weights (``ranking.acyclic``'s
-    dict) as global item pairs, and the first edge of each unit."""
+    dict) as global item pairs, and the first edge of each unit; and each input edge's
+    place among them (-1: a loop)."""
     off = np.repeat(rbase[:-1], np.diff(edge_base))
     eu = ends[:, 0] + off
     ev = ends[:, 1] + off
     ew = fromiter_in_runs(chain.from_iterable(a.weights for a in inputs), float, len(ends))
     keep = eu != ev
     eu, ev = eu[keep], ev[keep]
-    first, dw = _first_sums(eu * int(rbase[-1]) + ev, ew[keep])
+    first, dw, place = _first_sums(eu * int(rbase[-1]) + ev, ew[keep])
     du, dv = eu[first], ev[first]
     unit = np.repeat(np.arange(len(inputs)), np.diff(rbase))
     dag_base = np.searchsorted(unit[du], np.arange(len(inputs) + 1))
-    return du, dv, dw, dag_base
+    edge_dag = np.full(len(keep), -1, dtype=np.intp)
+    edge_dag[keep] = place
+    return (du, dv, dw, dag_base), edge_dag
 
 
 def _break_cycles(inputs: Sequence[DagInputs], rbase: Ints, cyclic: set[int],
@@ -244,10 +251,12 @@ def rank_batch(inputs: Sequence[DagInputs]) -> Ranked:
     nreal = int(rbase[-1])
     runit = np.repeat(np.arange(k), n)
     ends, edge_base = _input_edges(inputs)
-    parts = _dag_edges(inputs, rbase, ends, edge_base)
+    parts, found = _dag_edges(inputs, rbase, ends, edge_base)
+    edge_dag: Ints | None = found
     rank = _longest_paths(nreal, parts[0], parts[1])
     back: dict[int, set[tuple[int, int]]] = {}
     if (rank < 0).any():
+        edge_dag = None  # some edges turned: found by ``batch_routes``
         parts = _break_cycles(inputs, rbase, set(np.unique(runit[rank < 0]).tolist()),
                               parts, back)
         rank = _longest_paths(nreal, parts[0], parts[1])
@@ -312,9 +321,9 @@ def rank_batch(inputs: Sequence[DagInputs]) -> Ranked:
     a = np.where(j == 0, du[e], cs + j - 1)
     b = np.where(j == c, dv[e], cs + j)
     pull = np.where(c == 0, W_RR, np.where((j == 0) | (j == c), W_RD, W_DD))
-    first, lw = _first_sums(a * size + b, dw[e] * pull)
+    first, lw, _ = _first_sums(a * size + b, dw[e] * pull)
     by_src = np.argsort(a[first], kind="stable")
     src = a[first][by_src]
     return Ranked(base, n, unit, item_rank, nranks + 1, width, dummy, du, dv, dw, dag_base,
                   chain_start, chain_len, straight, back, src, b[first][by_src], lw[by_src],
-                  by_src, np.searchsorted(src, base).tolist(), ends, edge_base)
+                  by_src, np.searchsorted(src, base).tolist(), ends, edge_base, edge_dag)

@@ -133,7 +133,11 @@ def batch_results(r: Ranked, placed: Sequence[tuple[list[float], list[float], fl
     edge_base = r.edge_base
     edge_counts = np.diff(edge_base)
     off = np.repeat(item_base[:-1], edge_counts)
-    de, kind = _dag_index(r, r.edges[:, 0] + off, r.edges[:, 1] + off)
+    if r.edge_dag is None:
+        de, kind = _dag_index(r, r.edges[:, 0] + off, r.edges[:, 1] + off)
+    else:  # no edge turned round: each its DAG edge, or a loop
+        kind = (r.edge_dag >= 0).astype(np.intp)
+        de = np.maximum(r.edge_dag, 0)
     # None (no fixed port) is NaN; a reversed edge's ports are not used; only units
     # with fixed ports have any
     sx = np.full(len(de), np.nan)
