@@ -93,7 +93,7 @@ def batch_results(r: Ranked, placed: Sequence[tuple[list[float], list[float], fl
     size = r.size
     item_base = r.base
     x = _concat([p[0] for p in placed], np.float64)
-    half = _concat([p[1] for p in placed], np.float64)
+    half = r.width / 2.0  # what ``placed`` holds: every unit's, in one array already
     width = r.width
     real = np.flatnonzero(~r.dummy)
     height = np.zeros(size)
