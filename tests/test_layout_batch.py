@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
@@ -287,3 +288,22 @@ def test_a_batch_is_ranked_as_each_unit_alone(monkeypatch: pytest.MonkeyPatch,
                 mine.chains, mine.straight, mine.up, mine.down) == (
             g.n, g.back, g.rank, g.nranks, g.width, g.is_dummy, g.chains, g.straight,
             g.up, g.down)
+
+
+def test_a_unit_too_wide_for_the_batch_is_laid_out_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The widest unit over the transposition limit goes through the single engine;
+    the rest, ranked again without it, get what a batch of their own gives them."""
+    units = [_unit(seed) for seed in range(600, 600 + batch.BATCH_MIN + 2)]
+    each = np.diff(batch_rank.rank_batch(units).base)
+    sizes = sorted(each.tolist())
+    assert sizes[-1] > sizes[-2]
+    wide = int(each.argmax())
+    monkeypatch.setattr(batch, "TRANSPOSE_MAX", int(sizes[-2]))
+    got = batch.batched(units, None)
+    a = units[wide]
+    assert got[wide] == layered._layout_dag(a.widths, a.heights, a.edges, weights=a.weights,
+                                            top=a.top, bottom=a.bottom, src_off=a.src_off,
+                                            dst_off=a.dst_off)
+    rest = units[:wide] + units[wide + 1:]
+    assert got[:wide] + got[wide + 1:] == batch.batched(rest, None)

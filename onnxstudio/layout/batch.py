@@ -1,9 +1,11 @@
 """Lay out many independent units at once (the units of one depth of a compound layout).
 
-Each unit is ranked on its own (``layered.ranked``: plain Python, cheap), then the
-ordering (``batch_order``) and x placement (``batch_place``) of every unit run together
-as numpy steps whose count depends on the number of layers, not of items; snapping,
-y and routes are per unit again. Only for batches of at least ``BATCH_MIN`` units that
+The units are ranked together (``batch_rank``: ``layered.ranked``'s DAG of each, as
+numpy steps over the batch), then the ordering (``batch_order``) and x placement
+(``batch_place``) of every unit run together as numpy steps whose count depends on the
+number of layers, not of items; the initial orders (one depth-first walk) and snapping
+are Python over the batch's flat lists; y and routes are numpy again (``batch_routes``).
+Only for batches of at least ``BATCH_MIN`` units that
 the memo does not hold: smaller ones (every transformer, whose layers are laid out once
 and remembered) go through ``layered.layout_dag`` one by one, unchanged. A unit too wide
 for the batched crossing count (``ordering.PAIRS_MAX``) or for transpositions
