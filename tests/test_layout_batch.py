@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
@@ -13,6 +14,7 @@ from onnxstudio.layout import (
     ExpandState,
     batch,
     batch_order,
+    batch_rank,
     batch_routes,
     build_layout,
     coords,
@@ -68,9 +70,7 @@ def test_batched_ordering_crosses_no_more_than_the_single_engine() -> None:
             for i, v in enumerate(layer):
                 pos[v] = i
         single += ordering._Ordering(layers, g.up, g.down, pos, ports, True).crossings()
-    f = batch_order.flatten([g for g, _ in ranked],
-                            [ordering.initial_layers(g) for g, _ in ranked],
-                            [p for _, p in ranked])
+    f = batch_order.flatten(batch_rank.rank_batch(units), units)
     first = batch_order.BatchOrdering(f).crossings().sum()
     f.pos[:] = batch_order.order_batch(f, None)
     batched = batch_order.BatchOrdering(f).crossings().sum()
@@ -177,9 +177,9 @@ def test_a_model_of_many_groups_is_laid_out_in_a_batch(
     batches: list[int] = []
     real = batch._engine
 
-    def counted(dags: Any, *args: Any) -> Any:
-        batches.append(len(dags))
-        return real(dags, *args)
+    def counted(ranked: Any, *args: Any) -> Any:
+        batches.append(len(ranked.n))
+        return real(ranked, *args)
 
     monkeypatch.setattr(batch, "_engine", counted)
     layout = build_layout(model, state)
@@ -228,9 +228,9 @@ def test_batched_routes_are_each_units_own(monkeypatch: pytest.MonkeyPatch,
                                       a.src_off, a.dst_off))
     assert any(g.back for g in dags)
     assert any(g.straight for g in dags) == (budget < 0)
-    together = batch_routes.batch_results(dags, placed, units)
-    alone = [batch_routes.batch_results([g], [p], [a])[0]
-             for g, p, a in zip(dags[::7], placed[::7], units[::7], strict=True)]
+    together = batch_routes.batch_results(batch_rank.rank_batch(units), placed, units)
+    alone = [batch_routes.batch_results(batch_rank.rank_batch([a]), [p], [a])[0]
+             for p, a in zip(placed[::7], units[::7], strict=True)]
     for g, p, a, res in zip(dags, placed, units, together, strict=True):
         want = layered.result(g, *p, a.heights, a.edges, a.src_off, a.dst_off)
         assert res == want
@@ -240,19 +240,17 @@ def test_batched_routes_are_each_units_own(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_flattened_batch_numbers_every_item_and_link_unit_after_unit() -> None:
-    """``flatten``'s arrays, built by joining each unit's lists, hold what a walk over
-    each unit's items and links gives (global ids, layer slots, port offsets)."""
+    """``flatten``'s arrays, made from the whole batch at once, hold what a walk over
+    each unit ranked alone gives (global ids, initial layer slots, port offsets)."""
     units = [_unit(seed, ports=seed % 2 == 0) for seed in range(40, 52)]
     ranked = [layered.ranked(a.widths, a.edges, a.weights, a.top, a.bottom, a.src_off,
                              a.dst_off) for a in units]
-    dags = [g for g, _ in ranked]
-    layers = [ordering.initial_layers(g) for g in dags]
-    f = batch_order.flatten(dags, layers, [pt for _, pt in ranked])
+    f = batch_order.flatten(batch_rank.rank_batch(units), units)
     assert any(pt for _, pt in ranked)
     off = 0
     links: list[tuple[int, int, float, float, float]] = []
-    for (g, pt), lay in zip(ranked, layers, strict=True):
-        for row in lay:
+    for g, pt in ranked:
+        for row in ordering.initial_layers(g):
             for i, v in enumerate(row):
                 assert f.pos[v + off] == i
                 assert f.layer[v + off] == g.rank[v]
@@ -262,3 +260,50 @@ def test_flattened_batch_numbers_every_item_and_link_unit_after_unit() -> None:
     assert off == f.size
     assert list(zip(f.src.tolist(), f.dst.tolist(), f.w.tolist(), f.fa.tolist(),
                     f.fb.tolist(), strict=True)) == links
+
+
+@pytest.mark.parametrize("budget", [ranking.DUMMY_BUDGET, 0.05, -2.0])
+def test_a_batch_is_ranked_as_each_unit_alone(monkeypatch: pytest.MonkeyPatch,
+                                              budget: float) -> None:
+    """``rank_batch`` gives every unit exactly the DAG ``layered.ranked`` makes of it
+    alone: cycles broken, repeated edges summed, loops dropped, ports on layers of their
+    own, trunks of dummies within the budget (or edges drawn straight), weighted links
+    in the same order."""
+    monkeypatch.setattr(ranking, "DUMMY_BUDGET", budget)
+    units = [_unit(seed, ports=seed % 3 != 0) for seed in range(500, 560)]
+    for a in units[::4]:
+        a.edges.extend([(2, 2), a.edges[0]])  # a loop, and an edge twice
+        a.weights.extend([1.0, 2.0])
+        a.src_off.extend([None, None])
+        a.dst_off.extend([None, None])
+    r = batch_rank.rank_batch(units)
+    dags = [layered.ranked(a.widths, a.edges, a.weights, a.top, a.bottom, a.src_off,
+                           a.dst_off)[0] for a in units]
+    assert any(g.back for g in dags) and any(g.chains for g in dags)
+    assert any(g.straight for g in dags) == (budget < 1)
+    for u, g in enumerate(dags):
+        mine = r.unit_dag(u)
+        assert list(mine.dag.items()) == list(g.dag.items())
+        assert (mine.n, mine.back, mine.rank, mine.nranks, mine.width, mine.is_dummy,
+                mine.chains, mine.straight, mine.up, mine.down) == (
+            g.n, g.back, g.rank, g.nranks, g.width, g.is_dummy, g.chains, g.straight,
+            g.up, g.down)
+
+
+def test_a_unit_too_wide_for_the_batch_is_laid_out_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The widest unit over the transposition limit goes through the single engine;
+    the rest, ranked again without it, get what a batch of their own gives them."""
+    units = [_unit(seed) for seed in range(600, 600 + batch.BATCH_MIN + 2)]
+    each = np.diff(batch_rank.rank_batch(units).base)
+    sizes = sorted(each.tolist())
+    assert sizes[-1] > sizes[-2]
+    wide = int(each.argmax())
+    monkeypatch.setattr(batch, "TRANSPOSE_MAX", int(sizes[-2]))
+    got = batch.batched(units, None)
+    a = units[wide]
+    assert got[wide] == layered._layout_dag(a.widths, a.heights, a.edges, weights=a.weights,
+                                            top=a.top, bottom=a.bottom, src_off=a.src_off,
+                                            dst_off=a.dst_off)
+    rest = units[:wide] + units[wide + 1:]
+    assert got[:wide] + got[wide + 1:] == batch.batched(rest, None)

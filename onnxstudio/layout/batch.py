@@ -1,9 +1,11 @@
 """Lay out many independent units at once (the units of one depth of a compound layout).
 
-Each unit is ranked on its own (``layered.ranked``: plain Python, cheap), then the
-ordering (``batch_order``) and x placement (``batch_place``) of every unit run together
-as numpy steps whose count depends on the number of layers, not of items; snapping,
-y and routes are per unit again. Only for batches of at least ``BATCH_MIN`` units that
+The units are ranked together (``batch_rank``: ``layered.ranked``'s DAG of each, as
+numpy steps over the batch), then the ordering (``batch_order``) and x placement
+(``batch_place``) of every unit run together as numpy steps whose count depends on the
+number of layers, not of items; the initial orders (one depth-first walk) and snapping
+are Python over the batch's flat lists; y and routes are numpy again (``batch_routes``).
+Only for batches of at least ``BATCH_MIN`` units that
 the memo does not hold: smaller ones (every transformer, whose layers are laid out once
 and remembered) go through ``layered.layout_dag`` one by one, unchanged. A unit too wide
 for the batched crossing count (``ordering.PAIRS_MAX``) or for transpositions
@@ -19,25 +21,24 @@ result: a batch's results depend on its units alone, wherever it runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain
+
+import numpy as np
 
 from onnxstudio.concurrency import unit_pool
-from onnxstudio.concurrency.gil_runs import fromiter_in_runs
 from onnxstudio.layout import coords, layered, unit_codec
-from onnxstudio.layout.batch_order import flatten, order_batch
+from onnxstudio.layout.batch_order import flatten, has_offsets, order_batch
 from onnxstudio.layout.batch_place import place_batch, unit_slices
+from onnxstudio.layout.batch_rank import Ranked, rank_batch
 from onnxstudio.layout.batch_routes import batch_results
 from onnxstudio.layout.layered import (
     DagResult,
     LayoutCancelled,
     dag_key,
     empty,
-    ranked,
     remember,
     remembered,
 )
-from onnxstudio.layout.ordering import PAIRS_MAX, TRANSPOSE_MAX, Ports, initial_layers
-from onnxstudio.layout.ranking import Dag
+from onnxstudio.layout.ordering import PAIRS_MAX, TRANSPOSE_MAX
 from onnxstudio.layout.unit_place import DagInputs
 
 BATCH_MIN = 64  # units to lay out at which one batch beats laying them out one by one
@@ -118,70 +119,80 @@ def _alone(a: DagInputs, cancel: Callable[[], bool] | None) -> DagResult:
                        bottom=a.bottom, src_off=a.src_off, dst_off=a.dst_off, cancel=cancel)
 
 
-def _fits(g: Dag) -> bool:
-    """Whether the batched ordering takes this unit (as ``order_layers`` would transpose
-    it and count its crossings on all pairs of links at once)."""
-    if g.size > TRANSPOSE_MAX:
-        return False
-    per_layer = [0] * g.nranks
-    rank = g.rank
-    for v, links in enumerate(g.down):
-        per_layer[rank[v]] += len(links)
-    return sum(k * (k - 1) // 2 for k in per_layer) <= PAIRS_MAX
+def _fitting(r: Ranked) -> np.ndarray:
+    """Which units the batched ordering takes: not so wide that ``order_layers`` would
+    skip transpositions or count crossings layer by layer, and (the batch steps through
+    as many layers as its deepest unit has) not far deeper than the rest (a long chain)."""
+    sizes = np.diff(r.base)
+    depth = int(r.nranks.max(initial=1))
+    per_layer = np.bincount((r.unit * depth + r.rank)[r.src], minlength=len(sizes) * depth)
+    pairs = (per_layer * (per_layer - 1) // 2).reshape(len(sizes), depth).sum(axis=1)
+    fit = (sizes <= TRANSPOSE_MAX) & (pairs <= PAIRS_MAX)
+    if fit.any():
+        deep = 2 * int(np.sort(r.nranks[fit])[fit.sum() // 2]) + 8
+        fit &= r.nranks <= deep
+    return fit
 
 
 def batched(inputs: list[DagInputs], cancel: Callable[[], bool] | None) -> list[DagResult]:
     """One batch's results (in this process or a worker's: ``pool_worker``)."""
     out: list[DagResult | None] = [None] * len(inputs)
     batch: list[int] = []
-    dags: list[Dag] = []
-    ports: list[Ports] = []
     for i, a in enumerate(inputs):
-        if not a.widths:
-            out[i] = empty(len(a.edges))
-            continue
-        g, pt = ranked(a.widths, a.edges, a.weights, a.top, a.bottom, a.src_off, a.dst_off)
-        if _fits(g):
+        if a.widths:
             batch.append(i)
-            dags.append(g)
-            ports.append(pt)
         else:
-            out[i] = _alone(a, cancel)
-    # the batch steps through as many layers as its deepest unit has: one far deeper
-    # than the rest (a long chain) is laid out alone
-    deep = 2 * sorted(g.nranks for g in dags)[len(dags) // 2] + 8 if dags else 0
-    for j in [j for j, g in enumerate(dags) if g.nranks > deep][::-1]:
-        out[batch[j]] = _alone(inputs[batch[j]], cancel)
-        del batch[j], dags[j], ports[j]
+            out[i] = empty(len(a.edges))
     if batch:
-        for i, res in zip(batch, _engine(dags, ports, [inputs[i] for i in batch], cancel),
+        r = rank_batch([inputs[i] for i in batch])
+        fit = _fitting(r).tolist()
+        if not all(fit):  # those laid out alone; the rest ranked again without them
+            for i in [i for i, ok in zip(batch, fit, strict=True) if not ok]:
+                out[i] = _alone(inputs[i], cancel)
+            batch = [i for i, ok in zip(batch, fit, strict=True) if ok]
+            r = rank_batch([inputs[i] for i in batch]) if batch else r
+    if batch:
+        for i, res in zip(batch, _engine(r, [inputs[i] for i in batch], cancel),
                           strict=True):
             out[i] = res
     return [res for res in out if res is not None]
 
 
-def _engine(dags: list[Dag], ports: list[Ports], inputs: list[DagInputs],
-            cancel: Callable[[], bool] | None) -> list[DagResult]:
+def _engine(r: Ranked, inputs: list[DagInputs], cancel: Callable[[], bool] | None
+            ) -> list[DagResult]:
     """Order and place every unit of the batch together, then finish each alone."""
-    f = flatten(dags, [initial_layers(g) for g in dags], ports)
+    f = flatten(r, inputs)
     pos = order_batch(f, cancel)
-    offsets = [coords.port_offsets(g, a.edges, [w / 2.0 for w in g.width], a.src_off,
-                                   a.dst_off) for g, a in zip(dags, inputs, strict=True)]
-    size = f.size
-    widths = fromiter_in_runs(chain.from_iterable(g.width for g in dags), float, size)
-    dummy = fromiter_in_runs(chain.from_iterable(g.is_dummy for g in dags), bool, size)
-    oport = fromiter_in_runs(chain.from_iterable(op for op, _ in offsets), float, size)
-    iport = fromiter_in_runs(chain.from_iterable(ip for _, ip in offsets), float, size)
-    x = unit_slices(f, place_batch(f, pos, widths, dummy, oport, iport))
+    half = r.width / 2.0
+    half_l = half.tolist()
+    oport = np.zeros(f.size)
+    iport = np.zeros(f.size)
+    bounds = r.base.tolist()
+    for u, a in enumerate(inputs):
+        if has_offsets(a):
+            lo, hi = bounds[u], bounds[u + 1]
+            oport[lo:hi], iport[lo:hi] = coords.port_offsets(
+                hi - lo, a.edges, half_l[lo:hi], a.src_off, a.dst_off)
+    x = unit_slices(f, place_batch(f, pos, r.width, r.dummy, oport, iport))
     order = f.order(pos)
     local = (order - f.base[f.unit[order]]).tolist()
     seg_start = f.seg_start.tolist()
     seg_len = f.seg_len.tolist()
+    # each item's one neighbour above (-1: none or several), as ``coords._snap`` reads it
+    up_count = np.bincount(r.dst, minlength=f.size)
+    one = up_count[r.dst] == 1
+    up1 = np.full(f.size, -1, dtype=np.intp)
+    up1[r.dst[one]] = r.src[one] - f.base[f.unit[r.src[one]]]
+    up1_l = up1.tolist()
+    dummy_l = r.dummy.tolist()
+    oport_l = oport.tolist()
+    iport_l = iport.tolist()
     placed = []
     seg = 0
-    for g, xs, (op, ip) in zip(dags, x, offsets, strict=True):
-        layers = [local[seg_start[s]:seg_start[s] + seg_len[s]]
-                  for s in range(seg, seg + g.nranks)]
-        seg += g.nranks
-        placed.append(coords.snapped_x(g, layers, xs, op, ip))
-    return batch_results(dags, placed, inputs)
+    for u, (xs, nr) in enumerate(zip(x, r.nranks.tolist(), strict=True)):
+        lo, hi = bounds[u], bounds[u + 1]
+        layers = [local[seg_start[s]:seg_start[s] + seg_len[s]] for s in range(seg, seg + nr)]
+        seg += nr
+        placed.append(coords.snapped(layers, xs, half_l[lo:hi], dummy_l[lo:hi],
+                                     up1_l[lo:hi], oport_l[lo:hi], iport_l[lo:hi]))
+    return batch_results(r, placed, inputs)

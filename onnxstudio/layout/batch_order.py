@@ -15,27 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
-from operator import itemgetter
 
 import numpy as np
 
 from onnxstudio.concurrency.gil_runs import fromiter_in_runs
-from onnxstudio.layout.ordering import ORDER_SWEEPS, LayoutCancelled, Ports
-from onnxstudio.layout.ranking import Dag
+from onnxstudio.layout.batch_rank import Ranked, ranges
+from onnxstudio.layout.ordering import ORDER_SWEEPS, LayoutCancelled, port_slots
+from onnxstudio.layout.unit_place import DagInputs
 
 TRANSPOSE_ROUNDS = 2  # odd-even rounds after each sweep (a third: 0.3 % fewer crossings)
 
 Ints = np.ndarray
 _NONE = (0.0, 0.0)
-
-
-def _ranges(starts: Ints, counts: Ints) -> tuple[Ints, Ints]:
-    """For groups of ``counts`` elements from ``starts``: each element's group and index."""
-    total = int(counts.sum())
-    group = np.repeat(np.arange(len(counts)), counts)
-    first = np.cumsum(counts) - counts
-    return group, starts[group] + np.arange(total) - first[group]
 
 
 @dataclass
@@ -65,53 +56,75 @@ class Flat:
         return np.lexsort((pos, self.seg))
 
 
-def flatten(dags: Sequence[Dag], layers: Sequence[list[list[int]]],
-            ports: Sequence[Ports]) -> Flat:
-    """The batch's arrays from each unit's DAG, initial layers and port slots: each
-    unit's lists joined end to end by C-level maps, numbered globally on arrays."""
-    sizes = np.array([g.size for g in dags], dtype=np.intp)
-    base = np.concatenate(([0], np.cumsum(sizes)))
-    unit = np.repeat(np.arange(len(dags)), sizes)
-    total = int(base[-1])
-    nr = np.array([g.nranks for g in dags], dtype=np.intp)
-    seg_base = np.concatenate(([0], np.cumsum(nr)))
-    items: list[int] = []  # each unit's items layer by layer, left to right
-    row_len: list[int] = []
-    rank: list[int] = []
-    link_count: list[int] = []  # links down from each item
-    dst: list[int] = []
-    w: list[float] = []
-    fa: list[float] = []
-    fb: list[float] = []
-    for g, lay, pt in zip(dags, layers, ports, strict=True):
-        items.extend(chain.from_iterable(lay))
-        row_len.extend(map(len, lay))
-        rank.extend(g.rank)
-        down = g.down
-        link_count.extend(map(len, down))
-        links = list(chain.from_iterable(down))
-        dst.extend(map(itemgetter(0), links))
-        w.extend(map(itemgetter(1), links))
-        if pt:
-            offs = [pt.get((v, t), _NONE) for v, row in enumerate(down) for t, _ in row]
-            fa.extend(map(itemgetter(0), offs))
-            fb.extend(map(itemgetter(1), offs))
-        else:
-            fa.extend(repeat(0.0, len(links)))
-            fb.extend(repeat(0.0, len(links)))
-    layer = fromiter_in_runs(rank, np.intp, total)
-    seg = seg_base[unit] + layer
+def _initial_positions(r: Ranked, seg: Ints, seg_start: Ints) -> Ints:
+    """``ordering.initial_layers`` of every unit: one depth-first walk over the batch's
+    links (each unit's sources in index order, then all its items), each item's place
+    in its layer that of its visit among the layer's items."""
+    size = r.size
+    local = np.arange(size) - r.base[:-1][r.unit]
+    sources = np.flatnonzero((local < r.n[r.unit]) & (np.bincount(r.dst, minlength=size) == 0))
+    starts = np.concatenate((sources, np.arange(size)))
+    phase = np.concatenate((np.zeros(len(sources), dtype=np.intp), np.ones(size, dtype=np.intp)))
+    starts = starts[np.lexsort((starts, phase, r.unit[starts]))].tolist()
+    first = np.concatenate(([0], np.cumsum(r.links_per_item()))).tolist()
+    dst = r.dst.tolist()
+    seen = bytearray(size)
+    visit: list[int] = []
+    push = visit.append
+    for s in starts:
+        if seen[s]:
+            continue
+        stack = [s]
+        pop = stack.pop
+        while stack:
+            v = pop()
+            if seen[v]:
+                continue
+            seen[v] = 1
+            push(v)
+            a = first[v]
+            b = first[v + 1]
+            if b - a == 1:  # most items: no list to make
+                w = dst[a]
+                if not seen[w]:
+                    stack.append(w)
+            elif b > a:
+                stack.extend([w for w in reversed(dst[a:b]) if not seen[w]])
+    order = fromiter_in_runs(visit, np.intp, size)
+    by_seg = order[np.argsort(seg[order], kind="stable")]
+    pos = np.empty(size, dtype=np.intp)
+    pos[by_seg] = np.arange(size) - seg_start[seg[by_seg]]
+    return pos
+
+
+def has_offsets(a: DagInputs) -> bool:
+    """Whether any edge of the unit is attached at a fixed port."""
+    return a.src_off.count(None) < len(a.src_off) or a.dst_off.count(None) < len(a.dst_off)
+
+
+def flatten(r: Ranked, inputs: Sequence[DagInputs]) -> Flat:
+    """The batch's arrays: its ranked units, their initial orders and port slots (only
+    units with fixed ports have any: theirs are looked up on their own DAG)."""
+    seg_base = np.concatenate(([0], np.cumsum(r.nranks)))
+    seg = seg_base[r.unit] + r.rank
     seg_len = np.bincount(seg, minlength=int(seg_base[-1]))
     seg_start = np.cumsum(seg_len) - seg_len
-    rows = np.asarray(row_len, dtype=np.intp)
-    at = fromiter_in_runs(items, np.intp, total) + base[:-1][unit]
-    pos = np.empty(total, dtype=np.intp)
-    pos[at] = np.arange(total) - np.repeat(np.cumsum(rows) - rows, rows)
-    src = np.repeat(np.arange(total), fromiter_in_runs(link_count, np.intp, total))
-    return Flat(base, unit, layer, seg, seg_start, seg_len, pos, src,
-                fromiter_in_runs(dst, np.intp, len(dst)) + base[:-1][unit[src]],
-                fromiter_in_runs(w, float, len(w)), fromiter_in_runs(fa, float, len(fa)),
-                fromiter_in_runs(fb, float, len(fb)), int(nr.max(initial=0)))
+    fa = np.zeros(len(r.src))
+    fb = np.zeros(len(r.src))
+    for u, a in enumerate(inputs):
+        if not has_offsets(a):
+            continue
+        pt = port_slots(r.unit_dag(u, links=False), a.edges, a.widths, a.src_off, a.dst_off)
+        if pt:
+            lo = r.base[u]
+            la, lb = r.links_of(u)
+            offs = [pt.get(k, _NONE) for k in zip((r.src[la:lb] - lo).tolist(),
+                                                  (r.dst[la:lb] - lo).tolist(), strict=True)]
+            fa[la:lb] = [o[0] for o in offs]
+            fb[la:lb] = [o[1] for o in offs]
+    return Flat(r.base, r.unit, r.rank, seg, seg_start, seg_len,
+                _initial_positions(r, seg, seg_start), r.src, r.dst, r.w, fa, fb,
+                int(r.nranks.max(initial=0)))
 
 
 class _Csr:
@@ -132,17 +145,24 @@ class _Median:
                  ) -> None:
         order = np.argsort(mine, kind="stable")
         links = links[order]
-        self.local = np.searchsorted(items, mine[order])
-        count = np.bincount(self.local, minlength=len(items))
+        local = np.searchsorted(items, mine[order])
+        count = np.bincount(local, minlength=len(items))
         start = np.cumsum(count) - count
         movable = count > 0
         self.any = bool(movable.any())
         self.far = far[links]  # the neighbour in the fixed layer
         self.off = off[links]  # its port offset there
-        self.count = count[movable]
-        self.start = start[movable]
+        count = count[movable]
+        # an item's links are lo..hi: with one or two, the median is the mean of those
+        self.lo = start[movable]
+        self.hi = self.lo + count - 1
+        self.many = np.flatnonzero(count > 2)  # the items whose keys need sorting
+        self.many_group, self.many_links = ranges(self.lo[self.many], count[self.many])
+        self.many_count = count[self.many]
+        self.many_start = np.cumsum(self.many_count) - self.many_count
         self.items = items[movable]
         self.seg: Ints = np.empty(0, dtype=np.intp)  # set by BatchOrdering
+        self.seg_key: Ints = self.seg  # segment times the batch's size, likewise
 
 
 class BatchOrdering:
@@ -155,9 +175,14 @@ class BatchOrdering:
         self._place_all()
         self.up = _Csr(f.dst, n)  # links by target: the links above an item
         self.down = _Csr(f.src, n)
-        # per link, in each grouping: the neighbour, its port offset and the weight
-        self.up_ends = (f.src[self.up.perm], f.fa[self.up.perm], f.w[self.up.perm])
-        self.down_ends = (f.dst[self.down.perm], f.fb[self.down.perm], f.w[self.down.perm])
+        # every item's links above (group v), then below (group n + v), in one table:
+        # per link the neighbour, its port offset and the weight (transpositions weigh
+        # both sides of every pair in one step)
+        up, down = self.up.perm, self.down.perm
+        self.ends = (np.concatenate((f.src[up], f.dst[down])),
+                     np.concatenate((f.fa[up], f.fb[down])), np.concatenate((f.w[up], f.w[down])))
+        self.link_start = np.concatenate((self.up.start, self.down.start + len(up)))
+        self.link_count = np.concatenate((self.up.count, self.down.count))
         layer_of_src = f.layer[f.src]
         self.sweep_down: list[_Median | None] = [None]
         self.sweep_up: list[_Median | None] = []
@@ -171,6 +196,7 @@ class BatchOrdering:
         for m in (*self.sweep_down, *self.sweep_up):
             if m is not None:
                 m.seg = f.seg[m.items]
+                m.seg_key = m.seg * n
         slot_seg = np.repeat(np.arange(len(f.seg_len)), f.seg_len)
         slot_pos = np.arange(n) - f.seg_start[slot_seg]
         slot_layer = np.zeros(n, dtype=np.intp)
@@ -191,9 +217,9 @@ class BatchOrdering:
         by_seg = _Csr(f.seg[f.src], len(f.seg_len))
         k = by_seg.count
         # link at index i of a group of k pairs with the k-1-i links after it
-        grp, idx = _ranges(by_seg.start, k)
+        grp, idx = ranges(by_seg.start, k)
         later = (by_seg.start + k)[grp] - idx - 1
-        first, second = _ranges(idx + 1, later)
+        first, second = ranges(idx + 1, later)
         # expanded dag100k's units have ~900k pairs: 32 bits each (indices under 2**31,
         # weights small whole numbers) halves their 29 MB
         pair_i = by_seg.perm[idx[first]]
@@ -222,47 +248,60 @@ class BatchOrdering:
             if m is None or not m.any:
                 continue
             keys = pos[m.far] + m.off
-            ks = keys[np.lexsort((keys, m.local))]
-            c = m.count
-            st = m.start
-            med = (ks[st + (c - 1) // 2] + ks[st + c // 2]) / 2.0
+            med = (keys[m.lo] + keys[m.hi]) / 2.0
+            if len(m.many):
+                kb = keys[m.many_links]
+                ks = kb[np.lexsort((kb, m.many_group))]
+                c = m.many_count
+                st = m.many_start
+                med[m.many] = (ks[st + (c - 1) // 2] + ks[st + c // 2]) / 2.0
             items = m.items
             cur = pos[items]
-            seg = m.seg
-            by_key = np.lexsort((cur, med, seg))
-            by_pos = np.lexsort((cur, seg))
+            by_key = np.lexsort((cur, med, m.seg))
             new = np.empty_like(cur)
-            new[by_key] = cur[by_pos]  # the k-th by median takes the k-th free slot
+            # the k-th by median takes the k-th free slot (segments run in order: sorting
+            # segment-major keys sorts each one's slots in place)
+            new[by_key] = np.sort(m.seg_key + cur) - m.seg_key
             pos[items] = new
         self._place_all()
 
-    def _delta(self, a: Ints, b: Ints, csr: _Csr,
-               ends: tuple[Ints, np.ndarray, np.ndarray]) -> np.ndarray:
-        """Per pair: crossings with a left of b less those with b left of a, over the
-        links ``csr`` groups (above or below); every pair of their links at once."""
-        other, off, w = ends
+    def _delta(self, a: Ints, b: Ints) -> np.ndarray:
+        """Per pair of link groups: crossings with a left of b less those with b left of
+        a, every pair of their links at once."""
+        other, off, w = self.ends
         pos = self.f.pos
-        na = csr.count[a]
-        nb = csr.count[b]
-        pair, k = _ranges(np.zeros(len(a), dtype=np.intp), na * nb)
+        nb = self.link_count[b]
+        many = self.link_count[a] * nb
+        pair = np.repeat(np.arange(len(a)), many)
+        k = np.arange(len(pair)) - np.repeat(np.cumsum(many) - many, many)
         nbp = nb[pair]
-        ia = csr.start[a][pair] + k // nbp
-        ib = csr.start[b][pair] + k % nbp
+        ia = self.link_start[a][pair] + k // nbp
+        ib = self.link_start[b][pair] + k % nbp
         side = np.sign(pos[other[ia]] + off[ia] - (pos[other[ib]] + off[ib]))
         return np.bincount(pair, w[ia] * w[ib] * side, minlength=len(a))
 
     def transpose(self, rounds: int = TRANSPOSE_ROUNDS) -> None:
-        pos, at = self.f.pos, self.at
-        for _ in range(rounds):
+        """Odd-even rounds of swaps. After the first, a pair is weighed again only if
+        it, or a neighbour of either item, moved since its class was last weighed: the
+        others would weigh the same (no swap) as then."""
+        pos, at, n = self.f.pos, self.at, self.f.size
+        touched = np.zeros(n, dtype=np.intp)  # step an item or a neighbour last moved
+        weighed = [0] * len(self.slots)  # step each class was last weighed
+        step = 0
+        for rnd in range(rounds):
             moved = False
-            for slots in self.slots:
+            for c, slots in enumerate(self.slots):
+                step += 1
+                if rnd and len(slots):
+                    slots = slots[np.maximum(touched[at[slots]], touched[at[slots + 1]])
+                                  >= weighed[c]]
+                weighed[c] = step
                 if not len(slots):
                     continue
                 a = at[slots]
                 b = at[slots + 1]
-                d = (self._delta(a, b, self.up, self.up_ends)
-                     + self._delta(a, b, self.down, self.down_ends))
-                swap = d > 0
+                both = self._delta(np.concatenate((a, a + n)), np.concatenate((b, b + n)))
+                swap = both[:len(a)] + both[len(a):] > 0  # above, then below
                 if swap.any():
                     moved = True
                     s, a, b = slots[swap], a[swap], b[swap]
@@ -270,6 +309,11 @@ class BatchOrdering:
                     at[s + 1] = a
                     pos[a] += 1
                     pos[b] -= 1
+                    items = np.concatenate((a, b))
+                    touched[items] = step
+                    groups = np.concatenate((items, items + n))
+                    links = ranges(self.link_start[groups], self.link_count[groups])[1]
+                    touched[self.ends[0][links]] = step
             if not moved:
                 break
 

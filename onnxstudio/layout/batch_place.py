@@ -24,7 +24,9 @@ def pava_segments(target: np.ndarray, weight: np.ndarray, seg: Ints) -> np.ndarr
         return target
     first = np.ones(n, dtype=bool)  # where a block starts
     wt = weight * target
-    same = seg[1:] == seg[:-1]
+    joins = np.empty(n, dtype=bool)  # whether an item's block may join the one before
+    joins[0] = False
+    np.equal(seg[1:], seg[:-1], out=joins[1:])
     while True:
         block = np.cumsum(first) - 1
         # bincount sums each block in order (reduceat's pairwise sums would make a
@@ -32,27 +34,52 @@ def pava_segments(target: np.ndarray, weight: np.ndarray, seg: Ints) -> np.ndarr
         mean = np.bincount(block, wt) / np.bincount(block, weight)
         starts = np.flatnonzero(first)
         viol = mean[:-1] > mean[1:]
-        viol &= same[starts[1:] - 1]
+        viol &= joins[starts[1:]]
         if not viol.any():
             return mean[block]
         first[starts[1:][viol]] = False
 
 
+class _Side:
+    """What placing one layer with one choice of sides reads that x does not change:
+    the fitted items (a downward-placed unit's last layer stays), their packed offsets,
+    segments and weights."""
+
+    def __init__(self, lay: _Layer, den: np.ndarray, keep: np.ndarray | None) -> None:
+        self.keep = keep
+        sel = slice(None) if keep is None else keep
+        den = den[sel]
+        self.items = lay.items[sel]
+        self.sep = lay.sep[sel]
+        self.unit = lay.unit[sel]
+        self.has = den > 0
+        self.den = np.where(self.has, den, 1.0)
+        self.weight = np.where(self.has, den, 0.05)
+
+
 class _Layer:
-    """One layer index of every unit: its items left to right, links above and below."""
+    """One layer index of every unit: its items left to right, links above and below
+    (each link's weight, far end and port offsets gathered once)."""
 
     def __init__(self, f: Flat, items: Ints, index: Ints, up: Ints, down: Ints,
-                 last: np.ndarray) -> None:
+                 last: np.ndarray, sep: np.ndarray, src_out: np.ndarray,
+                 dst_in: np.ndarray) -> None:
         self.items = items
         self.unit = f.unit[items]
-        self.last = last[items]  # in its unit's last layer: no upward sweep moves it
-        self.up = up
-        self.up_to = index[f.dst[up]]
-        self.down = down
-        self.down_to = index[f.src[down]]
+        self.sep = sep[items]
         n = len(items)
-        self.den_up = np.bincount(self.up_to, f.w[up], minlength=n)
-        self.den_down = np.bincount(self.down_to, f.w[down], minlength=n)
+        self.up_to = index[f.dst[up]]
+        self.up_w, self.up_far = f.w[up], f.src[up]
+        self.up_out, self.up_in = src_out[up], dst_in[up]
+        self.down_to = index[f.src[down]]
+        self.down_w, self.down_far = f.w[down], f.dst[down]
+        self.down_in, self.down_out = dst_in[down], src_out[down]
+        den_up = np.bincount(self.up_to, self.up_w, minlength=n)
+        den_down = np.bincount(self.down_to, self.down_w, minlength=n)
+        # in its unit's last layer: no upward sweep moves it
+        self.sides = {(True, False): _Side(self, den_up, None),
+                      (False, True): _Side(self, den_down, ~last[items]),
+                      (True, True): _Side(self, den_up + den_down, None)}
 
 
 def place_batch(f: Flat, pos: Ints, widths: np.ndarray, dummy: np.ndarray,
@@ -82,42 +109,33 @@ def place_batch(f: Flat, pos: Ints, widths: np.ndarray, dummy: np.ndarray,
     deepest = np.zeros(len(f.base) - 1, dtype=np.intp)
     np.maximum.at(deepest, f.unit, f.layer)
     last = f.layer == deepest[f.unit]
+    src_out = oport[f.src]  # where a link leaves its source, from its centre
+    dst_in = iport[f.dst]
     layers: list[_Layer] = []
     for li in range(f.nlayers):
         items = order[layer_of == li]
         index[items] = np.arange(len(items))
         layers.append(_Layer(f, items, index, np.flatnonzero(src_layer == li - 1),
-                             np.flatnonzero(src_layer == li), last))
-    src_out = oport[f.src]  # where a link leaves its source, from its centre
-    dst_in = iport[f.dst]
+                             np.flatnonzero(src_layer == li), last, sep, src_out, dst_in))
 
     def place(lay: _Layer, use_up: bool, use_down: bool) -> None:
         n = len(lay.items)
         if not n:
             return
-        num = np.zeros(n)
-        den = np.zeros(n)
         if use_up:
-            up = lay.up
-            num += np.bincount(lay.up_to, f.w[up] * (x[f.src[up]] + src_out[up] - dst_in[up]),
-                               minlength=n)
-            den += lay.den_up
+            num = np.bincount(lay.up_to, lay.up_w * (x[lay.up_far] + lay.up_out - lay.up_in),
+                              minlength=n)
         if use_down:
-            dn = lay.down
-            num += np.bincount(lay.down_to,
-                               f.w[dn] * (x[f.dst[dn]] + dst_in[dn] - src_out[dn]),
+            down = np.bincount(lay.down_to,
+                               lay.down_w * (x[lay.down_far] + lay.down_in - lay.down_out),
                                minlength=n)
-            den += lay.den_down
-        s = sep[lay.items]
-        has = den > 0
-        target = np.where(has, num / np.where(has, den, 1.0), x[lay.items]) - s
-        weight = np.where(has, den, 0.05)
-        if use_up:
-            x[lay.items] = pava_segments(target, weight, lay.unit) + s
-        else:  # coords sweeps up from each unit's last layer but one
-            keep = ~lay.last
-            x[lay.items[keep]] = pava_segments(target[keep], weight[keep],
-                                               lay.unit[keep]) + s[keep]
+            num = num + down if use_up else down
+        side = lay.sides[(use_up, use_down)]
+        if side.keep is not None:  # coords sweeps up from each unit's last layer but one
+            num = num[side.keep]
+        s = side.sep
+        target = np.where(side.has, num / side.den, x[side.items]) - s
+        x[side.items] = pava_segments(target, side.weight, side.unit) + s
 
     for _ in range(SWEEPS):
         for lay in layers[1:]:

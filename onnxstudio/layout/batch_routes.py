@@ -13,18 +13,16 @@ chain of dummies stay per unit in Python.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain, repeat
-from operator import itemgetter
+from itertools import chain
 
 import numpy as np
 
 from onnxstudio.concurrency.gil_runs import fromiter_in_runs
 from onnxstudio.layout import coords
+from onnxstudio.layout.batch_order import has_offsets
+from onnxstudio.layout.batch_rank import Ints, Ranked, ranges
 from onnxstudio.layout.layered import DagResult
-from onnxstudio.layout.ranking import Dag
 from onnxstudio.layout.unit_place import DagInputs
-
-_EMPTY: tuple[int, ...] = ()
 
 
 def _concat(lists: Sequence[Sequence[float]] | Sequence[Sequence[int]], dtype: type
@@ -37,80 +35,84 @@ def _group_spread(group: np.ndarray, key: np.ndarray, tie: np.ndarray, at: np.nd
                   widths: np.ndarray) -> np.ndarray:
     """``coords._end_points`` for one side: the links of each box sorted by where they
     go next (then by the other end), spread along its side around its centre ``at``."""
-    order = np.lexsort((tie, key, group))
-    g = group[order]
-    count = np.bincount(g, minlength=len(at)) if len(g) else np.zeros(len(at), np.int64)
-    first = np.cumsum(count) - count
-    k = count[g]
-    i = np.arange(len(g)) - first[g]
+    count = np.bincount(group, minlength=len(at)) if len(group) else \
+        np.zeros(len(at), np.int64)
+    k = count[group]
+    i = np.zeros(len(group), dtype=np.int64)  # each link's place on its box's side
+    shared = np.flatnonzero(k > 1)  # only boxes with several links sort theirs
+    order = shared[np.lexsort((tie[shared], key[shared], group[shared]))]
+    gs = group[order]
+    i[order] = np.arange(len(order)) - np.searchsorted(gs, gs)
     safe = np.maximum(k, 1)
-    step = np.where(k > 1, np.minimum(10.0, widths[g] * 0.6 / safe), 0.0)
-    out = np.empty(len(g))
-    out[order] = at[g] + (i - (k - 1) / 2.0) * step
+    step = np.where(k > 1, np.minimum(10.0, widths[group] * 0.6 / safe), 0.0)
+    out = at[group] + (i - (k - 1) / 2.0) * step
     return out
 
 
-def batch_results(dags: Sequence[Dag], placed: Sequence[tuple[list[float], list[float], float]],
+def _bands(r: Ranked, height: np.ndarray, real: Ints) -> tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray, Ints]:
+    """``coords.y_bands`` of every unit: each layer's band (its tallest real box) and
+    top, each unit's height, and each layer's number in the batch. The tops are a running
+    sum per unit, one row each (numpy accumulates a row in order, as the loop does)."""
+    seg_base = np.concatenate(([0], np.cumsum(r.nranks)))
+    nseg = int(seg_base[-1])
+    band = np.zeros(nseg)
+    seg = seg_base[r.unit] + r.rank
+    np.maximum.at(band, seg[real], height[real])
+    seg_unit = np.repeat(np.arange(len(r.nranks)), r.nranks)
+    col = np.arange(nseg) - seg_base[:-1][seg_unit]
+    rows = np.zeros((len(r.nranks), int(r.nranks.max(initial=0))))
+    rows[seg_unit, col] = band + coords.RANK_SEP
+    acc = np.cumsum(rows, axis=1)
+    ytop = np.zeros(nseg)
+    later = col > 0
+    ytop[later] = acc[seg_unit[later], col[later] - 1]
+    return band, ytop, acc[np.arange(len(r.nranks)), r.nranks - 1] - coords.RANK_SEP, seg
+
+
+def _dag_index(r: Ranked, eu: Ints, ev: Ints) -> tuple[Ints, Ints]:
+    """Each input edge's DAG edge and kind: 0 a loop (no route), 1 forward, 2 reversed."""
+    key = r.du * r.size + r.dv
+    perm = np.argsort(key)
+    keys = key[perm]
+
+    def find(k: Ints) -> tuple[Ints, np.ndarray]:
+        at = np.minimum(np.searchsorted(keys, k), max(len(keys) - 1, 0))
+        return perm[at] if len(perm) else at, keys[at] == k if len(keys) else k < 0
+
+    fwd_at, fwd = find(eu * r.size + ev)
+    rev_at, _ = find(ev * r.size + eu)
+    kind = np.where(fwd, 1, np.where(eu == ev, 0, 2))
+    return np.where(kind == 2, rev_at, np.where(kind == 1, fwd_at, 0)), kind
+
+
+def batch_results(r: Ranked, placed: Sequence[tuple[list[float], list[float], float]],
                   inputs: Sequence[DagInputs]) -> list[DagResult]:
     """``layered.result`` of each unit: ``placed`` holds each one's snapped centre x,
-    half widths and width (``coords.snapped_x``)."""
-    sizes = [g.size for g in dags]
-    item_base = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    bands = [coords.y_bands(g, a.heights) for g, a in zip(dags, inputs, strict=True)]
-    rank_base = np.concatenate(([0], np.cumsum([g.nranks for g in dags]))).astype(np.int64)
-    ytop = _concat([b.ytop for b in bands], np.float64)
-    band = _concat([b.band for b in bands], np.float64)
+    half widths and width (``coords.snapped``)."""
+    size = r.size
+    item_base = r.base
     x = _concat([p[0] for p in placed], np.float64)
-    half = _concat([p[1] for p in placed], np.float64)
-    width = _concat([g.width for g in dags], np.float64)
-    unit_of = np.repeat(np.arange(len(dags)), sizes)
-    rank = _concat([g.rank for g in dags], np.int64) + rank_base[unit_of]
-    # real items: every unit's first n items; heights only for them
-    ns = [g.n for g in dags]
-    local = np.arange(len(x)) - item_base[:-1][unit_of]
-    real = np.flatnonzero(local < np.asarray(ns, dtype=np.int64)[unit_of])
-    height = np.zeros(len(x))
-    height[real] = _concat([a.heights[:n] for a, n in zip(inputs, ns, strict=True)],
-                           np.float64)
+    half = r.width / 2.0  # what ``placed`` holds: every unit's, in one array already
+    width = r.width
+    real = np.flatnonzero(~r.dummy)
+    height = np.zeros(size)
+    height[real] = _concat([a.heights for a in inputs], np.float64)
+    band, ytop, heights, rank = _bands(r, height, real)
     xs = x - half  # left edges
-    ys = np.zeros(len(x))
+    ys = np.zeros(size)
     ys[real] = ytop[rank[real]] + (band[rank[real]] - height[real]) / 2.0
 
     # the DAG's edges, unit after unit in each one's order, and their chains of dummies
-    du_l: list[int] = []
-    dv_l: list[int] = []
-    chain_l: list[int] = []
-    chain_len: list[int] = []
-    dag_count: list[int] = []
-    dummy_count: list[int] = []
-    dag_index: list[dict[tuple[int, int], int]] = []
-    for g in dags:
-        keys = list(g.dag)
-        dag_index.append(dict(zip(keys, range(len(du_l), len(du_l) + len(keys)),
-                                  strict=True)))
-        du_l.extend(map(itemgetter(0), keys))
-        dv_l.extend(map(itemgetter(1), keys))
-        chains = list(map(g.chains.get, keys, repeat(_EMPTY)))
-        lens = list(map(len, chains))
-        chain_len.extend(lens)
-        chain_l.extend(chain.from_iterable(chains))
-        dag_count.append(len(keys))
-        dummy_count.append(sum(lens))
-    starts = item_base[:-1]
-    du = np.asarray(du_l, dtype=np.int64) + np.repeat(starts, dag_count)
-    dv = np.asarray(dv_l, dtype=np.int64) + np.repeat(starts, dag_count)
-    clen = np.asarray(chain_len, dtype=np.int64)
-    dummies = np.asarray(chain_l, dtype=np.int64) + np.repeat(starts, dummy_count)
-    cend = np.cumsum(clen)
-    cstart = cend - clen
+    du, dv, clen = r.du, r.dv, r.chain_len
+    dummies = ranges(r.chain_start, clen)[1]
     has = clen > 0
     nxt = dv.copy()
-    nxt[has] = dummies[cstart[has]]
+    nxt[has] = r.chain_start[has]
     prv = du.copy()
-    prv[has] = dummies[cend[has] - 1]
+    prv[has] = r.chain_start[has] + clen[has] - 1
     start = _group_spread(du, x[nxt], dv, x, width)
     end = _group_spread(dv, x[prv], du, x, width)
-
     # each dummy is one point at its layer's top, and one more at its bottom when the
     # layer has a height; a DAG edge's middle points are its dummies' in order
     d_rank = rank[dummies]
@@ -128,39 +130,28 @@ def batch_results(dags: Sequence[Dag], placed: Sequence[tuple[list[float], list[
     mid_start = mid_end - mid_count
 
     # the input edges: each its DAG edge (turned round when reversed), offsets if given
-    de_l: list[int | None] = []
-    kind_l: list[int] = []  # 0 a loop (no route), 1 forward, 2 reversed
-    sx_l: list[float | None] = []
-    ex_l: list[float | None] = []
-    rev_all: list[list[bool]] = []
-    edge_counts: list[int] = []
-    for a, index in zip(inputs, dag_index, strict=True):
-        n_edges = len(a.edges)
-        at = list(map(index.get, a.edges))  # None: a loop or a reversed edge
-        kinds = [1] * n_edges
-        flags = [False] * n_edges
-        if None in at:
-            for e, i in enumerate(at):
-                if i is None:
-                    u, v = a.edges[e]
-                    if u == v:
-                        at[e] = 0
-                        kinds[e] = 0
-                    else:
-                        at[e] = index[(v, u)]
-                        kinds[e] = 2
-                        flags[e] = True
-        de_l.extend(at)
-        kind_l.extend(kinds)
-        sx_l.extend(a.src_off if a.src_off is not None else repeat(None, n_edges))
-        ex_l.extend(a.dst_off if a.dst_off is not None else repeat(None, n_edges))
-        rev_all.append(flags)
-        edge_counts.append(n_edges)
-    de = np.asarray(de_l, dtype=np.int64)
-    kind = np.asarray(kind_l, dtype=np.int64)
-    # None (no fixed port) is NaN; a reversed edge's ports are not used
-    sx = np.where(kind == 1, np.asarray(sx_l, dtype=np.float64), np.nan)
-    ex = np.where(kind == 1, np.asarray(ex_l, dtype=np.float64), np.nan)
+    edge_base = r.edge_base
+    edge_counts = np.diff(edge_base)
+    off = np.repeat(item_base[:-1], edge_counts)
+    if r.edge_dag is None:
+        de, kind = _dag_index(r, r.edges[:, 0] + off, r.edges[:, 1] + off)
+    else:  # no edge turned round: each its DAG edge, or a loop
+        kind = (r.edge_dag >= 0).astype(np.intp)
+        de = np.maximum(r.edge_dag, 0)
+    # None (no fixed port) is NaN; a reversed edge's ports are not used; only units
+    # with fixed ports have any
+    sx = np.full(len(de), np.nan)
+    ex = np.full(len(de), np.nan)
+    rows = [u for u, a in enumerate(inputs) if has_offsets(a)]
+    if rows:
+        at = ranges(edge_base[rows], edge_counts[rows])[1]
+        sx[at] = np.array(list(chain.from_iterable(inputs[u].src_off for u in rows)),
+                          dtype=np.float64)
+        ex[at] = np.array(list(chain.from_iterable(inputs[u].dst_off for u in rows)),
+                          dtype=np.float64)
+    fwd = kind == 1
+    sx = np.where(fwd, sx, np.nan)
+    ex = np.where(fwd, ex, np.nan)
     a_box = du[de]
     b_box = dv[de]
     first_x = np.where(np.isnan(sx), start[de], xs[a_box] + np.nan_to_num(sx))
@@ -180,7 +171,7 @@ def batch_results(dags: Sequence[Dag], placed: Sequence[tuple[list[float], list[
     pts[head, 1] = first_y[drawn]
     pts[tail, 0] = last_x[drawn]
     pts[tail, 1] = last_y[drawn]
-    mids = mid_count[de]
+    mids = np.where(drawn, mid_count[de], 0)  # a loop has no route
     route_of = np.repeat(np.arange(len(de)), mids)
     j = np.arange(len(route_of)) - np.repeat(np.cumsum(mids) - mids, mids)
     src_row = mid_start[de][route_of] + j
@@ -190,18 +181,20 @@ def batch_results(dags: Sequence[Dag], placed: Sequence[tuple[list[float], list[
     pts[dst_row, 1] = mid_y[src_row]
 
     # back to units: list slices of one conversion each, views of the packed arrays
-    edge_base = np.concatenate(([0], np.cumsum(edge_counts))).astype(np.int64)
     first_point = np.concatenate((route_start, [total]))[edge_base[:-1]]
     ends_rel = route_end - np.repeat(first_point, edge_counts)
     eb = edge_base.tolist()
     pt_base = np.concatenate((first_point, [total])).tolist()
     xs_l = xs.tolist()
     ys_l = ys.tolist()
+    rank_l = r.rank.tolist()
+    rev_l = (kind == 2).tolist()
+    heights_l = heights.tolist()
     out = []
-    for u, (g, p, b) in enumerate(zip(dags, placed, bands, strict=True)):
-        lo = int(item_base[u])
-        n = g.n
-        out.append(DagResult.packed(xs_l[lo:lo + n], ys_l[lo:lo + n], p[2], b.height,
+    for u, (lo, n, p) in enumerate(zip(item_base.tolist(), r.n.tolist(), placed,
+                                       strict=False)):
+        out.append(DagResult.packed(xs_l[lo:lo + n], ys_l[lo:lo + n], p[2], heights_l[u],
                                     pts[pt_base[u]:pt_base[u + 1]],
-                                    ends_rel[eb[u]:eb[u + 1]], rev_all[u], g.rank[:n]))
+                                    ends_rel[eb[u]:eb[u + 1]], rev_l[eb[u]:eb[u + 1]],
+                                    rank_l[lo:lo + n]))
     return out

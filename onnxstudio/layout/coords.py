@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import le
+from operator import add, le, sub
 
 from onnxstudio.layout.ranking import Dag
 
@@ -113,48 +113,48 @@ class _Placer:
         for i, v in enumerate(layer):
             x[v] = fit[i] + s_row[i]
 
-    def snap(self, li: int) -> None:
-        """Long-edge chains exactly vertical where the gaps allow, and single-input nodes
-        right under a dummy (merges stay: snapping those drifts whole stacks sideways)."""
-        layer, x, half, is_dummy = self.layers[li], self.x, self.half, self.g.is_dummy
-        up, oport, iport = self.g.up, self.oport, self.iport
-        last = len(layer) - 1
-        for i, v in enumerate(layer):
-            links = up[v]
-            if len(links) != 1:
-                continue
-            u = links[0][0]
-            dv = is_dummy[v]
-            if not dv and (is_dummy[u] or not SNAP_CHAINS):
-                continue  # real nodes with a single real input sit under it
-            tx = x[u] + oport[u] - iport[v]
-            if i > 0:
-                a = layer[i - 1]
-                gap = DUMMY_SEP if is_dummy[a] or dv else NODE_SEP
-                short = x[a] + half[a] + gap + half[v] - tx
-                if short > 1e-9:
-                    if short > PUSH_MAX or dv:
-                        continue
-                    for w in layer[:i]:
-                        x[w] -= short
-            if i < last:
-                b = layer[i + 1]
-                gap = DUMMY_SEP if is_dummy[b] or dv else NODE_SEP
-                short = tx - (x[b] - half[b] - gap - half[v])
-                if short > 1e-9:
-                    if short > PUSH_MAX or dv:
-                        continue
-                    for w in layer[i + 1:]:
-                        x[w] += short
-            x[v] = tx
+
+def _snap(layer: list[int], x: list[float], half: list[float], is_dummy: list[bool],
+          up1: list[int], oport: list[float], iport: list[float]) -> None:
+    """Long-edge chains exactly vertical where the gaps allow, and single-input nodes
+    right under a dummy (merges stay: snapping those drifts whole stacks sideways).
+    ``up1``: each item's one neighbour above, or -1 when it has none or several."""
+    last = len(layer) - 1
+    for i, v in enumerate(layer):
+        u = up1[v]
+        if u < 0:
+            continue
+        dv = is_dummy[v]
+        if not dv and (is_dummy[u] or not SNAP_CHAINS):
+            continue  # real nodes with a single real input sit under it
+        tx = x[u] + oport[u] - iport[v]
+        if i > 0:
+            a = layer[i - 1]
+            gap = DUMMY_SEP if is_dummy[a] or dv else NODE_SEP
+            short = x[a] + half[a] + gap + half[v] - tx
+            if short > 1e-9:
+                if short > PUSH_MAX or dv:
+                    continue
+                for w in layer[:i]:
+                    x[w] -= short
+        if i < last:
+            b = layer[i + 1]
+            gap = DUMMY_SEP if is_dummy[b] or dv else NODE_SEP
+            short = tx - (x[b] - half[b] - gap - half[v])
+            if short > 1e-9:
+                if short > PUSH_MAX or dv:
+                    continue
+                for w in layer[i + 1:]:
+                    x[w] += short
+        x[v] = tx
 
 
-def port_offsets(g: Dag, edges: Sequence[tuple[int, int]], half: list[float],
+def port_offsets(size: int, edges: Sequence[tuple[int, int]], half: list[float],
                   src_off: Sequence[float | None] | None,
                   dst_off: Sequence[float | None] | None) -> tuple[list[float], list[float]]:
     """Mean offset (from the centre) of each box's fixed exits and entries."""
-    oport = [0.0] * g.size
-    iport = [0.0] * g.size
+    oport = [0.0] * size
+    iport = [0.0] * size
     for offs, into in ((src_off, oport), (dst_off, iport)):
         if offs is None:
             continue
@@ -173,7 +173,7 @@ def x_coords(g: Dag, layers: list[list[int]], edges: Sequence[tuple[int, int]],
              ) -> tuple[list[float], list[float], float]:
     """Centre x of every item (left edge at 0), half widths, and the layout's width."""
     half = [w / 2.0 for w in g.width]
-    oport, iport = port_offsets(g, edges, half, src_off, dst_off)
+    oport, iport = port_offsets(g.size, edges, half, src_off, dst_off)
     placer = _Placer(g, layers, half, oport, iport, [0.0] * g.size, [],
                      not any(oport) and not any(iport))
     x = placer.x
@@ -195,25 +195,20 @@ def x_coords(g: Dag, layers: list[list[int]], edges: Sequence[tuple[int, int]],
             placer.place(li, False, True)
     for li in range(nranks):
         placer.place(li, True, True)
-    return snapped(placer)
+    up1 = [links[0][0] if len(links) == 1 else -1 for links in g.up]
+    return snapped(layers, x, half, g.is_dummy, up1, oport, iport)
 
 
-def snapped(placer: _Placer) -> tuple[list[float], list[float], float]:
-    """Chains snapped straight, then x shifted so the leftmost box starts at 0."""
-    for li in range(1, placer.g.nranks):
-        placer.snap(li)
-    x, half = placer.x, placer.half
-    size = placer.g.size
-    xmin = min(x[v] - half[v] for v in range(size))
+def snapped(layers: list[list[int]], x: list[float], half: list[float],
+            is_dummy: list[bool], up1: list[int], oport: list[float], iport: list[float]
+            ) -> tuple[list[float], list[float], float]:
+    """Chains snapped straight (``_snap``), then x shifted so the leftmost box starts at
+    0; also for x placed elsewhere (the batched engine, ``batch_place``)."""
+    for layer in layers[1:]:
+        _snap(layer, x, half, is_dummy, up1, oport, iport)
+    xmin = min(map(sub, x, half))
     x = [xi - xmin for xi in x]
-    return x, half, max(x[v] + half[v] for v in range(size))
-
-
-def snapped_x(g: Dag, layers: list[list[int]], x: list[float], oport: list[float],
-              iport: list[float]) -> tuple[list[float], list[float], float]:
-    """``snapped`` for x placed elsewhere (the batched engine, ``batch_place``)."""
-    half = [w / 2.0 for w in g.width]
-    return snapped(_Placer(g, layers, half, oport, iport, x, []))
+    return x, half, max(map(add, x, half))
 
 
 @dataclass

@@ -8,8 +8,8 @@ sweeps that keep long chains straight, y by layer bands, and the edge routes).
 Everything is plain Python lists: the graphs laid out here are one group at a time
 (tens to hundreds of items), where numpy's per-call overhead would dominate; only the
 crossing count, one expression over every pair of links of a unit, pays for it. Many
-new units at once (a depth of expanded dag100k: 1,475) are ordered and placed together
-as numpy steps by ``batch.py``.
+new units at once (a depth of expanded dag100k: 1,475) are ranked, ordered and placed
+together as numpy steps by ``batch.py``.
 """
 
 from __future__ import annotations
