@@ -20,14 +20,20 @@ Everything is computed top-to-bottom; left-to-right is the same drawing transpos
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import repeat
+from operator import attrgetter
 
-from onnxstudio.concurrency.gil_runs import dismantle
+import numpy as np
+
+from onnxstudio.concurrency.gil_runs import dismantle, fromiter_in_runs, list_in_runs
 from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import join_routes, make_edges, place_items, transpose
 from onnxstudio.layout.batch import layout_dags
+from onnxstudio.layout.edge_arrays import EdgeLists
 from onnxstudio.layout.edge_collect import EdgeCollector
 from onnxstudio.layout.layered import DagResult, LayoutCancelled
 from onnxstudio.layout.per_graph import PerGraph
@@ -48,6 +54,7 @@ __all__ = ["LayoutCancelled", "build_layout"]
 Functions = dict[tuple[str, str], Graph]
 _IN = unit_place.IN  # + source box id: a group's entry for that tensor's producer
 _OUT = unit_place.OUT  # + source box id: a group's exit
+_PORT = _IN[0]  # first character of an entry's or exit's id
 
 
 @dataclass(eq=False)
@@ -249,43 +256,66 @@ class _Builder(EdgeCollector):
             self._chains[item] = out
         return out
 
-    def split_edges(self) -> Pieces:
+    def split_edges(self, found: EdgeLists) -> Pieces:
         """Split each visible edge into per-group pieces: up to the exits of the groups
         it leaves, across the lowest common group, down from the entries it enters.
         Most edges (nine in ten of dag100k's) have both ends in one unit: one piece,
-        found by two lookups; only the others walk their chains of enclosing units."""
-        parent = self.parent
+        found on arrays; only the others walk their chains of enclosing units. Each
+        unit then counts its pieces' keys at once (in piece order, as ``Counter`` keeps
+        first occurrences), instead of a dict update per piece."""
+        sources, targets = found.sources, found.targets
+        n = len(sources)
+        in_order = list(self.units.values())  # by Unit.num
+        if found.codes is not None:  # each box's unit once, then each end's on arrays
+            s, d, boxes = found.codes
+            of_box = self._unit_nums(boxes)
+            ends = of_box[s], of_box[d]
+        else:
+            ends = self._unit_nums(sources), self._unit_nums(targets)
+        cross = np.flatnonzero((ends[0] != ends[1]) | (ends[0] < 0)).tolist()
+        us = list_in_runs(map(in_order.__getitem__, ends[0].tolist()))
+        one = list_in_runs(zip(sources, targets, sources, strict=True))  # a one-piece key
         units: list[Unit] = []
         keys: list[Key] = []
-        starts = [0]
-        dropped: list[int] = []
-        add_unit, add_key, add_start = units.append, keys.append, starts.append
-        for i, (s, d, _value) in enumerate(self.edges):
-            unit = parent.get(s)
-            if unit is not None and unit is parent.get(d):
-                key = (s, d, s)
-                ue = unit.edges
-                ue[key] = ue.get(key, 0) + 1
-                add_unit(unit)
-                add_key(key)
-                add_start(len(units))
-                continue
-            path = self._path(s, d)
-            if path is None:
-                dropped.append(i)
-                continue
-            for unit, key in path:
-                ue = unit.edges
-                ue[key] = ue.get(key, 0) + 1
-                add_unit(unit)
-                add_key(key)
-            add_start(len(units))
-        triples = list(self.edges)
-        labels_ = list(self.edges.values())
-        for i in reversed(dropped):  # never expected: ends in graphs not shown
-            del triples[i], labels_[i]
-        return Pieces([t[0] for t in triples], [t[1] for t in triples],
-                      [t[2] for t in triples], labels_, units, keys, starts)
+        ports: list[int] = []  # pieces from an entry or to an exit
+        counts = np.ones(n, dtype=np.int64)
+        done = 0
+        for i in cross:
+            units += us[done:i]
+            keys += one[done:i]
+            done = i + 1
+            path = self._path(sources[i], targets[i])
+            counts[i] = 0 if path is None else len(path)  # None: never expected
+            for unit, key in path or ():
+                if key[0][0] == _PORT or key[1][0] == _PORT:
+                    ports.append(len(units))
+                units.append(unit)
+                keys.append(key)
+        units += us[done:]
+        keys += one[done:]
+        nums = fromiter_in_runs(map(attrgetter("num"), units), np.int64, len(units))
+        order = np.argsort(nums, kind="stable")
+        bounds = np.searchsorted(nums[order], np.arange(len(in_order) + 1)).tolist()
+        by_unit = list_in_runs(map(keys.__getitem__, order.tolist()))
+        for unit, lo, hi in zip(in_order, bounds[:-1], bounds[1:], strict=True):
+            if hi > lo:  # a piece's key never is a frame's link (whose source is "")
+                unit.edges.update(Counter(by_unit[lo:hi]))
+        values, labels_ = found.values, found.labels
+        kept = counts > 0
+        if not kept.all():  # ends in graphs not shown
+            at = np.flatnonzero(kept).tolist()
+            sources, targets = [sources[i] for i in at], [targets[i] for i in at]
+            values, labels_ = [values[i] for i in at], [labels_[i] for i in at]
+            counts = counts[kept]
+        starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        return Pieces(sources, targets, values, labels_, units, keys, starts.tolist(), nums,
+                      np.asarray(ports, dtype=np.int64))
+
+    def _unit_nums(self, boxes: list[str]) -> np.ndarray:
+        """The number of the unit holding each box (-1: none)."""
+        return fromiter_in_runs(map(getattr, map(self.parent.get, boxes), repeat("num"),
+                                    repeat(-1)), np.int64, len(boxes))
 
     def _path(self, s: str, d: str) -> list[tuple[Unit, Key]] | None:
         """The pieces of an edge whose ends sit in different units (None: the chains of
@@ -378,8 +408,7 @@ def build_layout(
     tree = graph_scope_tree(graph)
     root = builder._unit(tree.root.id, graph.name, "scope", len(tree.group_of), None)
     builder.add_body(_Body(graph, "", tree, labels.folded_constants(graph), None, None), root)
-    builder.collect_edges()
-    pieces = builder.split_edges()
+    pieces = builder.split_edges(builder.collect_edges())
     builder.layout_units(cancel, progress)
     boxes, frames, origin = place_items(builder.units, builder.boxes, root)
     moves = side_moves(boxes, frames, pieces.sources, pieces.targets, set(root.items)) \

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from onnxstudio.layout.layered import DagResult
 
@@ -50,3 +52,5 @@ class Pieces:
     units: list[Unit]
     keys: list[Key]
     starts: list[int]  # len(sources) + 1 offsets into units/keys
+    nums: np.ndarray  # each piece's Unit.num
+    ports: np.ndarray  # the pieces from an entry or to an exit (a key with a port)
