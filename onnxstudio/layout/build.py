@@ -33,7 +33,7 @@ from onnxstudio.concurrency.gil_runs import dismantle, fromiter_in_runs, list_in
 from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import join_routes, make_edges, place_items, transpose
 from onnxstudio.layout.batch import layout_dags
-from onnxstudio.layout.edge_arrays import EdgeLists
+from onnxstudio.layout.edge_arrays import EdgeLists, gather
 from onnxstudio.layout.edge_collect import EdgeCollector
 from onnxstudio.layout.layered import DagResult, LayoutCancelled
 from onnxstudio.layout.per_graph import PerGraph
@@ -273,7 +273,7 @@ class _Builder(EdgeCollector):
         else:
             ends = self._unit_nums(sources), self._unit_nums(targets)
         cross = np.flatnonzero((ends[0] != ends[1]) | (ends[0] < 0)).tolist()
-        us = list_in_runs(map(in_order.__getitem__, ends[0].tolist()))
+        us = gather(in_order, np.maximum(ends[0], 0))  # a crossing edge's is replaced
         one = list_in_runs(zip(sources, targets, sources, strict=True))  # a one-piece key
         units: list[Unit] = []
         keys: list[Key] = []
@@ -296,7 +296,7 @@ class _Builder(EdgeCollector):
         nums = fromiter_in_runs(map(attrgetter("num"), units), np.int64, len(units))
         order = np.argsort(nums, kind="stable")
         bounds = np.searchsorted(nums[order], np.arange(len(in_order) + 1)).tolist()
-        by_unit = list_in_runs(map(keys.__getitem__, order.tolist()))
+        by_unit = gather(keys, order)
         for unit, lo, hi in zip(in_order, bounds[:-1], bounds[1:], strict=True):
             if hi > lo:  # a piece's key never is a frame's link (whose source is "")
                 unit.edges.update(Counter(by_unit[lo:hi]))

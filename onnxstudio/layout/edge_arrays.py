@@ -12,19 +12,19 @@ of dict look-ups and stores per edge (147k of them in expanded dag100k, whose ed
 
 from __future__ import annotations
 
-from operator import attrgetter
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 import numpy as np
 
 from onnxstudio.concurrency.gil_runs import fromiter_in_runs, list_in_runs
 from onnxstudio.layout import labels
-from onnxstudio.model.graph import TensorType, Value
+from onnxstudio.model.graph import TensorType
 
 if TYPE_CHECKING:
     from onnxstudio.layout.build import _Body
 
-_BITS = 21  # each of the three codes of an edge's key: up to 2M boxes and tensors
+T = TypeVar("T")
 
 
 class EdgeLists(NamedTuple):
@@ -38,9 +38,9 @@ class EdgeLists(NamedTuple):
     codes: tuple[np.ndarray, np.ndarray, list[str]] | None = None
 
 
-def whole_graph_edges(body: _Body, vis: dict[str, str]) -> EdgeLists | None:
+def whole_graph_edges(body: _Body, vis: dict[str, str]) -> EdgeLists:
     """The edges of ``body`` (the main graph, every box shown: ``vis`` holds each shown
-    box as itself); None when the graph is too big to code."""
+    box as itself)."""
     graph = body.graph
     nodes = graph.nodes
     values = graph.values
@@ -50,19 +50,23 @@ def whole_graph_edges(body: _Body, vis: dict[str, str]) -> EdgeLists | None:
     inputs = {name: n + k for k, name in enumerate(graph.inputs)}
     # One pass over the nodes, reading each node, its inputs and their values once
     # (each object touched again later costs a cache miss: 20-30 ms a pass over 100k).
+    # An edge (source, reader, tensor) repeats only where a node reads a tensor twice.
     boxes: list[str] = []
     names: list[str] = []
-    found: list[Value] = []
+    shapes: list[object] = []
     src: list[int] = []
     dst: list[int] = []
-    add_box, add_name, add_value = boxes.append, names.append, found.append
+    add_box, add_name, add_shape = boxes.append, names.append, shapes.append
     add_src, add_dst = src.append, dst.append
     folds = labels.FOLDED_OPS
     for i, node in enumerate(nodes):
         add_box(node.id)
         if node.op_type in folds and labels.is_folded(node, folded):
             continue
-        for name in node.inputs:
+        read = node.inputs
+        if len(read) > 1 and len(set(read)) < len(read):
+            read = tuple(dict.fromkeys(read))
+        for name in read:
             value = values.get(name) if name and name not in folded else None
             if value is None:
                 continue
@@ -74,35 +78,37 @@ def whole_graph_edges(body: _Body, vis: dict[str, str]) -> EdgeLists | None:
             add_src(k)
             add_dst(i)
             add_name(name)
-            add_value(value)
+            add_shape(value.type.shape)
     boxes += [f"in:{gp}{name}" for name in graph.inputs]
     out_at = len(boxes)
     boxes += [f"out:{gp}{name}" for name in graph.outputs]
-    for k, name in enumerate(graph.outputs):  # then each graph output from its writer
-        value = values.get(name)
+    drawn: set[str] = set()
+    for k, name in enumerate(graph.outputs):  # then each graph output (once) from its writer
+        value = values.get(name) if name not in drawn else None
+        drawn.add(name)
         w = None if value is None else (
             value.producer if value.producer is not None else inputs.get(name))
         if w is not None:
             add_src(w)
             add_dst(out_at + k)
             add_name(name)
-            add_value(value)  # type: ignore[arg-type]
-    if len(boxes) >= 1 << _BITS or len(found) >= 1 << _BITS:
-        return None
+            add_shape(value.type.shape)  # type: ignore[union-attr]
     shown = fromiter_in_runs(map(vis.__contains__, boxes), bool, len(boxes))
-    tensor = np.unique(fromiter_in_runs(map(id, found), np.int64, len(found)),
-                       return_inverse=True)[1].reshape(-1)
-    s_all = np.asarray(src, dtype=np.int64)
-    d_all = np.asarray(dst, dtype=np.int64)
-    ok = np.flatnonzero(shown[s_all] & shown[d_all] & (s_all != d_all))
-    key = (s_all[ok] << 2 * _BITS) | (d_all[ok] << _BITS) | tensor[ok]
-    rows = np.sort(ok[np.unique(key, return_index=True)[1]])
-    s, d = s_all[rows], d_all[rows]
-    at = rows.tolist()
-    shapes = list_in_runs(map(attrgetter("type.shape"), map(found.__getitem__, at)))
-    text = {shape: labels.shape_text(TensorType(shape=shape)) for shape in set(shapes)}
+    s = np.asarray(src, dtype=np.int64)
+    d = np.asarray(dst, dtype=np.int64)
+    ok = shown[s] & shown[d] & (s != d)
+    if not ok.all():
+        rows = np.flatnonzero(ok)
+        s, d, names, shapes = s[rows], d[rows], gather(names, rows), gather(shapes, rows)
+    text = {shape: labels.shape_text(TensorType(shape=shape))  # type: ignore[arg-type]
+            for shape in set(shapes)}
     text[None] = ""
-    get = boxes.__getitem__
-    return EdgeLists(list_in_runs(map(get, s.tolist())), list_in_runs(map(get, d.tolist())),
-                     list_in_runs(map(names.__getitem__, at)),
+    at = gather(boxes, np.concatenate([s, d]))
+    return EdgeLists(at[:len(s)], at[len(s):], names,
                      list_in_runs(map(text.__getitem__, shapes)), (s, d, boxes))
+
+
+def gather(items: Sequence[T], at: np.ndarray) -> list[T]:
+    """``[items[i] for i in at]`` by numpy's take on an object array: no int object per
+    index, 3-6x faster than mapping ``__getitem__`` over 150k of them."""
+    return np.fromiter(items, dtype=object, count=len(items))[at].tolist()

@@ -46,18 +46,22 @@ class EdgeCollector:
     def collect_edges(self) -> EdgeLists:
         """The drawn edges: on arrays when one graph is shown box for box (edge_arrays),
         else walked per body into ``edges``."""
-        if len(self.bodies) == 1 and not self.hidden:
-            body = self.bodies[0][0]
-            if not body.prefix and not graph_links(body.graph).nested:
-                found = whole_graph_edges(body, self.vis)
-                if found is not None:
-                    return found
+        if self._on_arrays():
+            return whole_graph_edges(self.bodies[0][0], self.vis)
         for body, nodes in self.bodies:
             self._collect_edges(body, nodes)
         edges = self.edges
         return EdgeLists(list_in_runs(map(itemgetter(0), edges)),
                          list_in_runs(map(itemgetter(1), edges)),
                          list_in_runs(map(itemgetter(2), edges)), list_in_runs(edges.values()))
+
+    def _on_arrays(self) -> bool:
+        """Whether one graph is shown box for box: no collapsed group, no body shown or
+        only collapsed ones (with no captured values to draw), no call's prefix."""
+        if len(self.bodies) != 1 or self.hidden:
+            return False
+        body = self.bodies[0][0]
+        return not body.prefix and not graph_links(body.graph).nested
 
     def _hide(self, group: ScopeGroup, body: _Body, gid: str) -> None:
         """``gid`` shows everything inside ``group``: recorded per group, and read through

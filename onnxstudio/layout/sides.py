@@ -11,13 +11,13 @@ frame move, so frames stay intact.
 
 from __future__ import annotations
 
-from itertools import repeat
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
 
-from onnxstudio.concurrency.gil_runs import dismantle, fromiter_in_runs
+from onnxstudio.concurrency.gil_runs import RUN, dismantle, fromiter_in_runs, list_in_runs
 from onnxstudio.layout.types import Box, GroupFrame, Layout
 
 MIN_FANOUT = 3
@@ -26,6 +26,7 @@ STEP = 100.0
 STEPS = 10
 SLACK = 1.15
 MAX_MOVED = 8  # only the widest fan-outs are considered, which bounds the cost
+_XYWH = attrgetter("x", "y", "width", "height")
 
 
 class _Fan:
@@ -167,12 +168,13 @@ class _Fan:
 
 
 def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
-    """x, y, width, height of each item, one row each, read a column at a time in runs
-    (see gil_runs): numpy reading a list of 100k tuples in one call held the GIL 50 ms,
-    the longest freeze an expand-all of dag100k caused in the window."""
+    """x, y, width, height of each item, one row each: all four read from an item at
+    once (one pass over 100k boxes, not four: each pass over objects spread in memory
+    took 20-30 ms), in runs (see gil_runs): numpy reading a list of 100k tuples in one
+    call held the GIL 50 ms, the longest freeze an expand-all of dag100k caused."""
     n = len(items)
-    return np.stack([fromiter_in_runs(map(attrgetter(name), items), float, n)
-                     for name in ("x", "y", "width", "height")], axis=1).reshape(-1, 4)
+    return fromiter_in_runs(chain.from_iterable(map(_XYWH, items)), float, 4 * n
+                            ).reshape(-1, 4)
 
 
 class SideMoves(NamedTuple):
@@ -197,7 +199,10 @@ def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
         members = {m for g in groups for m in g.members}
         outside = {b.id for b in boxes if b.id not in members} | {
             g.id for g in groups if g.id not in members}
-    at = {b.id: i for i, b in enumerate(boxes)}
+    ids = list_in_runs(map(attrgetter("id"), boxes))
+    at: dict[str, int] = {}
+    for start in range(0, len(ids), RUN):
+        at.update(zip(ids[start:start + RUN], range(start, start + RUN), strict=False))
     n = len(sources)
     src = fromiter_in_runs(map(at.get, sources, repeat(-1)), np.int64, n)
     dst = fromiter_in_runs(map(at.get, targets, repeat(-1)), np.int64, n)
@@ -207,8 +212,9 @@ def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
     typical = float(spans[len(spans) // 2]) if len(spans) else 0.0
     if typical <= 0:
         return None
-    free = np.array([b.id in outside for b in boxes] + [g.id in outside for g in groups]
-                    + [False], dtype=bool)  # the last slot stands for "no box"
+    free = np.concatenate([  # the last slot stands for "no box"
+        fromiter_in_runs(map(outside.__contains__, ids), bool, len(ids)),
+        np.array([g.id in outside for g in groups] + [False], dtype=bool)])
     outs: dict[str, list[int]] = {}  # only boxes outside every frame may move
     for i in np.flatnonzero(free[src]).tolist():
         outs.setdefault(sources[i], []).append(i)
