@@ -54,7 +54,6 @@ __all__ = ["LayoutCancelled", "build_layout"]
 Functions = dict[tuple[str, str], Graph]
 _IN = unit_place.IN  # + source box id: a group's entry for that tensor's producer
 _OUT = unit_place.OUT  # + source box id: a group's exit
-_PORT = _IN[0]  # first character of an entry's or exit's id
 
 
 @dataclass(eq=False)
@@ -73,6 +72,10 @@ class _Body:
         return self.prefix + node.id
 
 
+# the units an edge leaves (each with the item it exits from, None: its own box), the
+# lowest common unit (with the items joined there), the units it enters (and items)
+_Crossing = tuple[list[tuple["Unit", str | None]], tuple["Unit", str | None, str | None],
+                  list[tuple["Unit", str | None]]]
 # node id -> (node, lines, category, width, height): its box's look (sized unmarked)
 Looks = dict[str, tuple[Node, tuple[str, ...], str, float, float]]
 _LOOKS: PerGraph[tuple[dict[str, str], Looks]] = PerGraph(size=8)
@@ -280,17 +283,33 @@ class _Builder(EdgeCollector):
         ports: list[int] = []  # pieces from an entry or to an exit
         counts = np.ones(n, dtype=np.int64)
         done = 0
-        for i in cross:
+        cuts: dict[tuple[int, int], _Crossing | None] = {}
+        pairs = zip(ends[0][cross].tolist(), ends[1][cross].tolist(), strict=True)
+        for i, pair in zip(cross, pairs, strict=True):
             units += us[done:i]
             keys += one[done:i]
             done = i + 1
-            path = self._path(sources[i], targets[i])
-            counts[i] = 0 if path is None else len(path)  # None: never expected
-            for unit, key in path or ():
-                if key[0][0] == _PORT or key[1][0] == _PORT:
-                    ports.append(len(units))
-                units.append(unit)
-                keys.append(key)
+            if pair not in cuts:
+                cuts[pair] = self._crossing(*(in_order[k] if k >= 0 else None for k in pair))
+            cut = cuts[pair]
+            if cut is None:  # never expected
+                counts[i] = 0
+                continue
+            src, dst = sources[i], targets[i]
+            exits, (unit, item_s, item_d), entries = cut
+            counts[i] = len(exits) + 1 + len(entries)
+            out_s = _OUT + src
+            for u, it in exits:
+                ports.append(len(units))
+                units.append(u)
+                keys.append((it or src, out_s, src))
+            units.append(unit)
+            keys.append((item_s or src, item_d or dst, src))
+            in_s = _IN + src
+            for u, it in entries:
+                ports.append(len(units))
+                units.append(u)
+                keys.append((in_s, it or dst, src))
         units += us[done:]
         keys += one[done:]
         nums = fromiter_in_runs(map(attrgetter("num"), units), np.int64, len(units))
@@ -317,20 +336,22 @@ class _Builder(EdgeCollector):
         return fromiter_in_runs(map(getattr, map(self.parent.get, boxes), repeat("num"),
                                     repeat(-1)), np.int64, len(boxes))
 
-    def _path(self, s: str, d: str) -> list[tuple[Unit, Key]] | None:
-        """The pieces of an edge whose ends sit in different units (None: the chains of
-        units holding them never meet)."""
-        cs = self._chain(s)
-        cd = self._chain(d)
+    def _crossing(self, a: Unit | None, b: Unit | None) -> _Crossing | None:
+        """How an edge from a box in unit ``a`` to one in ``b`` (another unit) is cut:
+        the units it leaves (each with the item its exit piece starts from, None for the
+        box itself), the lowest common unit with the items the edge joins there, and the
+        units it enters (with the item each entry piece ends at). The same for every
+        edge between those two units, so found once per pair. None: the chains of units
+        holding them never meet (or an end is not shown)."""
+        if a is None or b is None:
+            return None
+        cs: list[tuple[Unit, str | None]] = [(a, None), *self._chain(a.id)]
+        cd: list[tuple[Unit, str | None]] = [(b, None), *self._chain(b.id)]
         units_d = {id(u): i for i, (u, _) in enumerate(cd)}
-        path: list[tuple[Unit, Key]] = []
-        for unit, item in cs:
+        for k, (unit, item) in enumerate(cs):
             j = units_d.get(id(unit))
             if j is not None:
-                path.append((unit, (item, cd[j][1], s)))
-                path.extend((u, (_IN + s, it, s)) for u, it in reversed(cd[:j]))
-                return path
-            path.append((unit, (item, _OUT + s, s)))
+                return cs[:k], (unit, item, cd[j][1]), cd[:j][::-1]
         return None
 
     # -- geometry ----------------------------------------------------------------------
