@@ -319,17 +319,18 @@ class _Builder(EdgeCollector):
         for unit, lo, hi in zip(in_order, bounds[:-1], bounds[1:], strict=True):
             if hi > lo:  # a piece's key never is a frame's link (whose source is "")
                 unit.edges.update(Counter(by_unit[lo:hi]))
-        values, labels_ = found.values, found.labels
+        values, labels_, codes = found.values, found.labels, found.codes
         kept = counts > 0
         if not kept.all():  # ends in graphs not shown
             at = np.flatnonzero(kept).tolist()
             sources, targets = [sources[i] for i in at], [targets[i] for i in at]
             values, labels_ = [values[i] for i in at], [labels_[i] for i in at]
             counts = counts[kept]
+            codes = None if codes is None else (codes[0][kept], codes[1][kept], codes[2])
         starts = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=starts[1:])
         return Pieces(sources, targets, values, labels_, units, keys, starts.tolist(), nums,
-                      np.asarray(ports, dtype=np.int64))
+                      np.asarray(ports, dtype=np.int64), codes)
 
     def _unit_nums(self, boxes: list[str]) -> np.ndarray:
         """The number of the unit holding each box (-1: none)."""
@@ -432,7 +433,8 @@ def build_layout(
     pieces = builder.split_edges(builder.collect_edges())
     builder.layout_units(cancel, progress)
     boxes, frames, origin = place_items(builder.units, builder.boxes, root)
-    moves = side_moves(boxes, frames, pieces.sources, pieces.targets, set(root.items)) \
+    moves = side_moves(boxes, frames, pieces.sources, pieces.targets, set(root.items),
+                       pieces.codes) \
         if SIDE_SOURCES else None
     routes = join_routes(pieces, list(builder.units.values()), origin)
     move_route_ends(routes.xy, routes.starts, pieces.sources, pieces.targets, boxes, moves)

@@ -11,22 +11,22 @@ frame move, so frames stay intact.
 
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import repeat
 from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
 
-from onnxstudio.concurrency.gil_runs import RUN, dismantle, fromiter_in_runs, list_in_runs
+from onnxstudio.concurrency.gil_runs import dismantle, fromiter_in_runs
 from onnxstudio.layout.types import Box, GroupFrame, Layout
 
+Codes = tuple[np.ndarray, np.ndarray, list[str]]  # edges' ends as indexes into box ids
 MIN_FANOUT = 3
 REACH = 4.0  # edges at least this many times longer (vertically) than the median edge
 STEP = 100.0
 STEPS = 10
 SLACK = 1.15
 MAX_MOVED = 8  # only the widest fan-outs are considered, which bounds the cost
-_XYWH = attrgetter("x", "y", "width", "height")
 
 
 class _Fan:
@@ -168,13 +168,12 @@ class _Fan:
 
 
 def _geometry(items: list[Box] | list[GroupFrame]) -> np.ndarray:
-    """x, y, width, height of each item, one row each: all four read from an item at
-    once (one pass over 100k boxes, not four: each pass over objects spread in memory
-    took 20-30 ms), in runs (see gil_runs): numpy reading a list of 100k tuples in one
-    call held the GIL 50 ms, the longest freeze an expand-all of dag100k caused."""
+    """x, y, width, height of each item, one row each, read a column at a time in runs
+    (see gil_runs): numpy reading a list of 100k tuples in one call held the GIL 50 ms,
+    the longest freeze an expand-all of dag100k caused in the window."""
     n = len(items)
-    return fromiter_in_runs(chain.from_iterable(map(_XYWH, items)), float, 4 * n
-                            ).reshape(-1, 4)
+    return np.stack([fromiter_in_runs(map(attrgetter(name), items), float, n)
+                     for name in ("x", "y", "width", "height")], axis=1).reshape(-1, 4)
 
 
 class SideMoves(NamedTuple):
@@ -188,33 +187,37 @@ class SideMoves(NamedTuple):
 
 
 def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
-               targets: list[str], outside: set[str] | None = None) -> SideMoves | None:
+               targets: list[str], outside: set[str] | None = None,
+               codes: Codes | None = None) -> SideMoves | None:
     """The side sources' moves for placed ``boxes`` and ``groups`` and the edges between
     ``sources`` and ``targets`` (no routes needed). None: nothing changes. ``outside``:
     the ids of the boxes and frames outside every frame, when the caller knows them
-    (the root's items: expanded dag100k has 100k boxes, all but two inside a frame)."""
+    (the root's items: expanded dag100k has 100k boxes, all but two inside a frame).
+    ``codes``: each edge's ends as indexes into a list of box ids, when the caller has
+    them (edge_arrays): each box is then looked up once, not once per edge end."""
     if len(sources) < 8:
         return None
     if outside is None:
         members = {m for g in groups for m in g.members}
         outside = {b.id for b in boxes if b.id not in members} | {
             g.id for g in groups if g.id not in members}
-    ids = list_in_runs(map(attrgetter("id"), boxes))
-    at: dict[str, int] = {}
-    for start in range(0, len(ids), RUN):
-        at.update(zip(ids[start:start + RUN], range(start, start + RUN), strict=False))
+    at = {b.id: i for i, b in enumerate(boxes)}
     n = len(sources)
-    src = fromiter_in_runs(map(at.get, sources, repeat(-1)), np.int64, n)
-    dst = fromiter_in_runs(map(at.get, targets, repeat(-1)), np.int64, n)
+    if codes is not None:
+        s, d, ids = codes
+        where = fromiter_in_runs(map(at.get, ids, repeat(-1)), np.int64, len(ids))
+        src, dst = where[s], where[d]
+    else:
+        src = fromiter_in_runs(map(at.get, sources, repeat(-1)), np.int64, n)
+        dst = fromiter_in_runs(map(at.get, targets, repeat(-1)), np.int64, n)
     geo = _geometry(boxes)
     both = (src >= 0) & (dst >= 0)
     spans = np.sort(np.abs(geo[dst[both], 1] - geo[src[both], 1]))
     typical = float(spans[len(spans) // 2]) if len(spans) else 0.0
     if typical <= 0:
         return None
-    free = np.concatenate([  # the last slot stands for "no box"
-        fromiter_in_runs(map(outside.__contains__, ids), bool, len(ids)),
-        np.array([g.id in outside for g in groups] + [False], dtype=bool)])
+    free = np.array([b.id in outside for b in boxes] + [g.id in outside for g in groups]
+                    + [False], dtype=bool)  # the last slot stands for "no box"
     outs: dict[str, list[int]] = {}  # only boxes outside every frame may move
     for i in np.flatnonzero(free[src]).tolist():
         outs.setdefault(sources[i], []).append(i)

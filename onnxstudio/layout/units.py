@@ -54,3 +54,5 @@ class Pieces:
     starts: list[int]  # len(sources) + 1 offsets into units/keys
     nums: np.ndarray  # each piece's Unit.num
     ports: np.ndarray  # the pieces from an entry or to an exit (a key with a port)
+    # each edge's ends as indexes into a list of box ids, when found on arrays
+    codes: tuple[np.ndarray, np.ndarray, list[str]] | None = None
