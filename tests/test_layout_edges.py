@@ -120,21 +120,25 @@ def test_units_count_their_pieces_in_piece_order(
     state = ExpandState()
     state.expand_all(model.graph)
     seen: list[tuple[Unit, list[Any], dict[Any, int]]] = []
-    real = build._Builder.split_edges
+    real = build.split_edges
 
-    def spying(self: build._Builder, found: Any) -> Pieces:
-        before = {id(u): dict(u.edges) for u in self.units.values()}
-        pieces = real(self, found)
-        for unit in self.units.values():
+    def spying(found: Any, units: dict[str, Unit], parent: Any, chain: Any) -> Pieces:
+        before = {id(u): dict(u.edges) for u in units.values()}
+        pieces = real(found, units, parent, chain)
+        for unit in units.values():
             want = dict(before[id(unit)])
             for u, key in zip(pieces.units, pieces.keys, strict=True):
                 if u is unit:
                     want[key] = want.get(key, 0) + 1
             seen.append((unit, list(want.items()), dict(unit.edges)))
+            # each piece's index among its unit's edges, as the unit's layout numbers them
+            order = list(unit.edges)
+            assert all(order[a] == key for u, key, a in zip(
+                pieces.units, pieces.keys, pieces.at.tolist(), strict=True) if u is unit)
         assert pieces.nums.tolist() == [u.num for u in pieces.units]
         return pieces
 
-    monkeypatch.setattr(build._Builder, "split_edges", spying)
+    monkeypatch.setattr(build, "split_edges", spying)
     build_layout(model, state)
     assert any(sum(c.values()) > len(c) for _u, _w, c in seen)  # a key counted twice
     for _unit, want, counted in seen:

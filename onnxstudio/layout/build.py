@@ -20,28 +20,23 @@ Everything is computed top-to-bottom; left-to-right is the same drawing transpos
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import repeat
-from operator import attrgetter
 
-import numpy as np
-
-from onnxstudio.concurrency.gil_runs import dismantle, fromiter_in_runs, list_in_runs
+from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.layout import labels, sizing, unit_place
 from onnxstudio.layout.assemble import join_routes, make_edges, place_items, transpose
 from onnxstudio.layout.batch import layout_dags
-from onnxstudio.layout.edge_arrays import EdgeLists, gather
 from onnxstudio.layout.edge_collect import EdgeCollector
+from onnxstudio.layout.edge_split import split_edges
 from onnxstudio.layout.layered import DagResult, LayoutCancelled
 from onnxstudio.layout.per_graph import PerGraph
 from onnxstudio.layout.scopes import CACHE_GROUP, ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import apply_side_moves, move_route_ends, side_moves
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Box, Direction, Layout
-from onnxstudio.layout.units import Key, Pieces, Unit
+from onnxstudio.layout.units import Unit
 from onnxstudio.model.formatting import plural
 from onnxstudio.model.graph import Graph, Model, Node
 
@@ -52,8 +47,6 @@ SIDE_SOURCES = True  # move far-reaching side inputs beside the column (sides.py
 __all__ = ["LayoutCancelled", "build_layout"]
 
 Functions = dict[tuple[str, str], Graph]
-_IN = unit_place.IN  # + source box id: a group's entry for that tensor's producer
-_OUT = unit_place.OUT  # + source box id: a group's exit
 
 
 @dataclass(eq=False)
@@ -72,10 +65,6 @@ class _Body:
         return self.prefix + node.id
 
 
-# the units an edge leaves (each with the item it exits from, None: its own box), the
-# lowest common unit (with the items joined there), the units it enters (and items)
-_Crossing = tuple[list[tuple["Unit", str | None]], tuple["Unit", str | None, str | None],
-                  list[tuple["Unit", str | None]]]
 # node id -> (node, lines, category, width, height): its box's look (sized unmarked)
 Looks = dict[str, tuple[Node, tuple[str, ...], str, float, float]]
 _LOOKS: PerGraph[tuple[dict[str, str], Looks]] = PerGraph(size=8)
@@ -259,102 +248,6 @@ class _Builder(EdgeCollector):
             self._chains[item] = out
         return out
 
-    def split_edges(self, found: EdgeLists) -> Pieces:
-        """Split each visible edge into per-group pieces: up to the exits of the groups
-        it leaves, across the lowest common group, down from the entries it enters.
-        Most edges (nine in ten of dag100k's) have both ends in one unit: one piece,
-        found on arrays; only the others walk their chains of enclosing units. Each
-        unit then counts its pieces' keys at once (in piece order, as ``Counter`` keeps
-        first occurrences), instead of a dict update per piece."""
-        sources, targets = found.sources, found.targets
-        n = len(sources)
-        in_order = list(self.units.values())  # by Unit.num
-        if found.codes is not None:  # each box's unit once, then each end's on arrays
-            s, d, boxes = found.codes
-            of_box = self._unit_nums(boxes)
-            ends = of_box[s], of_box[d]
-        else:
-            ends = self._unit_nums(sources), self._unit_nums(targets)
-        cross = np.flatnonzero((ends[0] != ends[1]) | (ends[0] < 0)).tolist()
-        us = gather(in_order, np.maximum(ends[0], 0))  # a crossing edge's is replaced
-        one = list_in_runs(zip(sources, targets, sources, strict=True))  # a one-piece key
-        units: list[Unit] = []
-        keys: list[Key] = []
-        ports: list[int] = []  # pieces from an entry or to an exit
-        counts = np.ones(n, dtype=np.int64)
-        done = 0
-        cuts: dict[tuple[int, int], _Crossing | None] = {}
-        pairs = zip(ends[0][cross].tolist(), ends[1][cross].tolist(), strict=True)
-        for i, pair in zip(cross, pairs, strict=True):
-            units += us[done:i]
-            keys += one[done:i]
-            done = i + 1
-            if pair not in cuts:
-                cuts[pair] = self._crossing(*(in_order[k] if k >= 0 else None for k in pair))
-            cut = cuts[pair]
-            if cut is None:  # never expected
-                counts[i] = 0
-                continue
-            src, dst = sources[i], targets[i]
-            exits, (unit, item_s, item_d), entries = cut
-            counts[i] = len(exits) + 1 + len(entries)
-            out_s = _OUT + src
-            for u, it in exits:
-                ports.append(len(units))
-                units.append(u)
-                keys.append((it or src, out_s, src))
-            units.append(unit)
-            keys.append((item_s or src, item_d or dst, src))
-            in_s = _IN + src
-            for u, it in entries:
-                ports.append(len(units))
-                units.append(u)
-                keys.append((in_s, it or dst, src))
-        units += us[done:]
-        keys += one[done:]
-        nums = fromiter_in_runs(map(attrgetter("num"), units), np.int64, len(units))
-        order = np.argsort(nums, kind="stable")
-        bounds = np.searchsorted(nums[order], np.arange(len(in_order) + 1)).tolist()
-        by_unit = gather(keys, order)
-        for unit, lo, hi in zip(in_order, bounds[:-1], bounds[1:], strict=True):
-            if hi > lo:  # a piece's key never is a frame's link (whose source is "")
-                unit.edges.update(Counter(by_unit[lo:hi]))
-        values, labels_, codes = found.values, found.labels, found.codes
-        kept = counts > 0
-        if not kept.all():  # ends in graphs not shown
-            at = np.flatnonzero(kept).tolist()
-            sources, targets = [sources[i] for i in at], [targets[i] for i in at]
-            values, labels_ = [values[i] for i in at], [labels_[i] for i in at]
-            counts = counts[kept]
-            codes = None if codes is None else (codes[0][kept], codes[1][kept], codes[2])
-        starts = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=starts[1:])
-        return Pieces(sources, targets, values, labels_, units, keys, starts.tolist(), nums,
-                      np.asarray(ports, dtype=np.int64), codes)
-
-    def _unit_nums(self, boxes: list[str]) -> np.ndarray:
-        """The number of the unit holding each box (-1: none)."""
-        return fromiter_in_runs(map(getattr, map(self.parent.get, boxes), repeat("num"),
-                                    repeat(-1)), np.int64, len(boxes))
-
-    def _crossing(self, a: Unit | None, b: Unit | None) -> _Crossing | None:
-        """How an edge from a box in unit ``a`` to one in ``b`` (another unit) is cut:
-        the units it leaves (each with the item its exit piece starts from, None for the
-        box itself), the lowest common unit with the items the edge joins there, and the
-        units it enters (with the item each entry piece ends at). The same for every
-        edge between those two units, so found once per pair. None: the chains of units
-        holding them never meet (or an end is not shown)."""
-        if a is None or b is None:
-            return None
-        cs: list[tuple[Unit, str | None]] = [(a, None), *self._chain(a.id)]
-        cd: list[tuple[Unit, str | None]] = [(b, None), *self._chain(b.id)]
-        units_d = {id(u): i for i, (u, _) in enumerate(cd)}
-        for k, (unit, item) in enumerate(cs):
-            j = units_d.get(id(unit))
-            if j is not None:
-                return cs[:k], (unit, item, cd[j][1]), cd[:j][::-1]
-        return None
-
     # -- geometry ----------------------------------------------------------------------
 
     def layout_units(self, cancel: Callable[[], bool] | None,
@@ -430,7 +323,8 @@ def build_layout(
     tree = graph_scope_tree(graph)
     root = builder._unit(tree.root.id, graph.name, "scope", len(tree.group_of), None)
     builder.add_body(_Body(graph, "", tree, labels.folded_constants(graph), None, None), root)
-    pieces = builder.split_edges(builder.collect_edges())
+    pieces = split_edges(builder.collect_edges(), builder.units, builder.parent,
+                         builder._chain)
     builder.layout_units(cancel, progress)
     boxes, frames, origin = place_items(builder.units, builder.boxes, root)
     moves = side_moves(boxes, frames, pieces.sources, pieces.targets, set(root.items),
