@@ -118,7 +118,7 @@ def join_routes(pieces: Pieces, units: list[Unit], origin: dict[str, Point]) -> 
                               np.float64, 2 * len(units)).reshape(-1, 2)
     flat += corner[nums][piece_of]
     rev = back_of[edge] & ~entry & ~exit_
-    piece_starts = np.asarray(pieces.starts, dtype=np.int64)
+    piece_starts = pieces.starts
     back = np.logical_or.reduceat(rev, piece_starts[:-1]) if n else np.zeros(0, bool)
     point_edge = np.repeat(np.repeat(np.arange(n), np.diff(piece_starts)), lens)
     keep = _kept(flat, point_edge)

@@ -99,7 +99,7 @@ def split_edges(found: EdgeLists, units: dict[str, Unit], parent: dict[str, Unit
         starts = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=starts[1:])
         codes = None if codes is None else (codes[0][kept], codes[1][kept], codes[2])
-    return Pieces(sources, targets, values, labels, pieces, keys, starts.tolist(), nums,
+    return Pieces(sources, targets, values, labels, pieces, keys, starts, nums,
                   np.asarray(ports, dtype=np.int64), codes, at)
 
 

@@ -216,8 +216,11 @@ def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
     typical = float(spans[len(spans) // 2]) if len(spans) else 0.0
     if typical <= 0:
         return None
-    free = np.array([b.id in outside for b in boxes] + [g.id in outside for g in groups]
-                    + [False], dtype=bool)  # the last slot stands for "no box"
+    # the boxes outside found by look-up (a few), not by a test of every box (100k)
+    free = np.zeros(len(boxes), dtype=bool)
+    free[[i for i in map(at.get, outside) if i is not None]] = True
+    free = np.concatenate([free, np.array([g.id in outside for g in groups] + [False],
+                                          dtype=bool)])  # the last slot: "no box"
     outs: dict[str, list[int]] = {}  # only boxes outside every frame may move
     for i in np.flatnonzero(free[src]).tolist():
         outs.setdefault(sources[i], []).append(i)
