@@ -93,7 +93,8 @@ def join_routes(pieces: Pieces, units: list[Unit], origin: dict[str, Point]) -> 
                                                    if r is not None), bool, len(hi))
     # each piece's unit and edge in it
     nums = pieces.nums
-    at = pieces.at
+    at = fromiter_in_runs(map(dict.__getitem__, map(attrgetter("edge_at"), pieces.units),
+                              ukeys), np.int64, p)
     edge = edge_base[nums] + at
     lens = hi[edge] - lo[edge]
     piece_of = np.repeat(np.arange(p), lens)

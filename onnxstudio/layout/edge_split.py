@@ -4,14 +4,12 @@ of the units it leaves, across the lowest common unit, down from the entries it 
 Most edges (nine in ten of expanded dag100k's 147k) have both ends in one unit: one
 piece, found on arrays. How an edge crosses units depends only on the two units holding
 its ends, so it is found once per pair of units, and each crossing edge's keys are made
-from it. Each unit's edges (its pieces' keys, counted, in order of first appearance:
-what its layout reads) and each piece's index among them (what joining the routes reads)
-come from numbering equal keys: on arrays for the one-piece edges whose ends come as
-codes, by one dict for the rest.
+from it. Each unit counts its pieces' keys at once (``Counter``, in piece order).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from itertools import repeat
 from operator import attrgetter
@@ -87,8 +85,13 @@ def split_edges(found: EdgeLists, units: dict[str, Unit], parent: dict[str, Unit
     starts = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     nums = fromiter_in_runs(map(attrgetter("num"), pieces), np.int64, len(pieces))
-    alone = np.flatnonzero(counts == 1) if found.codes is not None else None
-    at = _count(in_order, keys, nums, starts, alone, found.codes)
+    # each unit's keys counted at once, in piece order (Counter keeps first appearances)
+    order = np.argsort(nums, kind="stable")
+    bounds = np.searchsorted(nums[order], np.arange(len(in_order) + 1)).tolist()
+    by_unit = gather(keys, order)
+    for unit, lo, hi in zip(in_order, bounds[:-1], bounds[1:], strict=True):
+        if hi > lo:  # a piece's key never is a frame's link (whose source is "")
+            unit.edges.update(Counter(by_unit[lo:hi]))
     values, labels, codes = found.values, found.labels, found.codes
     kept = counts > 0
     if not kept.all():  # ends in graphs not shown
@@ -100,44 +103,7 @@ def split_edges(found: EdgeLists, units: dict[str, Unit], parent: dict[str, Unit
         np.cumsum(counts, out=starts[1:])
         codes = None if codes is None else (codes[0][kept], codes[1][kept], codes[2])
     return Pieces(sources, targets, values, labels, pieces, keys, starts, nums,
-                  np.asarray(ports, dtype=np.int64), codes, at)
-
-
-def _count(units: list[Unit], keys: list[Key], nums: np.ndarray, starts: np.ndarray,
-           alone: np.ndarray | None,
-           codes: tuple[np.ndarray, np.ndarray, list[str]] | None) -> np.ndarray:
-    """Each unit's edges: its pieces' keys with their counts, in order of first
-    appearance after the links it had (a frame's to its bodies). Returns each piece's
-    index among its unit's edges. Equal keys get one number: a one-piece edge's key
-    (source, target, source) by its ends' codes when ``alone`` lists those edges,
-    every other key by a dict (a key belongs to one unit: its items are that unit's)."""
-    p = len(keys)
-    group = np.full(p, -1, dtype=np.int64)
-    if alone is not None and codes is not None and len(alone):
-        first = starts[alone]  # their only piece
-        pair = codes[0][alone] * len(codes[2]) + codes[1][alone]
-        _, inverse = np.unique(pair, return_inverse=True)
-        group[first] = inverse.reshape(-1)
-    rest = np.flatnonzero(group < 0)
-    base = int(group.max()) + 1 if p else 0
-    numbering: dict[Key, int] = {}
-    add = numbering.setdefault
-    group[rest] = fromiter_in_runs(
-        (add(keys[i], base + len(numbering)) for i in rest.tolist()), np.int64, len(rest))
-    # each group: its first piece, unit and size; ranked by unit, then first appearance
-    _, first, size = np.unique(group, return_index=True, return_counts=True)
-    order = np.lexsort((first, nums[first]))
-    unit_of = nums[first][order]
-    bounds = np.searchsorted(unit_of, np.arange(len(units) + 1)).tolist()
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order)) - np.repeat(bounds[:-1], np.diff(bounds))
-    had = fromiter_in_runs((len(u.edges) for u in units), np.int64, len(units))
-    ranked_keys = gather(keys, first[order])
-    sizes = size[order].tolist()
-    for unit, lo, hi in zip(units, bounds[:-1], bounds[1:], strict=True):
-        if hi > lo:  # a piece's key never is a frame's link (whose source is "")
-            unit.edges.update(zip(ranked_keys[lo:hi], sizes[lo:hi], strict=True))
-    return had[nums] + rank[group]
+                  np.asarray(ports, dtype=np.int64), codes)
 
 
 def _crossing(a: Unit | None, b: Unit | None, chain: Chain) -> Crossing | None:

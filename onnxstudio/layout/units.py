@@ -56,4 +56,3 @@ class Pieces:
     ports: np.ndarray  # the pieces from an entry or to an exit (a key with a port)
     # each edge's ends as indexes into a list of box ids, when found on arrays
     codes: tuple[np.ndarray, np.ndarray, list[str]] | None
-    at: np.ndarray  # each piece's index among its unit's edges (Unit.edge_at)
