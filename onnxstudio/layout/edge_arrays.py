@@ -12,6 +12,7 @@ of dict look-ups and stores per edge (147k of them in expanded dag100k, whose ed
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
@@ -54,8 +55,8 @@ def whole_graph_edges(body: _Body, vis: dict[str, str]) -> EdgeLists:
     boxes: list[str] = []
     names: list[str] = []
     shapes: list[object] = []
-    src: list[int] = []
-    dst: list[int] = []
+    src = array("q")  # raw int64s: no int object kept per edge
+    dst = array("q")
     add_box, add_name, add_shape = boxes.append, names.append, shapes.append
     add_src, add_dst = src.append, dst.append
     folds = labels.FOLDED_OPS
@@ -94,8 +95,8 @@ def whole_graph_edges(body: _Body, vis: dict[str, str]) -> EdgeLists:
             add_name(name)
             add_shape(value.type.shape)  # type: ignore[union-attr]
     shown = fromiter_in_runs(map(vis.__contains__, boxes), bool, len(boxes))
-    s = np.asarray(src, dtype=np.int64)
-    d = np.asarray(dst, dtype=np.int64)
+    s = np.frombuffer(src, dtype=np.int64)
+    d = np.frombuffer(dst, dtype=np.int64)
     ok = shown[s] & shown[d] & (s != d)
     if not ok.all():
         rows = np.flatnonzero(ok)
