@@ -49,7 +49,7 @@ def split_edges(found: EdgeLists, units: dict[str, Unit], parent: dict[str, Unit
     pieces: list[Unit] = []
     keys: list[Key] = []
     ports: list[int] = []  # pieces from an entry or to an exit
-    counts = np.ones(n, dtype=np.int64)
+    sizes: list[int] = []  # each crossing edge's number of pieces (no numpy step per edge)
     done = 0
     cuts: dict[tuple[int, int], Crossing | None] = {}
     pairs = zip(ends[0][cross].tolist(), ends[1][cross].tolist(), strict=True)
@@ -63,11 +63,11 @@ def split_edges(found: EdgeLists, units: dict[str, Unit], parent: dict[str, Unit
                                    in_order[b] if b >= 0 else None, chain)
         cut = cuts[pair]
         if cut is None:  # never expected
-            counts[i] = 0
+            sizes.append(0)
             continue
         src, dst = sources[i], targets[i]
         exits, (unit, item_s, item_d), entries = cut
-        counts[i] = len(exits) + 1 + len(entries)
+        sizes.append(len(exits) + 1 + len(entries))
         out_s = OUT + src
         for u, it in exits:
             ports.append(len(pieces))
@@ -82,8 +82,8 @@ def split_edges(found: EdgeLists, units: dict[str, Unit], parent: dict[str, Unit
             keys.append((in_s, it or dst, src))
     pieces += us[done:]
     keys += one[done:]
-    starts = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(counts, out=starts[1:])
+    counts = np.ones(n, dtype=np.int64)
+    counts[cross] = sizes
     nums = fromiter_in_runs(map(attrgetter("num"), pieces), np.int64, len(pieces))
     # each unit's keys counted at once, in piece order (Counter keeps first appearances)
     order = np.argsort(nums, kind="stable")
@@ -99,9 +99,9 @@ def split_edges(found: EdgeLists, units: dict[str, Unit], parent: dict[str, Unit
         sources, targets = [sources[i] for i in rows], [targets[i] for i in rows]
         values, labels = [values[i] for i in rows], [labels[i] for i in rows]
         counts = counts[kept]
-        starts = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=starts[1:])
         codes = None if codes is None else (codes[0][kept], codes[1][kept], codes[2])
+    starts = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
     return Pieces(sources, targets, values, labels, pieces, keys, starts, nums,
                   np.asarray(ports, dtype=np.int64), codes)
 
