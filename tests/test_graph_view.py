@@ -235,8 +235,7 @@ def test_center_on_box_flashes_and_set_layout_keeps_view(view: GraphView, qtbot)
     layout = demo_layout()
     for b in layout.boxes:
         b.y += 100
-    for e in layout.edges:
-        e.points = [(x, y + 100) for x, y in e.points]
+    layout.edges = [e._replace(route=[(x, y + 100) for x, y in e.points]) for e in layout.edges]
     layout.height += 100
     scale = view.current_scale()
     view.set_layout(layout, keep_view=True)

@@ -113,7 +113,7 @@ def test_pieces_are_flat_lists_and_routes_packed(
     assert all(b > a for a, b in itertools.pairwise(starts))  # a piece or more
     assert seen["keys_in_units"] and seen["counted"] == seen["pieces"]
     # no list of point tuples per edge: every route is one bytes object of x, y pairs
-    assert all(isinstance(e._route, bytes) for e in layout.edges)
+    assert all(isinstance(e.route, bytes) for e in layout.edges)
     assert sum(e.point_count for e in layout.edges) > 2 * len(layout.edges)
 
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 RUN = 8192
+T = TypeVar("T")
 
 
 def fromiter_in_runs(items: Iterable[Any], dtype: Any, count: int) -> np.ndarray:
@@ -28,6 +29,17 @@ def fromiter_in_runs(items: Iterable[Any], dtype: Any, count: int) -> np.ndarray
     for start in range(0, count, RUN):
         out[start:start + RUN] = np.fromiter(islice(it, RUN), dtype, min(RUN, count - start))
     return out
+
+
+def list_in_runs(items: Iterable[T]) -> list[T]:
+    """``list(items)``, ``RUN`` items per call."""
+    it = iter(items)
+    out: list[T] = []
+    while True:
+        size = len(out)
+        out += islice(it, RUN)
+        if len(out) - size < RUN:
+            return out
 
 
 def dismantle(*parts: object) -> None:

@@ -8,13 +8,13 @@ one float64 array; each edge's points a slice of it, packed as ``Edge`` keeps th
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, islice, repeat
 from operator import attrgetter
 from typing import NamedTuple
 
 import numpy as np
 
-from onnxstudio.concurrency.gil_runs import fromiter_in_runs
+from onnxstudio.concurrency.gil_runs import RUN, fromiter_in_runs
 from onnxstudio.layout.types import Box, Edge, GroupFrame, Layout, Point
 from onnxstudio.layout.unit_place import IN
 from onnxstudio.layout.units import Pieces, Unit
@@ -92,7 +92,7 @@ def join_routes(pieces: Pieces, units: list[Unit], origin: dict[str, Point]) -> 
     back_of = fromiter_in_runs(chain.from_iterable(r.reversed for r in results
                                                    if r is not None), bool, len(hi))
     # each piece's unit and edge in it
-    nums = fromiter_in_runs(map(attrgetter("num"), pieces.units), np.int64, p)
+    nums = pieces.nums
     at = fromiter_in_runs(map(dict.__getitem__, map(attrgetter("edge_at"), pieces.units),
                               ukeys), np.int64, p)
     edge = edge_base[nums] + at
@@ -104,8 +104,11 @@ def join_routes(pieces: Pieces, units: list[Unit], origin: dict[str, Point]) -> 
     pads = np.array([u.pad for u in units], dtype=np.float64).reshape(-1, 2)
     flat += pads[nums][piece_of]
     # an entry's route starts at the frame's top, an exit's ends at its bottom
-    entry = fromiter_in_runs((k[0][0] == _PORT for k in ukeys), bool, p)
-    exit_ = fromiter_in_runs((k[1][0] == _PORT for k in ukeys), bool, p)
+    entry = np.zeros(p, dtype=bool)
+    exit_ = np.zeros(p, dtype=bool)
+    ported = [ukeys[i] for i in pieces.ports.tolist()]  # the few pieces with a port
+    entry[pieces.ports] = [k[0][0] == _PORT for k in ported]
+    exit_[pieces.ports] = [k[1][0] == _PORT for k in ported]
     has = lens > 0
     flat[first_row[entry & has], 1] = 0.0
     heights = np.array([u.height for u in units], dtype=np.float64)
@@ -116,7 +119,7 @@ def join_routes(pieces: Pieces, units: list[Unit], origin: dict[str, Point]) -> 
                               np.float64, 2 * len(units)).reshape(-1, 2)
     flat += corner[nums][piece_of]
     rev = back_of[edge] & ~entry & ~exit_
-    piece_starts = np.asarray(pieces.starts, dtype=np.int64)
+    piece_starts = pieces.starts
     back = np.logical_or.reduceat(rev, piece_starts[:-1]) if n else np.zeros(0, bool)
     point_edge = np.repeat(np.repeat(np.arange(n), np.diff(piece_starts)), lens)
     keep = _kept(flat, point_edge)
@@ -153,13 +156,20 @@ def _kept(flat: np.ndarray, point_edge: np.ndarray) -> np.ndarray:
 
 
 def make_edges(pieces: Pieces, routes: Routes, swap: bool) -> list[Edge]:
-    """The Edges, their routes packed (transposed when ``swap``: the LR drawing)."""
+    """The Edges, their routes packed (transposed when ``swap``: the LR drawing). Each
+    is made in C from its fields (``Edge`` is a tuple), ``RUN`` at a time so that other
+    threads get the GIL between runs (see gil_runs)."""
     xy = routes.xy[:, ::-1] if swap else routes.xy
     blob = np.ascontiguousarray(xy, dtype=np.float64).tobytes()
     ends = (routes.starts * 16).tolist()
-    return [Edge(s, d, v, label, blob[a:b], back) for s, d, v, label, a, b, back in zip(
-        pieces.sources, pieces.targets, pieces.values, pieces.labels, ends[:-1], ends[1:],
-        routes.back.tolist(), strict=True)]
+    fields = zip(pieces.sources, pieces.targets, pieces.values, pieces.labels,
+                 map(blob.__getitem__, map(slice, ends[:-1], ends[1:])),
+                 routes.back.tolist(), strict=True)
+    edges = map(tuple.__new__, repeat(Edge), fields)
+    out: list[Edge] = []
+    while len(out) < len(pieces.sources):
+        out += islice(edges, RUN)
+    return out
 
 
 def transpose(layout: Layout) -> Layout:

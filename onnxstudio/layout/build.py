@@ -30,12 +30,13 @@ from onnxstudio.layout.assemble import join_routes, make_edges, place_items, tra
 from onnxstudio.layout.batch import layout_dags
 from onnxstudio.layout.box_looks import GraphLooks, graph_looks
 from onnxstudio.layout.edge_collect import EdgeCollector
+from onnxstudio.layout.edge_split import split_edges
 from onnxstudio.layout.layered import DagResult, LayoutCancelled
 from onnxstudio.layout.scopes import CACHE_GROUP, ScopeGroup, ScopeTree, graph_scope_tree
 from onnxstudio.layout.sides import apply_side_moves, move_route_ends, side_moves
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.layout.types import Box, Direction, Layout
-from onnxstudio.layout.units import Key, Pieces, Unit
+from onnxstudio.layout.units import Unit
 from onnxstudio.model.formatting import plural
 from onnxstudio.model.graph import Graph, Model, Node
 
@@ -46,8 +47,6 @@ SIDE_SOURCES = True  # move far-reaching side inputs beside the column (sides.py
 __all__ = ["LayoutCancelled", "build_layout"]
 
 Functions = dict[tuple[str, str], Graph]
-_IN = unit_place.IN  # + source box id: a group's entry for that tensor's producer
-_OUT = unit_place.OUT  # + source box id: a group's exit
 _NEW = object.__new__
 
 
@@ -244,60 +243,6 @@ class _Builder(EdgeCollector):
             self._chains[item] = out
         return out
 
-    def split_edges(self) -> Pieces:
-        """Split each visible edge into per-group pieces: up to the exits of the groups
-        it leaves, across the lowest common group, down from the entries it enters.
-        Most edges (nine in ten of dag100k's) have both ends in one unit: one piece,
-        found by two lookups; only the others walk their chains of enclosing units."""
-        parent = self.parent
-        units: list[Unit] = []
-        keys: list[Key] = []
-        starts = [0]
-        dropped: list[int] = []
-        add_unit, add_key, add_start = units.append, keys.append, starts.append
-        for i, (s, d, _value) in enumerate(self.edges):
-            unit = parent.get(s)
-            if unit is not None and unit is parent.get(d):
-                key = (s, d, s)
-                ue = unit.edges
-                ue[key] = ue.get(key, 0) + 1
-                add_unit(unit)
-                add_key(key)
-                add_start(len(units))
-                continue
-            path = self._path(s, d)
-            if path is None:
-                dropped.append(i)
-                continue
-            for unit, key in path:
-                ue = unit.edges
-                ue[key] = ue.get(key, 0) + 1
-                add_unit(unit)
-                add_key(key)
-            add_start(len(units))
-        triples = list(self.edges)
-        labels_ = list(self.edges.values())
-        for i in reversed(dropped):  # never expected: ends in graphs not shown
-            del triples[i], labels_[i]
-        return Pieces([t[0] for t in triples], [t[1] for t in triples],
-                      [t[2] for t in triples], labels_, units, keys, starts)
-
-    def _path(self, s: str, d: str) -> list[tuple[Unit, Key]] | None:
-        """The pieces of an edge whose ends sit in different units (None: the chains of
-        units holding them never meet)."""
-        cs = self._chain(s)
-        cd = self._chain(d)
-        units_d = {id(u): i for i, (u, _) in enumerate(cd)}
-        path: list[tuple[Unit, Key]] = []
-        for unit, item in cs:
-            j = units_d.get(id(unit))
-            if j is not None:
-                path.append((unit, (item, cd[j][1], s)))
-                path.extend((u, (_IN + s, it, s)) for u, it in reversed(cd[:j]))
-                return path
-            path.append((unit, (item, _OUT + s, s)))
-        return None
-
     # -- geometry ----------------------------------------------------------------------
 
     def layout_units(self, cancel: Callable[[], bool] | None,
@@ -373,11 +318,12 @@ def build_layout(
     tree = graph_scope_tree(graph)
     root = builder._unit(tree.root.id, graph.name, "scope", len(tree.group_of), None)
     builder.add_body(_Body(graph, "", tree, labels.folded_constants(graph), None, None), root)
-    builder.collect_edges()
-    pieces = builder.split_edges()
+    pieces = split_edges(builder.collect_edges(), builder.units, builder.parent,
+                         builder._chain)
     builder.layout_units(cancel, progress)
     boxes, frames, origin = place_items(builder.units, builder.boxes, root)
-    moves = side_moves(boxes, frames, pieces.sources, pieces.targets, set(root.items)) \
+    moves = side_moves(boxes, frames, pieces.sources, pieces.targets, set(root.items),
+                       pieces.codes) \
         if SIDE_SOURCES else None
     routes = join_routes(pieces, list(builder.units.values()), origin)
     move_route_ends(routes.xy, routes.starts, pieces.sources, pieces.targets, boxes, moves)

@@ -8,12 +8,14 @@ once, in graph order, with its shape text.
 from __future__ import annotations
 
 from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from onnxstudio.concurrency.gil_runs import fromiter_in_runs
+from onnxstudio.concurrency.gil_runs import fromiter_in_runs, list_in_runs
 from onnxstudio.layout import labels
+from onnxstudio.layout.edge_arrays import EdgeLists, whole_graph_edges
 from onnxstudio.layout.scopes import ScopeGroup, graph_links
 from onnxstudio.layout.state import ExpandState
 from onnxstudio.model.graph import Node
@@ -41,9 +43,25 @@ class EdgeCollector:
     edges: dict[tuple[str, str, str], str]  # (src, dst, value) -> label
     bodies: list[tuple[_Body, dict[str, Node]]]  # the bodies shown
 
-    def collect_edges(self) -> None:
+    def collect_edges(self) -> EdgeLists:
+        """The drawn edges: on arrays when one graph is shown box for box (edge_arrays),
+        else walked per body into ``edges``."""
+        if self._on_arrays():
+            return whole_graph_edges(self.bodies[0][0], self.vis)
         for body, nodes in self.bodies:
             self._collect_edges(body, nodes)
+        edges = self.edges
+        return EdgeLists(list_in_runs(map(itemgetter(0), edges)),
+                         list_in_runs(map(itemgetter(1), edges)),
+                         list_in_runs(map(itemgetter(2), edges)), list_in_runs(edges.values()))
+
+    def _on_arrays(self) -> bool:
+        """Whether one graph is shown box for box: no collapsed group, no body shown or
+        only collapsed ones (with no captured values to draw), no call's prefix."""
+        if len(self.bodies) != 1 or self.hidden:
+            return False
+        body = self.bodies[0][0]
+        return not body.prefix and not graph_links(body.graph).nested
 
     def _hide(self, group: ScopeGroup, body: _Body, gid: str) -> None:
         """``gid`` shows everything inside ``group``: recorded per group, and read through

@@ -20,6 +20,7 @@ import numpy as np
 from onnxstudio.concurrency.gil_runs import dismantle, fromiter_in_runs
 from onnxstudio.layout.types import Box, GroupFrame, Layout
 
+Codes = tuple[np.ndarray, np.ndarray, list[str]]  # edges' ends as indexes into box ids
 MIN_FANOUT = 3
 REACH = 4.0  # edges at least this many times longer (vertically) than the median edge
 STEP = 100.0
@@ -186,11 +187,14 @@ class SideMoves(NamedTuple):
 
 
 def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
-               targets: list[str], outside: set[str] | None = None) -> SideMoves | None:
+               targets: list[str], outside: set[str] | None = None,
+               codes: Codes | None = None) -> SideMoves | None:
     """The side sources' moves for placed ``boxes`` and ``groups`` and the edges between
     ``sources`` and ``targets`` (no routes needed). None: nothing changes. ``outside``:
     the ids of the boxes and frames outside every frame, when the caller knows them
-    (the root's items: expanded dag100k has 100k boxes, all but two inside a frame)."""
+    (the root's items: expanded dag100k has 100k boxes, all but two inside a frame).
+    ``codes``: each edge's ends as indexes into a list of box ids, when the caller has
+    them (edge_arrays): each box is then looked up once, not once per edge end."""
     if len(sources) < 8:
         return None
     if outside is None:
@@ -199,16 +203,24 @@ def side_moves(boxes: list[Box], groups: list[GroupFrame], sources: list[str],
             g.id for g in groups if g.id not in members}
     at = {b.id: i for i, b in enumerate(boxes)}
     n = len(sources)
-    src = fromiter_in_runs(map(at.get, sources, repeat(-1)), np.int64, n)
-    dst = fromiter_in_runs(map(at.get, targets, repeat(-1)), np.int64, n)
+    if codes is not None:
+        s, d, ids = codes
+        where = fromiter_in_runs(map(at.get, ids, repeat(-1)), np.int64, len(ids))
+        src, dst = where[s], where[d]
+    else:
+        src = fromiter_in_runs(map(at.get, sources, repeat(-1)), np.int64, n)
+        dst = fromiter_in_runs(map(at.get, targets, repeat(-1)), np.int64, n)
     geo = _geometry(boxes)
     both = (src >= 0) & (dst >= 0)
     spans = np.sort(np.abs(geo[dst[both], 1] - geo[src[both], 1]))
     typical = float(spans[len(spans) // 2]) if len(spans) else 0.0
     if typical <= 0:
         return None
-    free = np.array([b.id in outside for b in boxes] + [g.id in outside for g in groups]
-                    + [False], dtype=bool)  # the last slot stands for "no box"
+    # the boxes outside found by look-up (a few), not by a test of every box (100k)
+    free = np.zeros(len(boxes), dtype=bool)
+    free[[i for i in map(at.get, outside) if i is not None]] = True
+    free = np.concatenate([free, np.array([g.id in outside for g in groups] + [False],
+                                          dtype=bool)])  # the last slot: "no box"
     outs: dict[str, list[int]] = {}  # only boxes outside every frame may move
     for i in np.flatnonzero(free[src]).tolist():
         outs.setdefault(sources[i], []).append(i)

@@ -10,7 +10,7 @@ from array import array
 from dataclasses import dataclass, field
 from itertools import chain
 from struct import Struct
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Direction = Literal["TB", "LR"]
 BoxKind = Literal["node", "input", "output", "group", "function"]
@@ -57,56 +57,57 @@ class GroupFrame:
 _XY = Struct("<2d")  # one point of a packed route
 
 
-class Edge:
+class _EdgeFields(NamedTuple):
+    source: str  # Box id
+    target: str  # Box id
+    value: str  # tensor name
+    label: str  # shape text, e.g. "1×64×56×56"
+    route: list[Point] | bytes  # the polyline; bytes: packed (see Edge)
+    back: bool  # drawn against the flow (a cycle was broken)
+
+
+class Edge(_EdgeFields):
     """A tensor travelling from one box to another along a routed curve.
 
-    ``points`` is the polyline (start, bends..., end): a list when given one (a JSON
-    import), but a built layout's routes come packed (``assemble.make_edges``: slices of
-    one array) as bytes of float64 x, y pairs: 16 bytes a point, one object the
-    collector does not track, instead of a list of tuples of floats (about 110 bytes a
-    point; expanded dag100k has 364k points). Reading ``points`` then makes
-    a new list each time: change a packed route by assigning ``points``.
+    ``points`` is the polyline (start, bends..., end): ``route`` is a list when given one
+    (a JSON import), but a built layout's routes come packed (``assemble.make_edges``:
+    slices of one array) as bytes of float64 x, y pairs: 16 bytes a point, one object
+    the collector does not track, instead of a list of tuples of floats (about 110 bytes
+    a point; expanded dag100k has 364k points). Reading ``points`` then makes a new list
+    each time. A tuple, so a layout's 147k edges are made in C
+    (``tuple.__new__(Edge, fields)``, no Python call each: 0.3 s of dag100k's Expand
+    All) and read by C getters; an edge is changed by making another (``_replace``).
     """
 
-    __slots__ = ("_route", "back", "label", "source", "target", "value")
+    __slots__ = ()
 
-    def __init__(self, source: str, target: str, value: str, label: str = "",
-                 points: list[Point] | bytes | None = None, back: bool = False) -> None:
-        self.source = source  # Box id
-        self.target = target  # Box id
-        self.value = value  # tensor name
-        self.label = label  # shape text, e.g. "1×64×56×56"
-        self._route: list[Point] | bytes = [] if points is None else points  # bytes: packed
-        self.back = back  # drawn against the flow (a cycle was broken)
+    def __new__(cls, source: str, target: str, value: str, label: str = "",
+                points: list[Point] | bytes | None = None, back: bool = False) -> Edge:
+        return tuple.__new__(cls, (source, target, value, label,
+                                   [] if points is None else points, back))
 
     @property
     def points(self) -> list[Point]:
-        route = self._route
+        route = self.route
         if type(route) is list:
             return route
         return list(_XY.iter_unpack(route))  # type: ignore[arg-type]
 
-    @points.setter
-    def points(self, points: list[Point]) -> None:
-        self._route = points
-
     @property
     def packed(self) -> bytes:
         """The route as float64 x, y pairs (what numpy reads with ``frombuffer``)."""
-        route = self._route
+        route = self.route
         if isinstance(route, bytes):
             return route
         return array("d", chain.from_iterable(route)).tobytes()
 
     def relabelled(self, label: str) -> Edge:
         """This edge with another label, sharing its route."""
-        edge = Edge(self.source, self.target, self.value, label, None, self.back)
-        edge._route = self._route
-        return edge
+        return self._replace(label=label)
 
     @property
     def point_count(self) -> int:
-        route = self._route
+        route = self.route
         return len(route) >> 4 if isinstance(route, bytes) else len(route)
 
     def __eq__(self, other: object) -> bool:
@@ -115,7 +116,11 @@ class Edge:
         return (self.source, self.target, self.value, self.label, self.points, self.back) == (
             other.source, other.target, other.value, other.label, other.points, other.back)
 
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it was
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = None  # type: ignore[assignment]  # mutable before, and a route may be a list
 
     def __repr__(self) -> str:
         return (f"Edge({self.source!r}, {self.target!r}, {self.value!r}, {self.label!r}, "

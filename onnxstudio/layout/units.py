@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 if TYPE_CHECKING:
     from onnxstudio.layout.layered import DagResult
 
@@ -49,4 +51,8 @@ class Pieces:
     labels: list[str]
     units: list[Unit]
     keys: list[Key]
-    starts: list[int]  # len(sources) + 1 offsets into units/keys
+    starts: np.ndarray  # len(sources) + 1 offsets into units/keys
+    nums: np.ndarray  # each piece's Unit.num
+    ports: np.ndarray  # the pieces from an entry or to an exit (a key with a port)
+    # each edge's ends as indexes into a list of box ids, when found on arrays
+    codes: tuple[np.ndarray, np.ndarray, list[str]] | None
