@@ -186,3 +186,45 @@ def test_an_edited_tab_is_costed_from_its_bytes_not_the_file(tmp_path: Path) -> 
     edited = conv_with_bias()
     cost = cost_of_file(path, model_from_proto(edited, path), edited.SerializeToString())
     assert cost.macs == 7168 and path.read_bytes() == tiny_mlp().SerializeToString()
+
+
+def long_mlp(layers: int = 210) -> onnx.ModelProto:
+    """A chain of MatMul+Add layers with a symbolic batch: over the node count whose
+    inference runs in a child (``ISOLATE_INFERENCE_NODES``)."""
+    nodes, weights, x = [], [], "x"
+    for i in range(layers):
+        weights += [_weight(f"w{i}", 8, 8), _weight(f"b{i}", 8)]
+        nodes += [helper.make_node("MatMul", [x, f"w{i}"], [f"m{i}"], name=f"/l{i}/MatMul"),
+                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"/l{i}/Add")]
+        x = f"a{i}"
+    graph = helper.make_graph(nodes, "long", [helper.make_tensor_value_info("x", F, ["batch", 8])],
+                              [helper.make_tensor_value_info(x, F, None)], weights)
+    return make_model(graph)
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_a_large_graphs_sizes_are_inferred_in_a_child(tmp_path: Path, edited: bool,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnx's inference holds the GIL for its whole run: for a large graph the Cost
+    dock's worker thread must not run it (it froze the window 0.6 s on dag100k)."""
+    from onnxstudio.layout.cost_table import cost_of_file
+    from onnxstudio.model import onnx_core
+    from onnxstudio.model.open import ISOLATE_INFERENCE_NODES, model_from_proto
+
+    proto = long_mlp()
+    assert len(proto.graph.node) > ISOLATE_INFERENCE_NODES
+    expected = _cost(tmp_path, proto, {"batch": 3})
+    path = save(tiny_mlp() if edited else proto, tmp_path / "m.onnx")
+    model = model_from_proto(proto, path) if edited else load_model(path, shape_inference=False)
+
+    def refused(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("shape inference ran in the app's process")
+
+    monkeypatch.setattr(onnx_core, "infer_shapes", refused)
+    cost = cost_of_file(path, model, proto.SerializeToString() if edited else None,
+                        {"batch": 3})
+    assert cost.macs == expected.macs == 3 * 210 * 8 * 8  # the Adds are element ops
+    assert [(n.name, n.macs, n.output_bytes) for n in cost.nodes] == \
+        [(n.name, n.macs, n.output_bytes) for n in expected.nodes]
+    assert cost.assumptions == expected.assumptions
+    assert "dimension batch = 3 (given)" in cost.assumptions

@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING
 from onnxstudio.layout.scope_tree import ScopeGroup
 from onnxstudio.layout.scopes import graph_scope_tree
 from onnxstudio.model.cost import ModelCost, ScopeCost, concrete_sizes, model_cost
+from onnxstudio.model.cost.shapes import sizes_apart
+from onnxstudio.model.external import may_use_external_data
 from onnxstudio.model.graph import Graph, Model
 from onnxstudio.model.load import checked_copy, read_checked
+from onnxstudio.model.open import ISOLATE_INFERENCE_NODES
 
 if TYPE_CHECKING:
     import onnx
@@ -57,6 +60,11 @@ def cost_of_file(path: str | Path, model: Model, model_bytes: bytes | None = Non
                  dims: Mapping[str, int] | None = None) -> ModelCost:
     """The cost table of the model a tab shows: its file, or its edited bytes, parsed
     again (through the loader's checks) for shape inference on a copy; off the GUI
-    thread."""
+    thread, and for a large graph in a child process (``sizes_apart``)."""
+    if model.graph.node_count_total() > ISOLATE_INFERENCE_NODES and (
+            model_bytes is None or not may_use_external_data(model_bytes)):
+        cost = model_cost(model, sizes_apart(Path(path), model_bytes, dims))
+        cost.scopes = scope_costs(model.graph, cost)
+        return cost
     checked = checked_copy(path, model_bytes) if model_bytes is not None else read_checked(path)
     return cost_table(model, checked.proto, dims)

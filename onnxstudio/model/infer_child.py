@@ -36,12 +36,22 @@ FORK_FAILED = "shape inference could not run (its process failed)"
 class ChildInference:
     """One child process inferring ``model``'s shapes; ``result()`` waits for it."""
 
-    def __init__(self, model: Path) -> None:
+    def __init__(self, model: Path, sizes: dict[str, int] | None = None,
+                 data: bytes | None = None) -> None:
+        """``sizes``: infer as the cost table does (``cost.shapes.concrete_sizes``: the
+        inputs' symbolic dims sized, data propagated; the sizes used land in ``dims``);
+        ``data``: the model's edited bytes instead of its file."""
         self._folder = Path(tempfile.mkdtemp(prefix="onnxstudio-infer-"))
         self._out = self._folder / "types.pb"
         self._child: Child | None = None
+        self.dims: dict[str, int] = {}
+        args = [] if sizes is None else [json.dumps(sizes)]
         try:
-            self._child = Child(INFER_SHAPES, str(model), str(self._out), folder=self._folder)
+            if data is not None:
+                model = self._folder / "edited.onnx"
+                model.write_bytes(data)
+            self._child = Child(INFER_SHAPES, str(model), str(self._out), *args,
+                                folder=self._folder)
         except OSError as exc:
             self._problem: str | None = f"shape inference could not run ({type(exc).__name__})"
         else:
@@ -59,6 +69,7 @@ class ChildInference:
                 self.cancel()
                 return None, f"shape inference could not run ({type(exc).__name__})"
             problem = report.get("problem")
+            self.dims = report.get("dims", {})
             if not report.get("ok") or not self._out.exists():
                 return None, problem or "shape inference failed"
             from onnxstudio.model.onnx_core import ModelProto
@@ -175,13 +186,14 @@ def _inferred_types(proto: onnx.ModelProto
     return (None if inferred is None else inferred_types(inferred)), problem
 
 
-def types_only(inferred: onnx.ModelProto) -> onnx.ModelProto:
-    """Every ValueInfoProto of the main graph and nested bodies, in one flat graph."""
+def types_only(inferred: onnx.ModelProto, nested: bool = True) -> onnx.ModelProto:
+    """Every ValueInfoProto of the main graph and (``nested``) its bodies, in one flat
+    graph."""
     from onnxstudio.model.inferred import value_infos
     from onnxstudio.model.onnx_core import ModelProto
 
     out = ModelProto()
-    out.graph.value_info.extend(value_infos(inferred.graph))
+    out.graph.value_info.extend(value_infos(inferred.graph, nested))
     return out
 
 
@@ -196,8 +208,19 @@ def child_main(argv: list[str]) -> int:
     except Exception as exc:
         print(json.dumps({"ok": False, "problem": str(exc)}))
         return 0
-    inferred, problem = infer_shapes(proto)
-    if inferred is not None:
-        out.write_bytes(types_only(inferred).SerializeToString())
-    print(json.dumps({"ok": inferred is not None, "problem": problem}))
+    report: dict[str, object] = {}
+    if len(argv) > 2:  # sized, as the cost table infers
+        from onnxstudio.model.cost.shapes import fix_input_dims, infer_sized
+
+        report["dims"] = fix_input_dims(proto, json.loads(argv[2]))
+        inferred, problem = infer_sized(proto)
+        if inferred is not None:
+            types = types_only(inferred, nested=False)
+            types.graph.input.extend(inferred.graph.input)
+            out.write_bytes(types.SerializeToString())
+    else:
+        inferred, problem = infer_shapes(proto)
+        if inferred is not None:
+            out.write_bytes(types_only(inferred).SerializeToString())
+    print(json.dumps({"ok": inferred is not None, "problem": problem, **report}))
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxstudio.model import onnx_core
@@ -62,11 +63,21 @@ def concrete_sizes(proto: onnx.ModelProto, given: Mapping[str, int] | None = Non
     """Fix the graph inputs' symbolic dims (``given`` or 1) on a copy of ``proto`` and
     infer every value's type from there. ``proto`` itself is not changed."""
     given = dict(given or {})
-    dims: dict[str, int] = {}
     copy = type(proto)()
     copy.CopyFrom(proto)
-    initializers = {t.name for t in copy.graph.initializer}
-    for vi in copy.graph.input:
+    sizes = _sizes(fix_input_dims(copy, given), given)
+    inferred, sizes.problem = infer_sized(copy)
+    if inferred is not None:
+        sized_types(sizes, inferred)
+    return sizes
+
+
+def fix_input_dims(proto: onnx.ModelProto, given: Mapping[str, int]) -> dict[str, int]:
+    """Set ``proto``'s graph inputs' symbolic dims to ``given`` sizes (else 1), in place;
+    the sizes used, by dim name."""
+    dims: dict[str, int] = {}
+    initializers = {t.name for t in proto.graph.initializer}
+    for vi in proto.graph.input:
         if vi.name in initializers or not vi.type.HasField("tensor_type"):
             continue
         for d in vi.type.tensor_type.shape.dim:
@@ -78,19 +89,48 @@ def concrete_sizes(proto: onnx.ModelProto, given: Mapping[str, int] | None = Non
                 dims[name] = size
             d.Clear()
             d.dim_value = size
-    sizes = Sizes({}, {**dims, **{k: v for k, v in given.items() if k not in dims}},
-                  set(given))
-    unsafe = unsafe_for_inference(copy)
+    return dims
+
+
+def infer_sized(proto: onnx.ModelProto) -> tuple[onnx.ModelProto | None, str | None]:
+    """onnx's inference with data propagation of a model whose inputs are sized
+    (inferred model, or None and why not)."""
+    unsafe = unsafe_for_inference(proto)
     if unsafe:
-        sizes.problem = unsafe
-        return sizes
+        return None, unsafe
     try:
-        inferred = onnx_core.infer_shapes(copy, strict_mode=False, data_prop=True)
+        return onnx_core.infer_shapes(proto, strict_mode=False, data_prop=True), None
     except Exception as exc:  # onnx raises several types; declared types still serve
-        sizes.problem = f"shape inference failed: {str(exc).strip().splitlines()[0][:200]}"
-        return sizes
+        return None, f"shape inference failed: {str(exc).strip().splitlines()[0][:200]}"
+
+
+def _sizes(dims: dict[str, int], given: dict[str, int]) -> Sizes:
+    return Sizes({}, {**dims, **{k: v for k, v in given.items() if k not in dims}},
+                 set(given))
+
+
+def sized_types(sizes: Sizes, inferred: onnx.ModelProto) -> None:
+    """``sizes.types`` from an inferred model (the main graph's values and its inputs as
+    they were sized: bodies are not walked)."""
     sizes.types = inferred_types(inferred, nested=False)
     for vi in inferred.graph.input:  # the inputs as fixed above
         found = tensor_type(vi.type)
         sizes.types[vi.name] = None if found == UNKNOWN else found
+
+
+def sizes_apart(path: Path, data: bytes | None, given: Mapping[str, int] | None = None
+                ) -> Sizes:
+    """``concrete_sizes`` of the model file at ``path`` (or its edited ``data``, which
+    must not refer to external data), inferred in a child process: onnx's C++ inference
+    holds the GIL for its whole run (dag100k: ~0.6 s), which would freeze the window
+    from a worker thread. Only the sized types come back."""
+    from onnxstudio.model.infer_child import ChildInference
+
+    given = dict(given or {})
+    child = ChildInference(path, sizes=given, data=data)
+    types, problem = child.result()
+    sizes = _sizes(child.dims, given)
+    sizes.problem = problem
+    if types is not None:
+        sized_types(sizes, types)
     return sizes
