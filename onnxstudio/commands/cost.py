@@ -58,7 +58,7 @@ def _print_table(path: Path, cost: Any, top: int) -> None:
     where = f" at {peak_at.op_type} {peak_at.name or peak_at.id}" if peak_at else ""
     w(f"activations written {human_bytes(cost.activation_bytes)}, peak alive "
       f"{human_bytes(cost.peak_activation_bytes)}{where}\n")
-    ranked = sorted(cost.nodes, key=lambda n: (-n.macs, -n.element_ops))[:top]
+    ranked = cost.ranked()[:top]
     w(f"\ntop {len(ranked)} nodes by MACs\n")
     w(f"  {'MACs':>9} {'share':>6} {'params':>8} {'output':>9}  op / node\n")
     for n in ranked:

@@ -169,6 +169,7 @@ class CostInsight(QObject):
         def work(context: TaskContext) -> tuple[ModelTab, ModelCost, Folded]:
             context.progress("Counting", 0.0)
             cost = cost_of_file(path, model, data, dims)
+            cost.ranked()  # the node table's order, sorted here rather than in the window
             context.check()
             return tab, cost, fold(cost_overlay(cost, metric) if metric != NO_COLOUR
                                    else None)

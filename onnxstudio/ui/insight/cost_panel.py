@@ -148,7 +148,7 @@ class CostPanel(JobPanel):
                                  "Compute to count each node's MACs, parameters and memory")
         else:
             self.banner.hide()
-            ranked = sorted(cost.nodes, key=lambda n: (-n.macs, -n.element_ops))
+            ranked = cost.ranked()
             by_macs = (2, Qt.SortOrder.DescendingOrder)
             self.node_model.reset(ranked, by_macs)
             self.node_view.horizontalHeader().setSortIndicator(*by_macs)
