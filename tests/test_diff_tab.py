@@ -74,7 +74,9 @@ def test_diff_tab_colours_lists_and_jumps(window, qtbot, edited_pair) -> None:
     assert tab.side_b.view.overlay().fill(node_id(tab.side_b, "Sigmoid")) == ADDED
     assert tab.side_b.view.overlay().fill(node_id(tab.side_b, "Add")) == MATCHED
 
-    # a click on the Softmax row selects it on both sides and shows both versions
+    # a click on the Softmax row selects it on both sides and shows both versions (the
+    # list fills once neither side is busy: ChangesList.defer_while)
+    qtbot.waitUntil(lambda: tab.changes.model.rowCount() == 3, timeout=30000)
     tab.changes.tree.clicked.emit(tab.changes.model.index(1, 0))
     assert tab.side_a.view.selected_ids() == [node_id(tab.side_a, "Softmax")]
     assert tab.side_b.view.selected_ids() == [node_id(tab.side_b, "Softmax")]

@@ -78,19 +78,19 @@ def test_a_diff_side_lands_and_the_panels_follow_a_turn_later(
     """A diff's side landing refilled every panel in its landing handler (16-26 ms of
     BERT-96's diff and optimised graph): the panels follow in a turn of their own."""
     from onnxstudio.ui import diffing
-    from onnxstudio.ui.canvas.model_tab import ModelTab
+    from onnxstudio.ui.canvas.landing import Landing
 
     landing = [False]  # inside a side's landing handler
-    land = ModelTab._land
+    land = Landing._land
 
-    def watched_land(self: ModelTab, opened: object) -> None:
+    def watched_land(self: Landing, opened: object) -> None:
         landing[0] = True
         try:
             land(self, opened)  # type: ignore[arg-type]
         finally:
             landing[0] = False
 
-    monkeypatch.setattr(ModelTab, "_land", watched_land)
+    monkeypatch.setattr(Landing, "_land", watched_land)
     window = shown_window(qtbot)
     shown: list[tuple[object, bool]] = []  # (model, shown inside a landing handler)
     fill = window.show_in_panels
