@@ -63,3 +63,28 @@ def relu_chain(count: int, bad: bool = False) -> onnx.ModelProto:
     graph = helper.make_graph(nodes, "chain", inputs,
                               [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
     return make_model(graph)
+
+
+def bert_like(path: Path, layers: int = 4, prefix: str = "/encoder", norms: bool = False
+              ) -> Path:
+    """Scoped MatMuls (and, with ``norms``, LayerNormalizations) with weights, named as a
+    BERT export's: long node names that keep a layer index."""
+    nodes, weights, value = [], [], "x"
+    ones = numpy_helper.from_array(np.ones(64, dtype=np.float32), "ones")
+    for i in range(layers):
+        scope = f"{prefix}/layer.{i}/attention/self/query"
+        w = f"encoder.layer.{i}.attention.self.query.weight"
+        weights.append(numpy_helper.from_array(np.eye(64, dtype=np.float32), w))
+        nodes.append(helper.make_node("MatMul", [value, w], [f"{scope}/MatMul_output_0"],
+                                      name=f"{scope}/MatMul"))
+        value = f"{scope}/MatMul_output_0"
+        if norms:
+            norm = f"{prefix}/layer.{i}/output/LayerNorm/LayerNormalization"
+            nodes.append(helper.make_node("LayerNormalization", [value, "ones", "ones"],
+                                          [f"{norm}_output_0"], name=norm))
+            value = f"{norm}_output_0"
+    graph = helper.make_graph(
+        nodes, "bert_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info(value, TensorProto.FLOAT, [1, 64])],
+        initializer=[*weights, ones] if norms else weights)
+    return save(make_model(graph), path)

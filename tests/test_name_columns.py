@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QStyleOptionViewItem, QTableView
 
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
-from tests.builders import save
+from tests.builders import bert_like
 from tests.conftest import shown_window
 from tests.test_main_window import wait_open
 
@@ -20,33 +20,6 @@ from tests.test_main_window import wait_open
 def _drain_workers():
     yield
     TaskRunner.wait_all()
-
-
-def _bert_like(path: Path, layers: int = 12) -> Path:
-    """Scoped MatMuls and LayerNormalizations named as a BERT export's."""
-    import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
-
-    from tests.builders import make_model
-
-    nodes, weights, value = [], [], "x"
-    ones = numpy_helper.from_array(np.ones(64, dtype=np.float32), "ones")
-    for i in range(layers):
-        scope = f"/bert/encoder/layer.{i}/attention/self/query"
-        w = f"encoder.layer.{i}.attention.self.query.weight"
-        weights.append(numpy_helper.from_array(np.eye(64, dtype=np.float32), w))
-        nodes.append(helper.make_node("MatMul", [value, w], [f"{scope}/MatMul_output_0"],
-                                      name=f"{scope}/MatMul"))
-        norm = f"/bert/encoder/layer.{i}/output/LayerNorm/LayerNormalization"
-        nodes.append(helper.make_node("LayerNormalization",
-                                      [f"{scope}/MatMul_output_0", "ones", "ones"],
-                                      [f"{norm}_output_0"], name=norm))
-        value = f"{norm}_output_0"
-    graph = helper.make_graph(
-        nodes, "bert_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-        [helper.make_tensor_value_info(value, TensorProto.FLOAT, [1, 64])],
-        initializer=[*weights, ones])
-    return save(make_model(graph), path)
 
 
 def _shown_names(view: QTableView) -> list[tuple[str, str]]:
@@ -77,11 +50,15 @@ def _costed(qtbot, window: MainWindow) -> QTableView:
     return view
 
 
+def _bert_like(folder: Path) -> Path:
+    return bert_like(folder / "bert_like.onnx", layers=12, prefix="/bert/encoder", norms=True)
+
+
 def test_the_cost_tables_names_widen_by_hand_and_stay_so(qtbot, tmp_path: Path) -> None:
     """At 1920x1080 the node column had what the numbers left (~110 px: "…yer.10/…/MatMul")
     and could not be widened; dragged wider it reads "…/layer.10/…/MatMul" whole, the
     table scrolling sideways, and a new window keeps that width."""
-    path = _bert_like(tmp_path / "bert_like.onnx")
+    path = _bert_like(tmp_path)
     window = shown_window(qtbot, 1920, 1080)
     wait_open(qtbot, window.open_paths([str(path)])[0])
     view = _costed(qtbot, window)
@@ -109,7 +86,7 @@ def test_a_long_operator_type_leaves_the_profiles_names_their_room(qtbot,
     from onnxstudio.ui.insight.profile_panel import OP_TYPE_CAP, ProfileOptions
 
     window = shown_window(qtbot, 1920, 1080)
-    wait_open(qtbot, window.open_paths([str(_bert_like(tmp_path / "bert_like.onnx"))])[0])
+    wait_open(qtbot, window.open_paths([str(_bert_like(tmp_path))])[0])
     window.insight.start_profile(ProfileOptions("disable", 1, 0))
     panel = window.insight.profile_panel
     qtbot.waitUntil(lambda: panel.result() is not None, timeout=60000)

@@ -12,7 +12,7 @@ from onnxstudio.ui import diffing
 from onnxstudio.ui.main_window import MainWindow
 from onnxstudio.ui.tasks import TaskRunner
 from tests import diff_edits
-from tests.builders import save, tiny_mlp
+from tests.builders import bert_like, save, tiny_mlp
 from tests.conftest import opened_tab, shown_window
 
 
@@ -217,28 +217,6 @@ def test_the_profiles_fused_names_drop_whole_segments_at_1280(window: MainWindow
         assert text == full or (text.startswith("…/") and full.endswith(text[1:]))
 
 
-def _bert_like(path: Path) -> Path:
-    """Four layers of scoped MatMul/Add nodes and weights named as a BERT export's."""
-    import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
-
-    from tests.builders import make_model
-
-    nodes, weights, value = [], [], "x"
-    for i in range(4):
-        scope = f"/encoder/layer.{i}/attention/self/query"
-        w = f"encoder.layer.{i}.attention.self.query.weight"
-        weights.append(numpy_helper.from_array(np.eye(64, dtype=np.float32), w))
-        nodes.append(helper.make_node("MatMul", [value, w], [f"{scope}/MatMul_output_0"],
-                                      name=f"{scope}/MatMul"))
-        value = f"{scope}/MatMul_output_0"
-    graph = helper.make_graph(
-        nodes, "bert_like", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-        [helper.make_tensor_value_info(value, TensorProto.FLOAT, [1, 64])],
-        initializer=weights)
-    return save(make_model(graph), path)
-
-
 def test_search_results_name_the_layer_at_1280(window: MainWindow, qtbot,
                                                tmp_path: Path) -> None:
     """Find "query" in a BERT-like model at 1280x800: the Kind column took its contents'
@@ -246,7 +224,7 @@ def test_search_results_name_the_layer_at_1280(window: MainWindow, qtbot,
     now takes two fifths at most, and a name drops whole segments, keeping its layer."""
     from PySide6.QtWidgets import QStyleOptionViewItem
 
-    opened_tab(qtbot, window, _bert_like(tmp_path / "bert_like.onnx"))
+    opened_tab(qtbot, window, bert_like(tmp_path / "bert_like.onnx"))
     window.find_in_model()
     search = window.inspector.search
     search.edit.setText("query")
