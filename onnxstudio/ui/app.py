@@ -13,9 +13,8 @@ from PySide6.QtWidgets import QApplication
 
 from onnxstudio import __version__
 from onnxstudio.resources import resource
-from onnxstudio.ui import appearance
 from onnxstudio.ui.main_window import MainWindow, sample_model_path
-from onnxstudio.ui.settings import APPLICATION, ORGANIZATION, app_settings
+from onnxstudio.ui.settings import APPLICATION, ORGANIZATION
 from onnxstudio.ui.single_instance import InstanceServer
 
 
@@ -49,8 +48,7 @@ def create_application(argv: list[str] | None = None) -> QApplication:
 def run_app(args: argparse.Namespace) -> int:
     files: list[str] = list(args.files)  # a running window did not take them (cli.py)
     app = create_application()
-    appearance.apply(app, str(app_settings().value("appearance", "system")))
-    window = MainWindow()
+    window = MainWindow()  # applies the remembered appearance
     server = InstanceServer(window.open_paths, window) if not args.new_instance else None
     app.installEventFilter(_FileOpenFilter(window))
     window.show()

@@ -1,21 +1,35 @@
-"""Light/dark/system appearance of the whole window (the canvas follows via render.theme)."""
+"""Light/dark/system appearance of the whole window (the canvas follows via render.theme).
+
+The canvases take their theme from the palette the window shows (``shown``), never from
+the setting apart from it: a window built without ``run_app`` once read "dark" from the
+settings for its canvas while its palette stayed light. ``ThemeFollower`` re-reads the
+palette whenever it changes, and re-applies "system" when the desktop's scheme changes.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from collections.abc import Callable
+
+from PySide6.QtCore import QEvent, QObject, Qt, Slot
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
 APPEARANCES = ("system", "light", "dark")
 
 
-def resolve(appearance: str) -> str:
-    """'light' or 'dark'; 'system' follows the desktop's colour scheme."""
+def resolve(appearance: str, scheme: Qt.ColorScheme | None = None) -> str:
+    """'light' or 'dark'; 'system' follows the desktop's colour scheme (``scheme`` when
+    given: the one a change signal just announced)."""
     if appearance in ("light", "dark"):
         return appearance
-    hints = QGuiApplication.styleHints()
-    scheme = hints.colorScheme() if hasattr(hints, "colorScheme") else None
+    if scheme is None:
+        scheme = QGuiApplication.styleHints().colorScheme()
     return "dark" if scheme == Qt.ColorScheme.Dark else "light"
+
+
+def shown(palette: QPalette) -> str:
+    """The theme a window with ``palette`` shows: 'dark' when its background is."""
+    return "dark" if palette.color(QPalette.ColorRole.Window).lightness() < 128 else "light"
 
 
 def _dark_palette() -> QPalette:
@@ -61,9 +75,9 @@ QCheckBox::indicator:disabled { border-color: #4a4f57; }
 """
 
 
-def apply(app: QApplication, appearance: str) -> str:
+def apply(app: QApplication, appearance: str, scheme: Qt.ColorScheme | None = None) -> str:
     """Style the application; returns the resolved 'light' or 'dark'."""
-    resolved = resolve(appearance)
+    resolved = resolve(appearance, scheme)
     app.setStyle("Fusion")
     app.setPalette(_dark_palette() if resolved == "dark" else app.style().standardPalette())
     app.setStyleSheet(DARK_SHEET if resolved == "dark" else "")
@@ -82,3 +96,29 @@ def _repolish(app: QApplication) -> None:
                 widget.setStyleSheet("")
                 widget.setStyleSheet(sheet)
             widget.update()
+
+
+class ThemeFollower(QObject):
+    """Tells ``on_theme`` the theme ``window`` shows each time its palette changes (a
+    switch in View → Theme, or any code setting the application's palette), and
+    re-applies 'system' when the desktop's colour scheme changes while ``appearance_of``
+    says the user chose 'system'."""
+
+    def __init__(self, window: QWidget, appearance_of: Callable[[], str],
+                 on_theme: Callable[[str], None]) -> None:
+        super().__init__(window)
+        self._window, self._appearance_of, self._on_theme = window, appearance_of, on_theme
+        window.installEventFilter(self)
+        QGuiApplication.styleHints().colorSchemeChanged.connect(self.scheme_changed)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._window and event.type() in (
+                QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+            self._on_theme(shown(self._window.palette()))
+        return False
+
+    @Slot(Qt.ColorScheme)
+    def scheme_changed(self, scheme: Qt.ColorScheme) -> None:
+        app = QApplication.instance()
+        if self._appearance_of() == "system" and isinstance(app, QApplication):
+            apply(app, "system", scheme)  # the palette's change event moves the canvases

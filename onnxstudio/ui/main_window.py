@@ -79,7 +79,12 @@ class MainWindow(QMainWindow):
                             | QMainWindow.DockOption.AllowTabbedDocks)
         settings = app_settings()
         self.appearance = str(settings.value("appearance", "system"))
-        self.theme = appearance.resolve(self.appearance)
+        # The window applies its appearance itself, and its canvases take the theme the
+        # palette shows from then on (ThemeFollower): set apart, a window built without
+        # run_app painted a dark canvas inside a light frame.
+        app = QApplication.instance()
+        self.theme = (appearance.apply(app, self.appearance) if isinstance(app, QApplication)
+                      else appearance.resolve(self.appearance))
         self.direction: Direction = "LR" if settings.value("direction", "TB") == "LR" else "TB"
         self.show_names = settings.value("show_names", False) in (True, "true")
         self.canvas_choices = CanvasChoices()  # View: edge labels, minimap, hidden nodes
@@ -125,6 +130,7 @@ class MainWindow(QMainWindow):
         restore_window(self, self.panels.docks, self.panels.version,
                        self.panels.keys("on_request"))
         self._update_actions()
+        appearance.ThemeFollower(self, lambda: self.appearance, self._follow_theme)
 
     # -- construction ---------------------------------------------------------------
     def _build_panels(self) -> None:
@@ -377,9 +383,19 @@ class MainWindow(QMainWindow):
         self.commands[f"theme_{name}"].setChecked(True)
         app = QApplication.instance()
         if isinstance(app, QApplication):
-            self.theme = appearance.apply(app, name)
-        for tab in self.model_tabs():
-            tab.set_theme(self.theme)
+            appearance.apply(app, name)  # its palette change reaches _follow_theme
+        self._follow_theme(appearance.shown(self.palette()))
+
+    def _follow_theme(self, theme: str) -> None:
+        """Paint every canvas (model tabs, diff sides and merged views) in ``theme``,
+        the one the window's palette shows."""
+        if theme == self.theme:
+            return
+        self.theme = theme
+        for i in range(self.tabs.count()):
+            tab = self.tabs.widget(i)
+            if isinstance(tab, ModelTab | DiffTab):
+                tab.set_theme(theme)
 
     def extract_selection(self) -> None:
         from onnxstudio.ui.dialogs.extract_dialog import start_extract
