@@ -65,10 +65,11 @@ def relu_chain(count: int, bad: bool = False) -> onnx.ModelProto:
     return make_model(graph)
 
 
-def bert_like(path: Path, layers: int = 4, prefix: str = "/encoder", norms: bool = False
-              ) -> Path:
-    """Scoped MatMuls (and, with ``norms``, LayerNormalizations) with weights, named as a
-    BERT export's: long node names that keep a layer index."""
+def bert_like(path: Path, layers: int = 4, prefix: str = "/encoder", norms: bool = False,
+              scores: bool = False) -> Path:
+    """Scoped MatMuls (and, with ``norms``, LayerNormalizations; with ``scores``, a
+    second MatMul named as the attention scores', ".../attention/self/MatMul") with
+    weights, named as a BERT export's: long node names that keep a layer index."""
     nodes, weights, value = [], [], "x"
     ones = numpy_helper.from_array(np.ones(64, dtype=np.float32), "ones")
     for i in range(layers):
@@ -78,6 +79,11 @@ def bert_like(path: Path, layers: int = 4, prefix: str = "/encoder", norms: bool
         nodes.append(helper.make_node("MatMul", [value, w], [f"{scope}/MatMul_output_0"],
                                       name=f"{scope}/MatMul"))
         value = f"{scope}/MatMul_output_0"
+        if scores:
+            name = f"{prefix}/layer.{i}/attention/self/MatMul"
+            nodes.append(helper.make_node("MatMul", [value, w], [f"{name}_output_0"],
+                                          name=name))
+            value = f"{name}_output_0"
         if norms:
             norm = f"{prefix}/layer.{i}/output/LayerNorm/LayerNormalization"
             nodes.append(helper.make_node("LayerNormalization", [value, "ones", "ones"],

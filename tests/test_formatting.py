@@ -59,3 +59,12 @@ def test_elide_path_cuts_a_dotted_weight_name_at_its_dots_keeping_the_layer() ->
     name = "encoder.layer.0.attention.self.query.weight"
     assert elide_path(name, lambda t: len(t) <= 21) == "…layer.0…query.weight"
     assert elide_path("1.5", lambda t: False) == "1.5"  # a number is no path
+
+
+def test_a_tables_counts_have_three_digits() -> None:
+    """The Cost dock's number columns: 590K, not 589.82K, and a unit up, not 1000K."""
+    from onnxstudio.model.formatting import short_count
+
+    assert [short_count(n) for n in (0, 999, 1234, 589_824, 999_600, 2_359_296,
+                                     123_456_789, 1_234_567_890_123)] == \
+        ["0", "999", "1.23K", "590K", "1M", "2.36M", "123M", "1.23T"]

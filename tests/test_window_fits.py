@@ -186,7 +186,7 @@ def test_the_profiles_fused_names_drop_whole_segments_at_1280(window: MainWindow
                                                              qtbot) -> None:
     """Profile the sample CNN at 1280x800: the Fused column (110 px) cut its names
     mid-word ("…ures/relu1/Relu"); it now shortens them by whole segments, as the Node
-    column does ("…/relu1/Relu")."""
+    column does ("…/relu1/Relu"), once shown from the header's menu."""
     from PySide6.QtWidgets import QStyleOptionViewItem
 
     from onnxstudio.ui.main_window import sample_model_path
@@ -201,6 +201,8 @@ def test_the_profiles_fused_names_drop_whole_segments_at_1280(window: MainWindow
     panel = window.insight.profile_panel
     view = panel.node_table()
     qtbot.waitUntil(lambda: view.model().rowCount() > 0, timeout=10000)
+    assert view.isColumnHidden(4)  # Fused starts hidden: the header's menu shows it
+    panel.node_columns.set_shown("Fused", True)
     shown = []
     for row in range(view.model().rowCount()):
         index = view.model().index(row, 4)

@@ -73,6 +73,20 @@ def human_count(n: int) -> str:
     return str(n)
 
 
+def short_count(n: int) -> str:
+    """A count in three significant digits for a table's narrow column: 590K, 2.36M,
+    123M (``human_count``'s 589.82K made every number column of the Cost dock wider)."""
+    if n < 1000:
+        return str(n)
+    value, unit = n / 1000, "K"
+    for bigger in ("M", "B", "T"):
+        if float(f"{value:.3g}") < 1000:
+            break
+        value, unit = value / 1000, bigger
+    text = f"{value:.3g}"
+    return (text if float(text) < 1000 else f"{value:.0f}") + unit
+
+
 Dims = Sequence[int | str | None]
 
 

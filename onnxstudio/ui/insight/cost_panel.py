@@ -32,11 +32,12 @@ from PySide6.QtWidgets import (
 from onnxstudio.errors import OnnxStudioError
 from onnxstudio.export.atomic import atomic_write
 from onnxstudio.model.cost import ModelCost, NodeCost, ScopeCost
-from onnxstudio.model.formatting import human_bytes, human_count
+from onnxstudio.model.formatting import human_bytes, human_count, short_count
 from onnxstudio.render.overlay import COST_METRICS
 from onnxstudio.ui.insight.job_panel import JobPanel
+from onnxstudio.ui.widgets.column_menu import ColumnChooser
 from onnxstudio.ui.widgets.name_column import NameColumn
-from onnxstudio.ui.widgets.path_delegate import PathDelegate
+from onnxstudio.ui.widgets.path_delegate import PathDelegate, RightElided
 from onnxstudio.ui.widgets.tables import RIGHT, Column, CompactHeader, RecordTableModel
 
 NO_MODEL_TEXT = "Open a model to see what each node costs"
@@ -44,10 +45,11 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 3
 NO_COLOUR = "none"
 RESIZE_ROWS = 40  # rows measured when fitting a column
 NAME_MIN = 48  # the node column's least width, elided at the left (its end tells most)
+OP_TYPE_CAP = 86  # the operator type at most (px): ReduceMean whole, LayerNorm… cut (124)
 
 
 def _count(value: int) -> str:
-    return human_count(value) if value else "0"
+    return short_count(value)  # 590K, not 589.82K: narrow number columns
 
 
 class NodeCostModel(RecordTableModel[NodeCost]):
@@ -90,11 +92,28 @@ class ScopeCostModel(RecordTableModel[ScopeCost]):
         return None
 
 
-def table_view(model: RecordTableModel[Any], key: str) -> QTableView:
+class CostTable(QTableView):
+    """A cost table whose capped columns (an operator type, a kernel) stop at their cap,
+    cut at the right, and whose less-used columns can be hidden (``chooser``)."""
+
+    def __init__(self, caps: dict[int, int]) -> None:
+        super().__init__()
+        self.caps = caps
+        self.chooser: ColumnChooser | None = None
+
+    def sizeHintForColumn(self, column: int) -> int:
+        hint = super().sizeHintForColumn(column)
+        return min(hint, self.caps.get(column, hint))
+
+
+def table_view(model: RecordTableModel[Any], key: str, hidden: tuple[str, ...] = (),
+               caps: dict[int, int] | None = None) -> CostTable:
     """A cost table that fits its dock: the numbers take the width they need, the name
     column what is left, elided (at 1920 px the Params column scrolled out of sight),
-    or as wide as the user drags it (remembered under ``key``)."""
-    view = QTableView()
+    or as wide as the user drags it (remembered under ``key``). The columns titled in
+    ``hidden`` start hidden (the header's right-click menu shows them, remembered);
+    ``caps`` bound a column's width (px), its text cut at the right."""
+    view = CostTable(caps or {})
     view.setHorizontalHeader(CompactHeader(view))
     view.setModel(model)
     view.setSortingEnabled(True)
@@ -113,6 +132,9 @@ def table_view(model: RecordTableModel[Any], key: str) -> QTableView:
     view.setWordWrap(False)
     view.setTextElideMode(Qt.TextElideMode.ElideLeft)  # a scope path's end names the node
     view.setItemDelegateForColumn(0, PathDelegate(view))  # ...and keeps the layer's number
+    for column in view.caps:
+        view.setItemDelegateForColumn(column, RightElided(view))  # "LayerNorm…"
+    view.chooser = ColumnChooser(view, key.replace("name_width", "hidden_columns"), hidden)
     return view
 
 
@@ -223,7 +245,10 @@ class CostPanel(JobPanel):
 
         self.node_model = NodeCostModel()
         self.scope_model = ScopeCostModel()
-        self.node_view = table_view(self.node_model, "cost/node_name_width")
+        # At a 480 px dock the seven columns left the names 67 px ("…/MatMul"): the
+        # less-used two start hidden and the operator type stops at OP_TYPE_CAP
+        self.node_view = table_view(self.node_model, "cost/node_name_width",
+                                    hidden=("Element ops", "Memory"), caps={1: OP_TYPE_CAP})
         self.scope_view = table_view(self.scope_model, "cost/scope_name_width")
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)

@@ -33,6 +33,7 @@ from onnxstudio.ui.insight.job_panel import JobPanel
 from onnxstudio.ui.widgets.tables import Column, RecordTableModel
 
 NO_MODEL_TEXT = "Open a model to see which execution provider runs each node"
+KERNEL_CAP = 110  # the Kernel column at most (px), cut at the right
 
 
 class PlacementModel(RecordTableModel[NodePlacement]):
@@ -140,7 +141,10 @@ class PlacementPanel(JobPanel):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.summary)
         self.table = PlacementModel()
-        self.view = table_view(self.table, "placement/name_width")
+        # the kernel mostly repeats the operator type: that starts hidden, and a long
+        # kernel name stops at KERNEL_CAP, so the node names keep their room
+        self.view = table_view(self.table, "placement/name_width", hidden=("Op type",),
+                               caps={2: KERNEL_CAP})
         self._frame(side, self.view)
         self.find_button.clicked.connect(
             lambda: self.placementRequested.emit(str(self.provider_combo.currentData()),

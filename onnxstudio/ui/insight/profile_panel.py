@@ -52,11 +52,11 @@ from onnxstudio.ui.insight.profile_tables import (
     NodeTableModel,
     OpTypeTableModel,
     ProfileSortProxy,
-    RightElided,
     ShareBarDelegate,
 )
 from onnxstudio.ui.settings import app_settings, store
-from onnxstudio.ui.widgets.path_delegate import PathDelegate
+from onnxstudio.ui.widgets.column_menu import ColumnChooser
+from onnxstudio.ui.widgets.path_delegate import PathDelegate, RightElided
 from onnxstudio.ui.widgets.release import release_later
 
 NO_MODEL_TEXT = "Open a model, then Profile run to see where the time goes"
@@ -70,7 +70,8 @@ HUGE_RUNS = 3
 OPTIMIZATION_TIP = (
     "onnxruntime's graph optimisation level for the profiled session.\n"
     "With optimisations on, fused kernels (e.g. Conv + Add + Relu) are credited to the "
-    "first node they cover; the Fused column lists the others.\n"
+    "first node they cover; a row's tooltip lists the others, and so does the Fused column "
+    "(right-click the table's header to show it).\n"
     "\"disable\" times every node on its own, one kernel per node.")
 SETTINGS_RUNS = "profile/runs"
 SETTINGS_WARMUP = "profile/warmup"
@@ -301,6 +302,10 @@ class ProfilePanel(JobPanel):
         self._node_view.setItemDelegateForColumn(0, self.node_names)
         self._node_view.setItemDelegateForColumn(1, RightElided(self))
         self._node_view.setItemDelegateForColumn(4, self.node_names)  # Fused: names too
+        # Fused starts hidden (a row's tooltip names what it covers): its 64 px left the
+        # names "…/layer.0/…/MatMul" in a 1280 px window's dock
+        self.node_columns = ColumnChooser(self._node_view, "profile/hidden_columns",
+                                          hidden=("Fused",))
 
         self.op_model = OpTypeTableModel()
         self.op_proxy = ProfileSortProxy(self)

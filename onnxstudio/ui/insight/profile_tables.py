@@ -168,15 +168,6 @@ class ShareBarDelegate(QStyledItemDelegate):
         painter.restore()
 
 
-class RightElided(QStyledItemDelegate):
-    """Cut at the right (an operator type's start names it), in a view eliding left."""
-
-    def initStyleOption(self, option: QStyleOptionViewItem,
-                        index: QModelIndex | QPersistentModelIndex) -> None:
-        super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideRight
-
-
 class FitTableView(QTableView):
     """A read-only, row-selecting table whose first (name) column takes the spare width.
 
