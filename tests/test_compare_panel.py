@@ -12,6 +12,7 @@ from onnx import numpy_helper
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
+from onnxstudio.model.formatting import format_number
 from onnxstudio.model.open import load_model
 from onnxstudio.runner.compare import Comparison, compare, difference, parse_config
 from onnxstudio.runner.intermediates import node_outputs
@@ -22,10 +23,10 @@ from onnxstudio.ui.insight.compare_panel import ComparePanel
 from onnxstudio.ui.insight.compare_table import (
     FIRST_TINT,
     NODE_ID_ROLE,
-    SORT_ROLE,
     TINT,
     DifferenceTableModel,
 )
+from onnxstudio.ui.widgets.tables import SORT_ROLE
 from tests.conftest import REPO, shared_model
 
 SAMPLE = REPO / "resources" / "sample" / "digits_cnn.onnx"
@@ -374,3 +375,53 @@ def test_a_large_comparison_lands_asking_python_nothing_per_row(
     table.sortByColumn(2, Qt.SortOrder.DescendingOrder)
     table.sortByColumn(0, Qt.SortOrder.AscendingOrder)  # back to graph order
     assert column(panel, 1)[:12] == [d.name for d in perturbed_result.intermediates]
+
+
+def test_a_comparison_fills_the_table_once_and_a_paint_asks_once_per_cell(
+        panel: ComparePanel, perturbed_result: Comparison) -> None:
+    """Issue 34: resnet50's comparison landed through a sort-filter proxy that asked the
+    model's ``data`` once per role of every painted cell (~670 Python calls a paint,
+    repainted 2-3 times). Now one reset fills the table the view reads directly, a
+    painted cell is one ``multiData`` call with its text formatted once, and rows are
+    never measured."""
+    import sys
+    from collections import Counter
+    from dataclasses import replace
+    from types import FrameType
+
+    from PySide6.QtWidgets import QHeaderView
+
+    many = replace(perturbed_result, intermediates=[
+        replace(d) for _ in range(20) for d in perturbed_result.intermediates])
+    panel.set_model(SAMPLE, load_model(SAMPLE))
+    view = panel.intermediates_table()
+    assert view.model() is view.source  # no proxy between them
+    assert view.verticalHeader().sectionResizeMode(0) == QHeaderView.ResizeMode.Fixed
+    fills: Counter[str] = Counter()
+    view.model().modelReset.connect(lambda: fills.update(["reset"]))
+    view.model().layoutChanged.connect(lambda: fills.update(["layout"]))
+    view.model().rowsInserted.connect(lambda *_: fills.update(["rows"]))
+    panel.set_result(many)
+    assert fills == {"reset": 1}
+    calls: Counter[str] = Counter()
+
+    def count(frame: FrameType, event: str, _arg: object) -> None:
+        code = frame.f_code
+        if event == "call" and code.co_name in ("data", "multiData"):
+            calls[code.co_name] += 1
+        elif event == "call" and code.co_filename.endswith("compare_table.py"):
+            calls["formatting"] += code.co_name == "<lambda>"
+
+    for paint in range(2):
+        sys.setprofile(count)
+        try:
+            view.viewport().grab()
+        finally:
+            sys.setprofile(None)
+        top, bottom = view.rowAt(0), view.rowAt(view.viewport().height() - 1)
+        cells = (bottom - top + 1) * view.model().columnCount()
+        assert 0 < calls["multiData"] <= cells and calls["data"] == 0, calls
+        if paint:  # a repaint formats nothing again
+            assert calls["formatting"] == 0, calls
+        calls.clear()
+    assert view.model().index(0, 2).data() == format_number(many.intermediates[0].max_abs, 3)

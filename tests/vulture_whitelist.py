@@ -34,6 +34,7 @@ _.json_format
 _.eventFilter  # ui/app.py (macOS file-open events), ui/widgets/dock_tabs.py
 _.paintEvent  # ui/canvas/minimap.py, ui/widgets/histogram.py, ui/widgets/status.py
 _.drawBackground  # ui/canvas/graph_view.py: the one painter draws the graph here
+_.multiData  # ui/widgets/tables.py: a delegate's every role of a cell in one call
 _.mouseReleaseEvent  # ui/canvas/graph_view.py
 _.contextMenuEvent
 _.dragEnterEvent  # ui/main_window.py, ui/insight/run_panel.py: file drops

@@ -250,7 +250,7 @@ class ComparePanel(JobPanel):
         self.jump_button.clicked.connect(self._jump)
         self.graph_order_button.clicked.connect(self.intermediates_view.graph_order)
         self.only_exceeding_check.toggled.connect(
-            self.intermediates_view.proxy.set_only_exceeding)
+            self.intermediates_view.source.set_only_exceeding)
         for view in (self.outputs_view, self.intermediates_view):
             view.rowActivated.connect(self._activate)
             view.selectionModel().currentRowChanged.connect(self._show_details)
@@ -281,7 +281,7 @@ class ComparePanel(JobPanel):
         for row, node in enumerate(view.node_ids()):
             if node == fd.id:
                 view.selectRow(row)
-                view.scrollTo(view.proxy.index(row, 0))
+                view.scrollTo(view.source.index(row, 0))
                 break
         self.nodeActivated.emit(fd.id)
 
