@@ -95,3 +95,45 @@ def test_escape_in_the_compare_panel_cancels_its_compare(qtbot, window) -> None:
     assert panel.result() is None and panel.error_text() == ""
     assert panel.hint.isVisible()  # still the explanation, not a half result
     assert tab.view.overlay() is None
+
+
+@pytest.mark.parametrize("how", ["close", "replace"])
+def test_closing_the_tab_kills_the_cost_tables_inference_child(qtbot, tmp_path: Path,
+                                                              monkeypatch, how: str) -> None:
+    """Issue 34: the Cost dock counts a large graph's shapes in a child process, which
+    ran on after its tab closed (or its model was replaced). Now the task's cancel stops
+    the child: the process is gone, its folder removed, and nothing is shown as an error."""
+    from onnxstudio.concurrency import child as child_module
+    from onnxstudio.model.open import ISOLATE_INFERENCE_NODES
+    from tests.builders import relu_chain, save
+
+    started: list[child_module.Child] = []
+    real_init = child_module.Child.__init__
+
+    def recording(self: child_module.Child, *args: object, **kwargs: object) -> None:
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        if args and args[0] == child_module.INFER_SHAPES:
+            started.append(self)
+
+    monkeypatch.setattr(child_module.Child, "__init__", recording)
+    path = save(relu_chain(ISOLATE_INFERENCE_NODES * 3), tmp_path / "long.onnx")
+    window = shown_window(qtbot, 1400, 900)
+    tab = window.open_paths([str(path)])[0]
+    qtbot.waitUntil(lambda: not tab.busy and tab.model is not None, timeout=60000)
+    started.clear()  # the open's own inference child, if any, has ended
+    window.cost.show_cost()
+    qtbot.waitUntil(lambda: bool(started), timeout=30000)
+    child = started[0]
+    assert child.process.poll() is None  # still starting: Python is not up yet
+    if how == "close":
+        window.close_tab(window.tabs.indexOf(tab))
+    else:  # the tab's model replaced (an edit, a reload) while the old one is counted
+        tab.model = None
+        window.cost.show_model(tab, None)
+    qtbot.waitUntil(lambda: child.process.poll() is not None, timeout=10000)
+    assert child.process.returncode != 0  # killed, not finished
+    assert child.stopped
+    _stopped(qtbot)
+    assert child.folder is not None and not child.folder.exists()
+    panel = window.cost.cost_panel
+    assert not panel.busy and panel.banner.isHidden() and panel.result() is None

@@ -67,6 +67,7 @@ class Child:
         # with it.
         self._lifeline, self.process.stdin = self.process.stdin, None
         self._sending = threading.Lock()  # whole lines, whichever thread sends
+        self.stopped = False  # stop() was called: the job was cancelled
 
     @classmethod
     def start(cls, command: str, *args: str, folder: Path, failed: Callable[[OSError], Exception],
@@ -80,8 +81,17 @@ class Child:
         except OSError as exc:
             raise failed(exc) from exc
         if kill_on is not None:
-            kill_on(child.process.kill)
+            kill_on(child.stop)
         return child
+
+    def stop(self) -> None:
+        """End the child now, from any thread (a task's cancel, on the GUI thread): only
+        a signal, so it never waits; the thread waiting on the child (``communicate``,
+        ``follow``) sees it end and cleans up, and can tell by ``stopped``."""
+        self.stopped = True
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError):  # it ended meanwhile
+                self.process.kill()
 
     def send(self, line: str) -> None:
         """Hand ``line`` (no newline in it) to the child's :data:`INCOMING`; OSError when

@@ -4,7 +4,7 @@ collapse. One entry point for the CLI and the window's task."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,13 +57,15 @@ def scope_costs(graph: Graph, cost: ModelCost) -> list[ScopeCost]:
 
 
 def cost_of_file(path: str | Path, model: Model, model_bytes: bytes | None = None,
-                 dims: Mapping[str, int] | None = None) -> ModelCost:
+                 dims: Mapping[str, int] | None = None,
+                 kill_on: Callable[[Callable[[], None]], object] | None = None) -> ModelCost:
     """The cost table of the model a tab shows: its file, or its edited bytes, parsed
     again (through the loader's checks) for shape inference on a copy; off the GUI
-    thread, and for a large graph in a child process (``sizes_apart``)."""
+    thread, and for a large graph in a child process (``sizes_apart``), which
+    ``kill_on`` (the task's cancel token's ``watch``) stops."""
     if model.graph.node_count_total() > ISOLATE_INFERENCE_NODES and (
             model_bytes is None or not may_use_external_data(model_bytes)):
-        cost = model_cost(model, sizes_apart(Path(path), model_bytes, dims))
+        cost = model_cost(model, sizes_apart(Path(path), model_bytes, dims, kill_on))
         cost.scopes = scope_costs(model.graph, cost)
         return cost
     checked = checked_copy(path, model_bytes) if model_bytes is not None else read_checked(path)

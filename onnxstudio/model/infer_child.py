@@ -17,11 +17,13 @@ import pickle
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from onnxstudio.concurrency.child import INFER_SHAPES, Child
 from onnxstudio.concurrency.fork import Forked, ForkFailed
+from onnxstudio.errors import Cancelled
 
 if TYPE_CHECKING:
     import onnx
@@ -37,10 +39,13 @@ class ChildInference:
     """One child process inferring ``model``'s shapes; ``result()`` waits for it."""
 
     def __init__(self, model: Path, sizes: dict[str, int] | None = None,
-                 data: bytes | None = None) -> None:
+                 data: bytes | None = None,
+                 kill_on: Callable[[Callable[[], None]], object] | None = None) -> None:
         """``sizes``: infer as the cost table does (``cost.shapes.concrete_sizes``: the
         inputs' symbolic dims sized, data propagated; the sizes used land in ``dims``);
-        ``data``: the model's edited bytes instead of its file."""
+        ``data``: the model's edited bytes instead of its file; ``kill_on`` (a cancel
+        token's ``watch``) is handed the child's ``stop``, and ``result`` then raises
+        Cancelled."""
         self._folder = Path(tempfile.mkdtemp(prefix="onnxstudio-infer-"))
         self._out = self._folder / "types.pb"
         self._child: Child | None = None
@@ -56,6 +61,8 @@ class ChildInference:
             self._problem: str | None = f"shape inference could not run ({type(exc).__name__})"
         else:
             self._problem = None
+            if kill_on is not None:
+                kill_on(self._child.stop)
 
     def result(self) -> tuple[onnx.ModelProto | None, str | None]:
         """(types-only model, problem or None), as :func:`infer_shapes` returns."""
@@ -67,6 +74,8 @@ class ChildInference:
                 report = json.loads(stdout.strip().splitlines()[-1])
             except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
                 self.cancel()
+                if self._child.stopped:
+                    raise Cancelled("shape inference cancelled") from exc
                 return None, f"shape inference could not run ({type(exc).__name__})"
             problem = report.get("problem")
             self.dims = report.get("dims", {})

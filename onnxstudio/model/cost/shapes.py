@@ -5,7 +5,7 @@ symbolic dims under plain inference, 3 with it)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -118,16 +118,17 @@ def sized_types(sizes: Sizes, inferred: onnx.ModelProto) -> None:
         sizes.types[vi.name] = None if found == UNKNOWN else found
 
 
-def sizes_apart(path: Path, data: bytes | None, given: Mapping[str, int] | None = None
-                ) -> Sizes:
+def sizes_apart(path: Path, data: bytes | None, given: Mapping[str, int] | None = None,
+                kill_on: Callable[[Callable[[], None]], object] | None = None) -> Sizes:
     """``concrete_sizes`` of the model file at ``path`` (or its edited ``data``, which
     must not refer to external data), inferred in a child process: onnx's C++ inference
     holds the GIL for its whole run (dag100k: ~0.6 s), which would freeze the window
-    from a worker thread. Only the sized types come back."""
+    from a worker thread. Only the sized types come back. ``kill_on`` (a cancel token's
+    ``watch``) stops the child; Cancelled is raised then."""
     from onnxstudio.model.infer_child import ChildInference
 
     given = dict(given or {})
-    child = ChildInference(path, sizes=given, data=data)
+    child = ChildInference(path, sizes=given, data=data, kill_on=kill_on)
     types, problem = child.result()
     sizes = _sizes(child.dims, given)
     sizes.problem = problem

@@ -92,6 +92,7 @@ class CostInsight(QObject):
         self._tab = current_tab
         self.cost_panel = CostPanel()
         self._coster = TaskRunner(self)
+        self._costing: tuple[ModelTab, Model] | None = None  # the tab and model counted
         self._painter = TaskRunner(self)
         self._coster.finished.connect(self._on_costed)
         self._coster.failed.connect(self._failed)
@@ -118,7 +119,11 @@ class CostInsight(QObject):
 
     def show_model(self, tab: ModelTab | None, model: Model | None) -> None:
         """A tab became current or finished loading: its own cost, or compute it when
-        the panel is on screen."""
+        the panel is on screen. A count still running for a tab since closed, or for a
+        model since replaced, is cancelled (its inference child killed)."""
+        costing = self._costing
+        if costing is not None and self._coster.busy and costing[0].model is not costing[1]:
+            self._coster.cancel()
         path = tab.path if tab is not None and model is not None else None
         self.cost_panel.set_model(path)
         self.placement_panel.set_model(path)
@@ -168,12 +173,13 @@ class CostInsight(QObject):
 
         def work(context: TaskContext) -> tuple[ModelTab, ModelCost, Folded]:
             context.progress("Counting", 0.0)
-            cost = cost_of_file(path, model, data, dims)
+            cost = cost_of_file(path, model, data, dims, kill_on=context.token.watch)
             cost.ranked()  # the node table's order, sorted here rather than in the window
             context.check()
             return tab, cost, fold(cost_overlay(cost, metric) if metric != NO_COLOUR
                                    else None)
 
+        self._costing = (tab, model)
         self._coster.start(work, quiet_gc=True)
 
     def _on_costed(self, answer: tuple[ModelTab, ModelCost, Folded]) -> None:
