@@ -33,7 +33,7 @@ from onnxstudio.ui.insight.job_panel import JobPanel
 from onnxstudio.ui.widgets.tables import Column, RecordTableModel
 
 NO_MODEL_TEXT = "Open a model to see which execution provider runs each node"
-KERNEL_CAP = 110  # the Kernel column at most (px), cut at the right
+KERNEL_CAP = 160  # the Kernel column at most (px), cut at the right: "constant-folded at load"
 
 
 class PlacementModel(RecordTableModel[NodePlacement]):
