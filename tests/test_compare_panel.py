@@ -26,7 +26,7 @@ from onnxstudio.ui.insight.compare_table import (
     TINT,
     DifferenceTableModel,
 )
-from onnxstudio.ui.widgets.tables import SORT_ROLE
+from onnxstudio.ui.widgets.tables import SORT_ROLE, delegate_text_padding
 from tests.conftest import REPO, shared_model
 
 SAMPLE = REPO / "resources" / "sample" / "digits_cnn.onnx"
@@ -425,3 +425,23 @@ def test_a_comparison_fills_the_table_once_and_a_paint_asks_once_per_cell(
             assert calls["formatting"] == 0, calls
         calls.clear()
     assert view.model().index(0, 2).data() == format_number(many.intermediates[0].max_abs, 3)
+
+
+def test_every_number_reads_whole_in_its_column(panel: ComparePanel,
+                                                perturbed_result: Comparison) -> None:
+    """Issue 34's screenshots: a max rel of 0.000168 read "0.0…168" in the Outputs table,
+    its column sized for "1.23e-05". Every number of either table fits its column."""
+    from dataclasses import replace
+
+    odd = [replace(d, max_abs=value, max_rel=value, cosine=-0.999123)
+           for d, value in zip(perturbed_result.outputs * 4,
+                               (0.000168, 8.88e-05, 123456.0, 0.000999), strict=False)]
+    panel.set_model(SAMPLE, load_model(SAMPLE))
+    panel.set_result(replace(perturbed_result, outputs=odd, intermediates=odd))
+    for table in (panel.outputs_table(), panel.intermediates_table()):
+        metrics, model = table.fontMetrics(), table.model()
+        for column in (2, 3, 4):
+            room = table.columnWidth(column) - delegate_text_padding(table)
+            for row in range(model.rowCount()):
+                text = str(model.index(row, column).data())
+                assert metrics.horizontalAdvance(text) <= room, (column, text)

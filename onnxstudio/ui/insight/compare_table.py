@@ -50,6 +50,10 @@ def _cell(text: Callable[[Difference], str], why: bool) -> Callable[[Difference]
 
 
 VALUE_MIN_CHARS = 16  # the Value column's least width, in characters
+# The widest texts of the number columns (three significant digits; cosine to six
+# places): sized for "1.23e-05" alone, a max rel of 0.000168 read "0.0…168".
+NUMBER_SAMPLES = ("0.000888", "8.88e-05", "8.88e+05", "-8.88e-05", "Max abs", "Max rel")
+COSINE_SAMPLES = ("-0.888888", "Cosine")
 FIT_ROWS = 200  # rows measured to fit the Node column
 
 
@@ -200,8 +204,9 @@ class DifferenceView(QTableView):
         # Numbers get just the width "1.23e-05" / "0.000000" need (ResizeToContents would
         # reserve room for a sort arrow in every header), so names keep most of a narrow dock.
         fm = self.fontMetrics()
-        number = max(fm.horizontalAdvance("1.23e-05"), fm.horizontalAdvance("Max abs")) + 10
-        widths = {2: number, 3: number, 4: fm.horizontalAdvance("0.000000") + 10,
+        number = max(map(fm.horizontalAdvance, NUMBER_SAMPLES)) + 10
+        widths = {2: number, 3: number,
+                  4: max(map(fm.horizontalAdvance, COSINE_SAMPLES)) + 10,
                   5: fm.horizontalAdvance("✗") + 12}
         for col, width in widths.items():
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Fixed)
