@@ -12,7 +12,6 @@ from onnx import numpy_helper
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog
 
-from onnxstudio.model.formatting import format_number
 from onnxstudio.model.open import load_model
 from onnxstudio.runner.compare import Comparison, compare, difference, parse_config
 from onnxstudio.runner.intermediates import node_outputs
@@ -25,6 +24,7 @@ from onnxstudio.ui.insight.compare_table import (
     NODE_ID_ROLE,
     TINT,
     DifferenceTableModel,
+    magnitude,
 )
 from onnxstudio.ui.widgets.tables import SORT_ROLE, delegate_text_padding
 from tests.conftest import REPO, shared_model
@@ -424,7 +424,7 @@ def test_a_comparison_fills_the_table_once_and_a_paint_asks_once_per_cell(
         if paint:  # a repaint formats nothing again
             assert calls["formatting"] == 0, calls
         calls.clear()
-    assert view.model().index(0, 2).data() == format_number(many.intermediates[0].max_abs, 3)
+    assert view.model().index(0, 2).data() == magnitude(many.intermediates[0].max_abs)
 
 
 def test_every_number_reads_whole_in_its_column(panel: ComparePanel,
@@ -433,9 +433,11 @@ def test_every_number_reads_whole_in_its_column(panel: ComparePanel,
     its column sized for "1.23e-05". Every number of either table fits its column."""
     from dataclasses import replace
 
+    values = (0.000168, 8.88e-05, 123456.0, 0.000999, 999.7, 0.00123, 5e-12)
     odd = [replace(d, max_abs=value, max_rel=value, cosine=-0.999123)
-           for d, value in zip(perturbed_result.outputs * 4,
-                               (0.000168, 8.88e-05, 123456.0, 0.000999), strict=False)]
+           for d, value in zip(perturbed_result.outputs * 7, values, strict=False)]
+    assert [magnitude(v) for v in values] == ["1.68e-04", "8.88e-05", "1.2e+05", "9.99e-04",
+                                              "1000", "0.00123", "5.00e-12"]
     panel.set_model(SAMPLE, load_model(SAMPLE))
     panel.set_result(replace(perturbed_result, outputs=odd, intermediates=odd))
     for table in (panel.outputs_table(), panel.intermediates_table()):

@@ -50,10 +50,27 @@ def _cell(text: Callable[[Difference], str], why: bool) -> Callable[[Difference]
 
 
 VALUE_MIN_CHARS = 16  # the Value column's least width, in characters
-# The widest texts of the number columns (three significant digits; cosine to six
-# places): sized for "1.23e-05" alone, a max rel of 0.000168 read "0.0…168".
-NUMBER_SAMPLES = ("0.000888", "8.88e-05", "8.88e+05", "-8.88e-05", "Max abs", "Max rel")
-COSINE_SAMPLES = ("-0.888888", "Cosine")
+# The widest texts of the number columns (``magnitude``, ``cosine_text``): sized for
+# "1.23e-05" alone, a max rel written 0.000168 read "0.0…168".
+NUMBER_SAMPLES = ("8.88e-04", "8.8e+05", "0.00888", "8888", "Max abs", "Max rel")
+COSINE_SAMPLES = ("0.888888", "-0.88888", "Cosine")
+
+
+def magnitude(value: float) -> str:
+    """A max abs or max rel in three digits and at most "1.68e-04"'s width: 0.000168 in
+    'g' format took a wider column, and the value names' room with it."""
+    if not math.isfinite(value) or value == 0:
+        return format_number(value, 3)  # nan, inf, 0
+    if 1e-3 <= value < 999.5:
+        return f"{value:.3g}"
+    if 999.5 <= value < 9999.5:
+        return f"{value:.0f}"
+    return f"{value:.2e}" if value < 1e-3 else f"{value:.1e}"
+
+
+def cosine_text(value: float) -> str:
+    """Six places, five below zero (the sign takes the sixth's room)."""
+    return f"{value:.6f}" if value >= 0 or not math.isfinite(value) else f"{value:.5f}"
 FIT_ROWS = 200  # rows measured to fit the Node column
 
 
@@ -84,12 +101,12 @@ class DifferenceTableModel(RecordTableModel[Difference]):
                        lambda d: float(math.prod(d.shape_a)))]
         # Intermediates say in Max abs why there are no numbers; outputs say it in Shape.
         return [*first,
-                Column("Max abs", _cell(lambda d: format_number(d.max_abs, 3), intermediates),
+                Column("Max abs", _cell(lambda d: magnitude(d.max_abs), intermediates),
                        lambda d: _number(d.max_abs), RIGHT, "Largest |A − B|"),
-                Column("Max rel", _cell(lambda d: format_number(d.max_rel, 3), False),
+                Column("Max rel", _cell(lambda d: magnitude(d.max_rel), False),
                        lambda d: _number(d.max_rel), RIGHT,
                        "Largest |A − B| / max(|A|, |B|) where not ~0"),
-                Column("Cosine", _cell(lambda d: f"{d.cosine:.6f}", False),
+                Column("Cosine", _cell(lambda d: cosine_text(d.cosine), False),
                        lambda d: _number(d.cosine), RIGHT,
                        "Cosine similarity of A and B (1 = same direction)"),
                 Column("", lambda d: "✗" if d.exceeds else "✓", lambda d: float(d.exceeds),
