@@ -445,3 +445,33 @@ def test_releasing_a_result_still_held_elsewhere_leaves_it_whole(qtbot) -> None:
     release.release_later(result)
     qtbot.waitUntil(lambda: release.pending() == 0)
     assert result.nodes is nodes and len(nodes) == 5_000 and nodes[-1].name == "n4999"
+
+
+def test_a_painted_cell_is_one_call_to_the_records(qtbot, sample_result: ProfileResult) -> None:
+    """The filter proxy between the table and its records asked their ``data`` once per
+    role of every painted cell (seven Python calls a cell); it hands them a cell's
+    roles at once, and the cells read as before."""
+    import sys
+    from collections import Counter
+    from types import FrameType
+
+    panel = _panel(qtbot, SAMPLE, sample_result)
+    view = panel.node_table()
+    qtbot.waitUntil(lambda: view.model().rowCount() > 0)
+    calls: Counter[str] = Counter()
+
+    def count(frame: FrameType, event: str, _arg: object) -> None:
+        if event == "call" and frame.f_code.co_name in ("data", "multiData"):
+            calls[f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_code.co_name}"] += 1
+
+    sys.setprofile(count)
+    try:
+        view.viewport().grab()
+    finally:
+        sys.setprofile(None)
+    last = view.rowAt(view.viewport().height() - 1)
+    rows = view.model().rowCount() if last < 0 else last + 1
+    shown = sum(not view.isColumnHidden(c) for c in range(view.model().columnCount()))
+    assert 0 < calls["tables.py:multiData"] <= rows * shown, calls
+    assert calls["tables.py:data"] <= rows, calls  # only the share bar's length
+    assert cells(view, 2) == [format_ms(r.time_ms) for r in panel.node_model.rows]

@@ -8,6 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import (
     QModelIndex,
+    QModelRoleData,
+    QModelRoleDataSpan,
     QPersistentModelIndex,
     QRect,
     QSortFilterProxyModel,
@@ -129,6 +131,14 @@ class ProfileSortProxy(QSortFilterProxyModel):
         source = self.sourceModel()
         if source is not None:
             source.sort(column, order)
+
+    def multiData(self, index: QModelIndex | QPersistentModelIndex,
+                  roleDataSpan: QModelRoleDataSpan | QModelRoleData) -> None:
+        """A painted cell's roles in one call to the records (``TableModel.multiData``):
+        Qt's proxy asked the source's ``data`` once per role, seven calls a cell."""
+        source = self.sourceModel()
+        if source is not None and index.isValid():
+            source.multiData(self.mapToSource(index), roleDataSpan)
 
 
 class ShareBarDelegate(QStyledItemDelegate):
