@@ -1,0 +1,67 @@
+"""Issue 34, File → Diff With… and Show Optimised Graph: the diff tab opens in turns, so
+no turn of the window does more than a piece of it."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from onnxstudio.ui import diffing
+from onnxstudio.ui.diff import diff_tab
+from tests import diff_edits
+from tests.builders import save, tiny_mlp
+from tests.conftest import shown_window
+
+
+def _pair(tmp_path: Path) -> tuple[Path, Path]:
+    edited = tiny_mlp()
+    diff_edits.change_attribute(edited, "Softmax", "axis", 1)
+    return save(tiny_mlp(), tmp_path / "a.onnx"), save(edited, tmp_path / "b.onnx")
+
+
+def test_a_diff_tab_shows_its_progress_first_then_its_canvases_then_compares(
+        monkeypatch, qtbot, tmp_path: Path) -> None:
+    """The handler that opened a diff built both canvases, the changes list and the pair
+    details, polished and painted them, and started the worker, whose thread took the
+    GIL in the middle of that first paint (BERT-96: 35-80 ms of frozen window, 17-25 ms
+    of it the window's CPU). Now the handler shows the tab with its progress page only;
+    the canvases come a turn later, the list the turn after, the worker last."""
+    a, b = _pair(tmp_path)
+    started: list[tuple[threading.Thread, int, bool]] = []
+    real = diff_tab.compute
+
+    def noted(path_a: Path, path_b: Path, context: Any) -> diff_tab.Computed:
+        started.append((threading.current_thread(), len(tab.tabs()), tab.changes.isVisible()))
+        return real(path_a, path_b, context)
+
+    monkeypatch.setattr(diff_tab, "compute", noted)
+    window = shown_window(qtbot)
+    tab = diffing.open_diff(window, a, b)
+    assert window.tabs.currentWidget() is tab
+    assert tab._stage.isVisible() and tab._stage.text().startswith("Comparing a.onnx")
+    assert tab.tabs() == [] and not tab.changes.isVisible()  # nothing more this turn
+    assert tab.busy and window.current_tab() is None
+    qtbot.waitUntil(lambda: len(tab.tabs()) == 2)
+    assert window.current_tab() is tab.side_a  # the window's panels follow side A
+    qtbot.waitUntil(lambda: tab.result is not None and all(
+        side.layout_data is not None and not side.busy for side in tab.tabs()), timeout=60000)
+    assert [(worker is threading.main_thread(), sides, shown)
+            for worker, sides, shown in started] == [(False, 2, True)]
+    softmax = next(n.id for n in tab.side_b.model.graph.nodes if n.op_type == "Softmax")
+    qtbot.waitUntil(lambda: tab.changes.model.rowCount() == 1)
+    assert [e.b.id for e in tab.changes.rows() if e.b is not None] == [softmax]
+
+
+def test_a_diff_tab_closed_before_its_worker_starts_never_starts_it(
+        monkeypatch, qtbot, tmp_path: Path) -> None:
+    """Closed in the turn it opened (a double click on Close), the tab's queued turns
+    make nothing and compare nothing."""
+    a, b = _pair(tmp_path)
+    started: list[Path] = []
+    monkeypatch.setattr(diff_tab, "compute", lambda path_a, *_: started.append(path_a))
+    window = shown_window(qtbot)
+    tab = diffing.open_diff(window, a, b)
+    window.close_tab(window.tabs.indexOf(tab))
+    qtbot.wait(100)
+    assert started == [] and window.tabs.count() == 0
