@@ -65,3 +65,27 @@ def test_a_diff_tab_closed_before_its_worker_starts_never_starts_it(
     window.close_tab(window.tabs.indexOf(tab))
     qtbot.wait(100)
     assert started == [] and window.tabs.count() == 0
+
+
+def test_overlapping_quiet_builds_keep_the_collector_off_until_the_last_ends() -> None:
+    """A diff's comparison ran beside another quiet task (the Cost dock's count) that
+    ended first and turned the collector on under it: dag100k's comparison then ran six
+    full collections of the whole heap, 340-500 ms each with the GIL held, the window
+    frozen for each. The collector stays off until the last quiet build ends."""
+    import gc
+
+    from onnxstudio.concurrency.collector import quiet_collector
+
+    was_on = gc.isenabled()
+    try:
+        gc.enable()
+        count, compare = quiet_collector(), quiet_collector()
+        count.__enter__()
+        compare.__enter__()
+        count.__exit__(None, None, None)  # the count ends first
+        assert not gc.isenabled()  # the comparison is still building
+        compare.__exit__(None, None, None)
+        assert gc.isenabled() and gc.get_freeze_count() == 0
+    finally:
+        if not was_on:
+            gc.disable()
