@@ -50,6 +50,7 @@ def test_a_diff_tab_shows_its_progress_first_then_its_canvases_then_compares(
             for worker, sides, shown in started] == [(False, 2, True)]
     softmax = next(n.id for n in tab.side_b.model.graph.nodes if n.op_type == "Softmax")
     qtbot.waitUntil(lambda: tab.changes.model.rowCount() == 1)
+    assert tab.changes.isVisible()
     assert [e.b.id for e in tab.changes.rows() if e.b is not None] == [softmax]
 
 

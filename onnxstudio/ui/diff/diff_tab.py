@@ -155,11 +155,15 @@ class DiffTab(QWidget):
         right.addWidget(self.details)
         right.setSizes([300, 300])
         # shown a turn after the tab (``start``): polished and painted in the handler
-        # that opened the tab, the list and the details doubled its first turn
-        right.hide()
+        # that opened the tab, the list and the details doubled its first turn. An empty
+        # page holds their place meanwhile (the stack's size is its largest page's), so
+        # the window makes the same room for the tab as before.
+        self._right_stack = QStackedWidget()
+        self._right_stack.addWidget(QWidget())
+        self._right_stack.addWidget(right)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.canvas)
-        body.addWidget(right)
+        body.addWidget(self._right_stack)
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 1)
         body.setSizes([900, 380])
@@ -182,14 +186,15 @@ class DiffTab(QWidget):
 
     # -- computing --------------------------------------------------------------------
     def start(self) -> None:
-        """Compare the models: the tab shows its progress page this turn, its changes
-        list and pair details the next, and the worker starts the turn after (all three
-        in the handler that opened the tab froze the window 35-80 ms, a new thread
-        taking the GIL in the middle of the tab's first paint)."""
+        """Compare the models: the tab shows its progress page this turn, its canvases
+        are made the next, its changes list and pair details show the one after, and the
+        worker starts last (all in the handler that opened the tab froze the window
+        35-80 ms, a new thread taking the GIL in the middle of the tab's first paint)."""
         self.canvas.setCurrentWidget(self._waiting)
         self._starting = True
-        steps: list[Callable[[], object]] = [self._make_sides, self._right.show,
-                                             self._start_worker]
+        steps: list[Callable[[], object]] = [
+            self._make_sides, lambda: self._right_stack.setCurrentWidget(self._right),
+            self._start_worker]
         for turns, step in enumerate(steps, 1):
             next_turn(self, partial(self._step, step), turns=turns)
 
