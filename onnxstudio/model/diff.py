@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.model.diff_graph import (
     GraphEntry,
     io_entries,
@@ -227,6 +228,8 @@ def diff_models(a: Model, b: Model, *, weights: bool = True,
     paired_b = set(a_to_b)
     entries.extend(NodeDiff("added", None, node)
                    for j, node in enumerate(gb.nodes) if j not in paired_b)
+    ctx.free()
+    dismantle(paired_b)
     report("Done", 1.0)
     return ModelDiff(
         a, b, entries,

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
+from onnxstudio.concurrency.gil_runs import dismantle
 from onnxstudio.model.graph import Attribute, Graph, Node, TensorSummary
 
 
@@ -374,4 +375,9 @@ def _groups(keys: Sequence[int], matched: Sequence[int], order: Sequence[int]
 
 def match_nodes(a: Graph, b: Graph) -> list[int]:
     """For each node index of ``a``, the index of its counterpart in ``b`` or -1."""
-    return Matcher(a, b).run()
+    matcher = Matcher(a, b)
+    pairing = matcher.run()
+    # freed piece by piece: dropped at once on return, dag100k's wiring and fingerprints
+    # went in one chain of deallocations that held the GIL 60 ms (the window froze)
+    dismantle(matcher.a.wiring, matcher.b.wiring, matcher.a, matcher.b)
+    return pairing

@@ -88,10 +88,9 @@ def diff_with_dialog(window: Canvases) -> None:
 
 def open_diff(window: Canvases, a: Path, b: Path, title: str = "",
               cleanup: Callable[[], None] | None = None) -> DiffTab:
-    """A new tab comparing ``a`` with ``b``; ``cleanup`` runs when it closes."""
+    """A new tab comparing ``a`` with ``b``; ``cleanup`` runs when it closes. The tab
+    shows its progress this turn; its canvases come in the next ones (``canvasAdded``)."""
     tab = DiffTab(a, b, window.direction, window.theme, title, cleanup)
-    for side in tab.tabs():
-        _wire_canvas(window, tab, side)
     tab.canvasAdded.connect(lambda side: _wire_canvas(window, tab, side))
     tab.loaded.connect(lambda: _panels_follow(window, tab))
     tab.activeChanged.connect(lambda: window.on_current_changed(window.tabs.currentIndex()))

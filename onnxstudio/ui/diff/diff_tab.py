@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -29,75 +30,25 @@ from PySide6.QtWidgets import (
 )
 
 from onnxstudio.layout.types import Direction
-from onnxstudio.model import Model
-from onnxstudio.model.diff import ModelDiff, NodeDiff, diff_models
-from onnxstudio.model.diff_merge import ADDED_PREFIX, merged_model
-from onnxstudio.model.open import open_model
-from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, OverlayData, diff_overlay
+from onnxstudio.model.diff import ModelDiff, NodeDiff
+from onnxstudio.model.diff_merge import ADDED_PREFIX
+from onnxstudio.render.overlay import DIFF_FILLS, DIFF_STATUS, diff_overlay
 from onnxstudio.ui.canvas.model_tab import ModelTab
-from onnxstudio.ui.diff.changes_list import ChangesList, Row, describe_all, listed
+from onnxstudio.ui.diff.changes_list import ChangesList
+from onnxstudio.ui.diff.compute import Computed, compute
 from onnxstudio.ui.diff.pair_details import PairDetails
 from onnxstudio.ui.diff.sync import ViewSync
-from onnxstudio.ui.tasks import TaskContext, TaskRunner
+from onnxstudio.ui.tasks import TaskRunner, next_turn
 from onnxstudio.ui.widgets.status import ElidedLabel
 
 
 @dataclass
-class Computed:
-    """What the background diff hands back: the diff and the merged graph."""
+class _Sides:
+    """A diff's two canvases and what keeps them together."""
 
-    result: ModelDiff
-    merged: Model
-    merged_status: dict[str, str]
-    described: list[str]  # the changes list's words for each node, worked out here
-    overlays: tuple[OverlayData, OverlayData]  # A's and B's colours (a pass over all nodes)
-    # the header's counts and the list's first rows: each a pass over every node, which
-    # on the GUI thread froze dag100k's diff as it landed
-    counts: dict[str, int]
-    ratio: float
-    identical: bool
-    rows: list[Row]
-
-
-def _open(path: Path, side: str, start: float, context: TaskContext) -> Model:
-    """Open one side with its inferred shapes (a large graph infers in a child process,
-    so the event loop never waits on it)."""
-    model, shapes = open_model(
-        path, progress=lambda stage, f: context.progress(f"{side}: {stage}", start + f * 0.2))
-    try:
-        context.check()
-        context.progress(f"{side}: inferring shapes", start + 0.2)
-        shapes.apply(model)
-    finally:
-        shapes.cancel()
-    context.check()
-    return model
-
-
-def compute(path_a: Path, path_b: Path, context: TaskContext) -> Computed:
-    a = _open(path_a, "A", 0.0, context)
-    b = _open(path_b, "B", 0.3, context)
-    result = diff_models(a, b, progress=lambda stage, f: context.progress(stage, 0.6 + f * 0.35))
-    merged, status = merged_model(result)
-    described = describe_all(result)
-    title = f"Diff {path_a.name} → {path_b.name}"
-    overlays = (diff_overlay(title, _statuses(result, "a"), _tips(result, described, "a")),
-                diff_overlay(title, _statuses(result, "b"), _tips(result, described, "b")))
-    return Computed(result, merged, status, described, overlays, result.summary(),
-                    result.match_ratio(), result.identical, listed(result, described))
-
-
-def _statuses(result: ModelDiff, side: str) -> dict[str, str]:
-    return {node.id: e.status for e in result.nodes
-            if (node := e.a if side == "a" else e.b) is not None}
-
-
-def _tips(result: ModelDiff, described: list[str], side: str) -> dict[str, str]:
-    """The changes list's words for each changed or removed node on ``side``."""
-    return {node.id: html.escape(what)
-            for e, what in zip(result.nodes, described, strict=True)
-            if e.status in ("changed", "removed")
-            and (node := e.a if side == "a" else e.b) is not None}
+    a: ModelTab
+    b: ModelTab
+    sync: ViewSync
 
 
 def _captioned(tab: ModelTab, caption: str) -> QWidget:
@@ -140,30 +91,17 @@ class DiffTab(QWidget):
         self.result: ModelDiff | None = None
         self.error: str | None = None
         self._computed: Computed | None = None
-        self.side_a = ModelTab(self.path_a, direction, theme)
-        self.side_b = ModelTab(self.path_b, direction, theme)
+        self._starting = False  # ``start`` called, its worker not yet started
+        self._pair: _Sides | None = None  # A and B, made by ``start``
         self.merged: ModelTab | None = None
-        self._active = self.side_a
-        for side in (self.side_a, self.side_b):
-            side.setMinimumWidth(160)  # two canvases share the width; never widen the window
-            side.view.show_legend = False  # the header's counts are the key
-            side.view.minimap.allowed = False  # it covered a third of a narrow pane
-            # each side's first paint shows it whole: opened as a single tab opens, a
-            # long model's first paint drew its inputs' curves on the GUI thread (BERT-96
-            # optimised: 45-130 ms), and the fit that followed painted it all again
-            side.view.open_fitted = True
-            side.loaded.connect(lambda _m: self._fit_sides())  # whole, never cut
+        self._active: ModelTab | None = None
 
         box = QVBoxLayout(self)
         box.setContentsMargins(0, 0, 0, 0)
         box.setSpacing(0)
         box.addLayout(self._build_header())
         box.addWidget(self._build_body(), 1)
-
-        self.sync = ViewSync(self.side_a.view, self.side_b.view, self._to_b, self._to_a, self)
-        self.sync_box.toggled.connect(lambda on: setattr(self.sync, "enabled", on))
-        self.side_a.view.selectionChanged.connect(lambda ids: self._selected(self.side_a, ids))
-        self.side_b.view.selectionChanged.connect(lambda ids: self._selected(self.side_b, ids))
+        self.sync_box.toggled.connect(self._set_sync)
         self._runner = TaskRunner(self)
         self._runner.progress.connect(self._on_progress)
         self._runner.finished.connect(self._on_computed)
@@ -200,9 +138,7 @@ class DiffTab(QWidget):
     def _build_body(self) -> QSplitter:
         """The canvases (progress page, the two sides, or the merged graph) beside the
         changes list and the pair details."""
-        self.sides = QSplitter(Qt.Orientation.Horizontal)
-        self.sides.addWidget(_captioned(self.side_a, f"A · {self.path_a.name}"))
-        self.sides.addWidget(_captioned(self.side_b, f"B · {self.path_b.name}"))
+        self.sides = QSplitter(Qt.Orientation.Horizontal)  # A and B, once made
         self._merged_holder = QWidget()
         QVBoxLayout(self._merged_holder).setContentsMargins(0, 0, 0, 0)
         self._waiting = self._progress_page()
@@ -212,15 +148,22 @@ class DiffTab(QWidget):
 
         self.changes = ChangesList()
         self.changes.activated.connect(self.jump_to)
-        self.changes.defer_while = lambda: self.side_a.busy or self.side_b.busy
+        self.changes.defer_while = lambda: any(side.busy for side in self.tabs()[:2])
         self.details = PairDetails()
-        right = QSplitter(Qt.Orientation.Vertical)
+        right = self._right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.changes)
         right.addWidget(self.details)
         right.setSizes([300, 300])
+        # shown a turn after the tab (``start``): polished and painted in the handler
+        # that opened the tab, the list and the details doubled its first turn. An empty
+        # page holds their place meanwhile (the stack's size is its largest page's), so
+        # the window makes the same room for the tab as before.
+        self._right_stack = QStackedWidget()
+        self._right_stack.addWidget(QWidget())
+        self._right_stack.addWidget(right)
         body = QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.canvas)
-        body.addWidget(right)
+        body.addWidget(self._right_stack)
         body.setStretchFactor(0, 3)
         body.setStretchFactor(1, 1)
         body.setSizes([900, 380])
@@ -243,21 +186,41 @@ class DiffTab(QWidget):
 
     # -- computing --------------------------------------------------------------------
     def start(self) -> None:
+        """Compare the models: the tab shows its progress page this turn, its canvases
+        are made the next, its changes list and pair details show the one after, and the
+        worker starts last (all in the handler that opened the tab froze the window
+        35-80 ms, a new thread taking the GIL in the middle of the tab's first paint)."""
         self.canvas.setCurrentWidget(self._waiting)
+        self._starting = True
+        steps: list[Callable[[], object]] = [
+            self._make_sides, lambda: self._right_stack.setCurrentWidget(self._right),
+            self._start_worker]
+        for turns, step in enumerate(steps, 1):
+            next_turn(self, partial(self._step, step), turns=turns)
+
+    def _step(self, step: Callable[[], object]) -> None:
+        if self._starting:  # not shut down meanwhile
+            step()
+
+    def _start_worker(self) -> None:
+        self._starting = False
         a, b = self.path_a, self.path_b
         self._runner.start(lambda context: compute(a, b, context), quiet_gc=True)
 
     @property
     def busy(self) -> bool:
-        return self._runner.busy or any(t.busy for t in self.tabs())
+        return (self._starting or self._runner.busy
+                or any(t.busy for t in self.tabs()))
 
     def cancel(self) -> None:
+        self._starting = False
         self._runner.cancel()
         for tab in self.tabs():
             tab.cancel()
 
     def shutdown(self) -> None:
         """Stop all background work before the tab goes."""
+        self._starting = False
         self._runner.cancel()
         for tab in self.tabs():
             tab.shutdown()
@@ -307,12 +270,60 @@ class DiffTab(QWidget):
         self.sync.waiting = False
 
     # -- sides and selection ----------------------------------------------------------
-    def tabs(self) -> list[ModelTab]:
-        """Every canvas of this diff (A, B and the merged one once made)."""
-        return [self.side_a, self.side_b, *([self.merged] if self.merged else [])]
+    @property
+    def side_a(self) -> ModelTab:
+        return self._make_sides().a
 
-    def active_tab(self) -> ModelTab:
-        """The canvas the user works on: the side last clicked, or the merged one."""
+    @property
+    def side_b(self) -> ModelTab:
+        return self._make_sides().b
+
+    @property
+    def sync(self) -> ViewSync:
+        """Pan, zoom and selection of one side followed on the other."""
+        return self._make_sides().sync
+
+    def _make_sides(self) -> _Sides:
+        """The two canvases (once; a turn after the tab shows, or when first asked for),
+        each announced by ``canvasAdded``; A becomes the active one."""
+        if self._pair is not None:
+            return self._pair
+        made = []
+        for name, path in (("A", self.path_a), ("B", self.path_b)):
+            side = ModelTab(path, self.direction, self.theme)
+            side.setMinimumWidth(160)  # two canvases share the width; never widen the window
+            side.view.show_legend = False  # the header's counts are the key
+            side.view.minimap.allowed = False  # it covered a third of a narrow pane
+            # each side's first paint shows it whole: opened as a single tab opens, a
+            # long model's first paint drew its inputs' curves on the GUI thread (BERT-96
+            # optimised: 45-130 ms), and the fit that followed painted it all again
+            side.view.open_fitted = True
+            side.loaded.connect(lambda _m: self._fit_sides())  # whole, never cut
+            side.view.selectionChanged.connect(
+                lambda ids, side=side: self._selected(side, ids))
+            self.sides.addWidget(_captioned(side, f"{name} · {path.name}"))
+            made.append(side)
+        a, b = made
+        sync = ViewSync(a.view, b.view, self._to_b, self._to_a, self)
+        sync.enabled = self.sync_box.isChecked()
+        self._pair = _Sides(a, b, sync)
+        for side in made:
+            self.canvasAdded.emit(side)
+        self._set_active(a)
+        return self._pair
+
+    def _set_sync(self, on: bool) -> None:
+        if self._pair is not None:
+            self._pair.sync.enabled = on
+
+    def tabs(self) -> list[ModelTab]:
+        """Every canvas of this diff made so far (A, B, and the merged one once made)."""
+        sides = [self._pair.a, self._pair.b] if self._pair else []
+        return [*sides, *([self.merged] if self.merged else [])]
+
+    def active_tab(self) -> ModelTab | None:
+        """The canvas the user works on: the side last clicked, or the merged one (none
+        in the turn the tab opens, before its sides are made)."""
         return self._active
 
     def _set_active(self, tab: ModelTab) -> None:
