@@ -164,3 +164,45 @@ def test_an_edited_models_costs_are_counted_once_its_tab_is_laid_out(
         assert "renamed" in names
     finally:
         edits.stack.setClean()  # closing asks nothing
+
+
+def test_an_edit_committed_while_its_model_is_parsed_lands_once_parsed(
+        qtbot, monkeypatch, tmp_path: Path) -> None:
+    """An edit committed before the prefetch's parse was done waited for the rest of it
+    in the handler (dag100k: up to 163 ms of a frozen window): the edit returns at once
+    and is applied when the parse is done, in order with the next ones, one undo step
+    each."""
+    import threading
+
+    from onnxstudio.model.edit import EditSession
+    from onnxstudio.ui.edit import controller
+
+    parse = threading.Event()
+    order: list[str] = []
+    real_open = EditSession.open
+
+    def slow_open(path: object) -> EditSession:
+        parse.wait(10)  # the old code waited here, in the handler
+        order.append("parsed")
+        return real_open(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(controller.EditSession, "open", staticmethod(slow_open))
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, save(relu_chain(30), tmp_path / "chain.onnx"))
+    first, second = tab.model.graph.nodes[0], tab.model.graph.nodes[1]
+    window.edits.prefetch()
+    window.edits.edit_key(f"node-name:{first.id}", "renamed")
+    window.edits.edit_key(f"node-name:{second.id}", "renamed_too")
+    order.append("returned")
+    edits = window.edits.controllers[tab]
+    try:
+        assert edits.busy and edits.modified and tab.model.graph.nodes[0].name != "renamed"
+        parse.set()
+        qtbot.waitUntil(lambda: not edits.busy and _quiet() and tab.model is not None
+                        and tab.model.graph.nodes[1].name == "renamed_too", timeout=30000)
+        assert order == ["returned", "parsed"]
+        assert tab.model.graph.nodes[0].name == "renamed"
+        assert edits.stack.count() == 2 and edits.stack.canUndo()
+    finally:
+        parse.set()
+        edits.stack.setClean()  # closing asks nothing
