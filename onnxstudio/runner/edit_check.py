@@ -25,6 +25,7 @@ import onnx
 from onnxstudio.concurrency.child import CHECK_EDIT, Child, below_window
 from onnxstudio.errors import EditError, describe_failure
 from onnxstudio.model.edit import CheckReport, check_edited
+from onnxstudio.model.pieces import VALUE_INFO_KEY, parse_in_pieces
 from onnxstudio.runner.cancel import CancelToken
 from onnxstudio.runner.trial import TRIAL_MAX_NODES, run_problem
 
@@ -97,8 +98,7 @@ def _answer(stdout: str, stderr: str, out: Path, path: Path) -> Checked:
     if out.exists():
         from onnxstudio.model.onnx_core import ModelProto
 
-        types = ModelProto()
-        types.ParseFromString(out.read_bytes())
+        types = parse_in_pieces(ModelProto(), out.read_bytes(), VALUE_INFO_KEY)
     return Checked(report, types, said["problem"])
 
 
