@@ -132,3 +132,25 @@ def test_an_opens_inference_child_hands_back_types_read_in_pieces(monkeypatch,
     typed = {info.name: info.type.tensor_type.elem_type for info in types.graph.value_info}
     assert all(typed[node.output[0]] == onnx.TensorProto.FLOAT for node in model.graph.node
                if node.output[0] in typed) and len(typed) >= len(model.graph.node) - 1
+
+
+def test_a_model_serialised_in_pieces_is_copied_once_after_its_runs() -> None:
+    """The serialised records were joined whole and then copied again into the model's
+    bytes, two calls holding the GIL 15-18 ms each on dag100k: each run is joined as it
+    ends, and the runs are copied once, so no more than the records and one copy of
+    them are ever held."""
+    import tracemalloc
+
+    from onnxstudio.model.pieces import serialise_in_pieces
+
+    model = relu_chain(10)
+    model.graph.initializer.extend(onnx.numpy_helper.from_array(
+        np.full((128, 128), i, "float32"), f"w{i}") for i in range(64))
+    tracemalloc.start()
+    try:
+        data = serialise_in_pieces(model, lambda: None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert onnx.ModelProto.FromString(data) == model
+    assert peak < 2.3 * len(data)

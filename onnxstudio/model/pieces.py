@@ -165,7 +165,9 @@ def serialise_in_pieces(model: Message, between: Callable[[], None]) -> bytes:
     for field, value in graph.ListFields():
         if field.name not in _GRAPH_RUNS:
             _copy_field(rest, field, value)
-    parts, size = [rest.SerializeToString()], 0
+    # Each run's records are joined as it ends: one join of all of dag100k's 300k parts
+    # held the GIL 15-18 ms; the runs' ~60 joined bytes are copied once, at the end.
+    runs, parts, size = [rest.SerializeToString()], [], 0
     for name in _GRAPH_RUNS:
         key = bytes([graph.DESCRIPTOR.fields_by_name[name].number << 3 | 2])
         for record in getattr(graph, name):
@@ -173,11 +175,12 @@ def serialise_in_pieces(model: Message, between: Callable[[], None]) -> bytes:
             parts += (key, _encode_varint(len(data)), data)
             size += len(data)
             if size >= SERIALISE_RUN_BYTES:
-                size = 0
+                runs.append(b"".join(parts))
+                parts, size = [], 0
                 between()
-    body = b"".join(parts)
+    runs.append(b"".join(parts))
     return b"".join((head.SerializeToString(), bytes([GRAPH_FIELD << 3 | 2]),
-                     _encode_varint(len(body)), body))
+                     _encode_varint(sum(map(len, runs))), *runs))
 
 
 COPY_RUN_RECORDS = 1024  # records copied between two calls of ``between``
