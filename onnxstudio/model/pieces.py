@@ -167,7 +167,8 @@ def serialise_in_pieces(model: Message, between: Callable[[], None]) -> bytes:
             _copy_field(rest, field, value)
     # Each run's records are joined as it ends: one join of all of dag100k's 300k parts
     # held the GIL 15-18 ms; the runs' ~60 joined bytes are copied once, at the end.
-    runs, parts, size = [rest.SerializeToString()], [], 0
+    runs, size = [rest.SerializeToString()], 0
+    parts: list[bytes] = []
     for name in _GRAPH_RUNS:
         key = bytes([graph.DESCRIPTOR.fields_by_name[name].number << 3 | 2])
         for record in getattr(graph, name):
