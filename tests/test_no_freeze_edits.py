@@ -236,3 +236,33 @@ def test_the_panels_following_an_edit_leave_the_canvas_unpainted(qtbot,
     window.inspector.search.run_search()
     qtbot.waitUntil(lambda: bool(paints), timeout=5000)  # a match is ringed
     assert tab.view.highlighted_ids() == {tab.model.graph.nodes[3].id}
+
+
+def test_a_bert12_sized_edit_is_checked_in_a_child(qtbot, monkeypatch,
+                                                    tmp_path: Path) -> None:
+    """Above 400 nodes (as the open's shape inference) an edit's checks, trial run and
+    shapes go to the child: BERT-12's 1,088 nodes were checked on the worker, whose
+    checker, inference and onnxruntime session held the GIL 12-42 ms a call. The window's
+    process runs none of them, and the edit lands checked."""
+    import onnxruntime
+
+    from onnxstudio.model import open as model_open
+    from onnxstudio.runner import edit_check
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("checked in the window's process")
+
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, save(relu_chain(500), tmp_path / "chain.onnx"))
+    monkeypatch.setattr(edit_check, "check_edited", refuse)
+    monkeypatch.setattr(model_open, "infer_shapes", refuse)
+    monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
+    edits = window.edits.controller(tab)
+    window.edits.edit_key(f"node-name:{tab.model.graph.nodes[0].id}", "renamed")
+    try:
+        qtbot.waitUntil(lambda: not edits.busy and _quiet() and tab.model is not None
+                        and tab.model.graph.nodes[0].name == "renamed", timeout=30000)
+        assert edits.report.ok and not edits.report.cannot_run
+        assert "renamed" in {e.name for e in tab.model.graph.nodes}
+    finally:
+        edits.stack.setClean()  # closing asks nothing
