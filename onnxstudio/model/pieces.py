@@ -132,10 +132,10 @@ def merge_pieces(model: Message, data: bytes, pieces: Pieces) -> None:
 
 
 def parse_in_pieces(model: M, data: bytes, record_key: bytes = NODE_KEY) -> M:
-    """``data`` parsed into the empty ``model``, in pieces when it is large (whole when a
-    cut was missed). For a types-only model a child answers with (``VALUE_INFO_KEY``):
-    dag100k's 5.8 MB held the GIL 28 ms in one parse, on the worker of an open or an
-    edit."""
+    """``data`` parsed into the empty ``model``, in pieces cut before ``record_key``
+    records when it is large (whole when a cut was missed). ``VALUE_INFO_KEY`` cuts the
+    types-only model an inference child answers with: dag100k's 5.8 MB held the GIL
+    28 ms in one parse, on the worker of an open or an edit."""
     pieces = model_pieces(data, record_key)
     if pieces is not None:
         try:
