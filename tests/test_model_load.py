@@ -202,7 +202,7 @@ def test_a_cut_inside_a_record_falls_back_to_the_whole_parse(
     # piece before it fail, and the model is then parsed whole: never a wrong model.
     monkeypatch.setattr(pieces, "MIN_PIECED_BYTES", 0)
     monkeypatch.setattr(pieces, "PIECE_BYTES", 48)
-    monkeypatch.setattr(pieces, "_likely_boundary", lambda data, pos, end: pos + 3)
+    monkeypatch.setattr(pieces, "_likely_boundary", lambda data, pos, end, *_: pos + 3)
     model = tiny_mlp()
     path = save(model, tmp_path / "m.onnx")
     failed: list[bool] = []

@@ -164,3 +164,105 @@ def test_an_edited_models_costs_are_counted_once_its_tab_is_laid_out(
         assert "renamed" in names
     finally:
         edits.stack.setClean()  # closing asks nothing
+
+
+def test_an_edit_committed_while_its_model_is_parsed_lands_once_parsed(
+        qtbot, monkeypatch, tmp_path: Path) -> None:
+    """An edit committed before the prefetch's parse was done waited for the rest of it
+    in the handler (dag100k: up to 163 ms of a frozen window): the edit returns at once
+    and is applied when the parse is done, in order with the next ones, one undo step
+    each."""
+    import threading
+
+    from onnxstudio.model.edit import EditSession
+    from onnxstudio.ui.edit import controller
+
+    parse = threading.Event()
+    order: list[str] = []
+    real_open = EditSession.open
+
+    def slow_open(path: object) -> EditSession:
+        parse.wait(10)  # the old code waited here, in the handler
+        order.append("parsed")
+        return real_open(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(controller.EditSession, "open", staticmethod(slow_open))
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, save(relu_chain(30), tmp_path / "chain.onnx"))
+    first, second = tab.model.graph.nodes[0], tab.model.graph.nodes[1]
+    window.edits.prefetch()
+    window.edits.edit_key(f"node-name:{first.id}", "renamed")
+    window.edits.edit_key(f"node-name:{second.id}", "renamed_too")
+    order.append("returned")
+    edits = window.edits.controllers[tab]
+    try:
+        assert edits.busy and edits.modified and tab.model.graph.nodes[0].name != "renamed"
+        parse.set()
+        qtbot.waitUntil(lambda: not edits.busy and _quiet() and tab.model is not None
+                        and tab.model.graph.nodes[1].name == "renamed_too", timeout=30000)
+        assert order == ["returned", "parsed"]
+        assert tab.model.graph.nodes[0].name == "renamed"
+        assert edits.stack.count() == 2 and edits.stack.canUndo()
+    finally:
+        parse.set()
+        edits.stack.setClean()  # closing asks nothing
+
+
+def test_the_panels_following_an_edit_leave_the_canvas_unpainted(qtbot,
+                                                                  tmp_path: Path) -> None:
+    """The panels refill with each edit's model, and the search panel's (no query, no
+    matches) repainted the whole canvas for nothing: BERT-96's 15 ms, in the turn that
+    fills the panels. The canvas paints only when its matches change."""
+    from PySide6.QtCore import QEvent, QObject
+
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, save(relu_chain(30), tmp_path / "chain.onnx"))
+    qtbot.waitUntil(_quiet, timeout=30000)
+    qtbot.wait(100)
+    paints: list[int] = []
+
+    class Paints(QObject):
+        def eventFilter(self, _watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint:
+                paints.append(1)
+            return False
+
+    counter = Paints()
+    tab.view.viewport().installEventFilter(counter)
+    window.inspector.search.set_model(tab.model)  # as each edit's model is shown
+    qtbot.wait(100)
+    assert paints == []
+    window.inspector.search.edit.setText(tab.model.graph.nodes[3].name)
+    window.inspector.search.run_search()
+    qtbot.waitUntil(lambda: bool(paints), timeout=5000)  # a match is ringed
+    assert tab.view.highlighted_ids() == {tab.model.graph.nodes[3].id}
+
+
+def test_a_bert12_sized_edit_is_checked_in_a_child(qtbot, monkeypatch,
+                                                    tmp_path: Path) -> None:
+    """Above 400 nodes (as the open's shape inference) an edit's checks, trial run and
+    shapes go to the child: BERT-12's 1,088 nodes were checked on the worker, whose
+    checker, inference and onnxruntime session held the GIL 12-42 ms a call. The window's
+    process runs none of them, and the edit lands checked."""
+    import onnxruntime
+
+    from onnxstudio.model import open as model_open
+    from onnxstudio.runner import edit_check
+
+    def refuse(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("checked in the window's process")
+
+    window = shown_window(qtbot)
+    tab = opened_tab(qtbot, window, save(relu_chain(500), tmp_path / "chain.onnx"))
+    monkeypatch.setattr(edit_check, "check_edited", refuse)
+    monkeypatch.setattr(model_open, "infer_shapes", refuse)
+    monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
+    edits = window.edits.controller(tab)
+    window.edits.edit_key(f"node-name:{tab.model.graph.nodes[0].id}", "renamed")
+    try:
+        qtbot.waitUntil(lambda: not edits.busy and _quiet() and tab.model is not None
+                        and tab.model.graph.nodes[0].name == "renamed", timeout=30000)
+        assert edits.report.ok and not edits.report.cannot_run
+        assert "renamed" in {e.name for e in tab.model.graph.nodes}
+    finally:
+        edits.stack.setClean()  # closing asks nothing

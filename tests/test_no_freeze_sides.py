@@ -197,3 +197,4 @@ def test_an_edit_is_serialised_for_its_check_on_a_worker(monkeypatch, qtbot,
                     and tab.model.graph.nodes[0].name == "renamed", timeout=30000)
     assert made and not any(made)
     edits.stack.setClean()  # closing asks nothing
+

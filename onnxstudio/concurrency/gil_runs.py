@@ -12,7 +12,7 @@ thread in, at no measurable cost.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import islice
 from typing import Any, TypeVar
 
@@ -40,6 +40,13 @@ def list_in_runs(items: Iterable[T]) -> list[T]:
         out += islice(it, RUN)
         if len(out) - size < RUN:
             return out
+
+
+def filter_in_runs(keep: Callable[[T], Any], items: Sequence[T]) -> list[T]:
+    """``list(filter(keep, items))``, ``RUN`` items per call: a filter that keeps few
+    items runs over all of them in one call (``list_in_runs`` counts what it keeps)."""
+    return [item for start in range(0, len(items), RUN)
+            for item in filter(keep, items[start:start + RUN])]
 
 
 def dismantle(*parts: object) -> None:

@@ -82,9 +82,9 @@ class ChildInference:
             if not report.get("ok") or not self._out.exists():
                 return None, problem or "shape inference failed"
             from onnxstudio.model.onnx_core import ModelProto
+            from onnxstudio.model.pieces import VALUE_INFO_KEY, parse_in_pieces
 
-            types = ModelProto()
-            types.ParseFromString(self._out.read_bytes())
+            types = parse_in_pieces(ModelProto(), self._out.read_bytes(), VALUE_INFO_KEY)
             return types, problem
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 import onnx
 
+from onnxstudio.concurrency.gil_runs import let_others_run
 from onnxstudio.errors import EditError
 from onnxstudio.model.edit.check import CheckReport, check_edited
 from onnxstudio.model.edit.names import NodeIndex, indexed
@@ -20,6 +21,7 @@ from onnxstudio.model.edit.ops import apply_edit, describe
 from onnxstudio.model.edit.save import SavedModel, save_edited
 from onnxstudio.model.edit.script import script_text
 from onnxstudio.model.load import read_model_proto
+from onnxstudio.model.pieces import copy_in_pieces
 
 # Edits that leave the node list as it was (a node rename keeps the index true itself).
 _NODES_KEPT = frozenset({"rename", "set_dim", "set_attribute", "set_metadata",
@@ -40,11 +42,16 @@ class Step:
 
 
 class EditSession:
-    def __init__(self, original: onnx.ModelProto, source: str | Path) -> None:
+    def __init__(self, original: onnx.ModelProto, source: str | Path,
+                 current: onnx.ModelProto | None = None) -> None:
+        """``current``: the working copy, made by the caller (``open`` makes it in
+        pieces); a copy of ``original`` when not given."""
         self.source = Path(source)
         self.original = original
-        self.current = onnx.ModelProto()
-        self.current.CopyFrom(original)
+        if current is None:
+            current = onnx.ModelProto()
+            current.CopyFrom(original)
+        self.current = current
         self._steps: list[Step] = []
         self._position = 0  # steps before it are applied
         self._saved_position = 0
@@ -52,9 +59,10 @@ class EditSession:
 
     @classmethod
     def open(cls, path: str | Path) -> EditSession:
-        """The file's session, its node index built here (a worker, in the window)."""
+        """The file's session, its node index built here (a worker, in the window); the
+        working copy is made in pieces, so the window keeps the GIL for its turns."""
         proto, _external = read_model_proto(path)
-        session = cls(proto, path)
+        session = cls(proto, path, copy_in_pieces(proto, let_others_run))
         session._nodes.prepare()
         return session
 
