@@ -65,6 +65,8 @@ def _first_view(qtbot, tab, before, held: threading.Event):
     """The view's pixels once the expanded layout is shown, its rest held back."""
     view = tab.view
     qtbot.waitUntil(lambda: tab.layout_data is not before and held.is_set(), timeout=120_000)
+    # the expanded scene is wider than the view: its scroll bar may come a turn later
+    qtbot.waitUntil(view.horizontalScrollBar().isVisible, timeout=10_000)
     view.viewport().repaint()
     first = view.viewport().grab().toImage()
     painter = view.painter()
